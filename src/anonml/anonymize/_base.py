@@ -1,0 +1,231 @@
+"""Base class of the anonymizers: input checks, then *partition → recode → verify*.
+
+A subclass implements two methods and nothing else:
+
+* ``_partition(frame, y_fit)`` returns the group id of every training row (0 .. G-1) and keeps
+  what it needs to place new rows;
+* ``_assign(frame)`` returns the group id of any rows, training or new.
+
+Representatives, recoding and the independent k-anonymity check are shared
+(:mod:`anonml.anonymize._pipeline`), so no subclass can return an unverified table.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sklearn.base import BaseEstimator, TransformerMixin
+
+from anonml._errors import InputError, NotFittedError
+from anonml.anonymize._pipeline import (
+    REPRESENTATIVE_RULES,
+    recode,
+    select_representatives,
+    verify_k_anonymity,
+)
+from anonml.encoding import (
+    TableEncoder,
+    as_frame,
+    check_table,
+    detect_categorical,
+    from_frame,
+    resolve_columns,
+)
+
+__all__ = ["BaseAnonymizer"]
+
+
+class BaseAnonymizer(TransformerMixin, BaseEstimator):
+    """Shared fit/transform logic; see the module docstring. Not for direct use."""
+
+    #: columns the partitioner reads, in addition to the QIs ("qi" or "all")
+    _tree_columns = "qi"
+
+    # -- scikit-learn plumbing ---------------------------------------------------------------
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        tags.input_tags.categorical = True
+        tags.input_tags.string = True
+        tags.input_tags.allow_nan = False
+        tags.transformer_tags.preserves_dtype = ["float64", "float32", "int64"]
+        return tags
+
+    def fit(self, X: Any, y: Any) -> "BaseAnonymizer":
+        """Learn the groups and their representatives from ``X`` and the labels ``y``.
+
+        Parameters
+        ----------
+        X : DataFrame or 2-D array, shape (n_rows, n_columns)
+            Training data; only the quasi-identifiers are changed.
+        y : array-like, shape (n_rows,)
+            The model's predictions on ``X`` (accuracy-guided) or the true labels
+            (workload-aware). Class labels, or numbers for a regression target.
+
+        Returns
+        -------
+        self
+        """
+        self._fit(X, y)
+        return self
+
+    def fit_transform(self, X: Any, y: Any = None, **fit_params: Any) -> Any:
+        """Fit, then return the anonymized training table (verified k-anonymous).
+
+        Same container, columns, dtypes and index as ``X``.
+        """
+        return from_frame(self._fit(X, y), X)
+
+    def transform(self, X: Any) -> Any:
+        """Replace the quasi-identifiers of each row by those of its group's representative.
+
+        Rows from the training data get exactly the values of :meth:`fit_transform`; new rows
+        are routed the same way (the mapping the model was retrained for).
+        """
+        if not hasattr(self, "representatives_"):
+            raise NotFittedError(
+                f"this {type(self).__name__} is not fitted yet; call fit(X, y) before transform"
+            )
+        frame, _ = as_frame(X)
+        self._check_columns(frame)
+        check_table(frame, self.encoder_.columns, self.encoder_.categorical)
+        groups = self._assign(frame)
+        return from_frame(recode(frame, self.qi_, groups, self.representatives_), X)
+
+    # -- the pipeline ----------------------------------------------------------------------------
+    def _fit(self, X: Any, y: Any) -> pd.DataFrame:
+        frame, _ = as_frame(X)
+        k = self._check_k(frame.shape[0])
+        if self.representative not in REPRESENTATIVE_RULES:
+            raise InputError(
+                f"representative={self.representative!r} is not a rule; use one of "
+                f"{', '.join(REPRESENTATIVE_RULES)}"
+            )
+        if self.handle_unknown not in ("error", "ignore"):
+            raise InputError(
+                f"handle_unknown={self.handle_unknown!r}; use 'error' or 'ignore'"
+            )
+        qi = resolve_columns(frame, self.quasi_identifiers)
+        tree_cols = qi if self._tree_columns == "qi" else list(frame.columns)
+        categorical = detect_categorical(frame, tree_cols, self.categorical_features)
+        check_table(frame, tree_cols, categorical)
+        y_fit, y_codes = self._check_target(y, frame.shape[0])
+
+        self.n_features_in_ = frame.shape[1]
+        if isinstance(X, pd.DataFrame) and all(isinstance(c, str) for c in frame.columns):
+            self.feature_names_in_ = np.asarray(frame.columns, dtype=object)
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        self.columns_ = list(frame.columns)
+        self.qi_ = qi
+        self.categorical_ = [c for c in categorical if c in set(qi)]
+        self.encoder_ = TableEncoder(tree_cols, categorical, max_bins=self._max_bins()).fit(frame)
+
+        with self.encoder_.memoize(frame):
+            groups = np.asarray(self._partition(frame, y_fit), dtype=np.int64)
+            n_groups = int(groups.max()) + 1
+            rep_rows = select_representatives(
+                frame, self.encoder_, qi, groups, n_groups, y_codes, self.representative
+            )
+        self.groups_ = groups
+        self.n_groups_ = n_groups
+        self.representative_rows_ = rep_rows
+        self.representatives_ = frame[qi].iloc[rep_rows].reset_index(drop=True)
+        self.representatives_.index.name = "group"
+        out = recode(frame, qi, groups, self.representatives_)
+        self.min_class_size_ = verify_k_anonymity(out, qi, k)
+        return out
+
+    def _max_bins(self) -> int:
+        return 255
+
+    def _check_k(self, n_rows: int) -> int:
+        k = self.k
+        if isinstance(k, bool) or not isinstance(k, numbers.Integral):
+            raise InputError(f"k={k!r} is not an integer; pass a whole number >= 2, e.g. k=10")
+        if k < 2:
+            raise InputError(f"k={k} is too small; k-anonymity needs k >= 2 (e.g. k=10)")
+        if n_rows == 0:
+            raise InputError("X has no rows; pass a table with at least k rows")
+        if k > n_rows:
+            raise InputError(
+                f"k={k} is larger than the number of rows ({n_rows}); lower k to at most {n_rows}"
+            )
+        return int(k)
+
+    def _check_target(self, y: Any, n_rows: int) -> tuple[np.ndarray, np.ndarray | None]:
+        """Return (y for the partitioner, class codes or None for regression)."""
+        if y is None:
+            raise InputError(
+                "y is missing; pass the model's predictions on X (or the true labels) as y"
+            )
+        y_arr = np.asarray(y.to_numpy() if isinstance(y, (pd.Series, pd.DataFrame)) else y)
+        if y_arr.ndim == 2 and y_arr.shape[1] == 1:
+            y_arr = y_arr.ravel()
+        if y_arr.ndim != 1:
+            raise InputError(
+                f"y must be 1-D with one label per row, got shape {y_arr.shape}; pass "
+                "model.predict(X), not predict_proba"
+            )
+        if y_arr.shape[0] != n_rows:
+            raise InputError(
+                f"y has {y_arr.shape[0]} values but X has {n_rows} rows; pass one label per row"
+            )
+        if pd.isna(y_arr).any():
+            raise InputError(
+                f"y has {int(pd.isna(y_arr).sum())} missing values; drop those rows or impute y"
+            )
+        task = self.task
+        if task == "auto":
+            # scikit-learn's rule (type_of_target): floats that are not all whole are continuous;
+            # checked without its sort of y, which dominates on a million string labels
+            is_float = y_arr.dtype.kind == "f"
+            task = "regression" if is_float and np.any(y_arr != np.round(y_arr)) else "classification"
+        if task not in ("classification", "regression"):
+            raise InputError(f"task={self.task!r}; use 'auto', 'classification' or 'regression'")
+        self.task_ = task
+        if task == "regression":
+            try:
+                y_float = y_arr.astype(np.float64)
+            except (TypeError, ValueError):
+                raise InputError("task='regression' needs numeric y; pass numbers") from None
+            if not np.isfinite(y_float).all():
+                raise InputError("y has infinite values; a regression target must be finite")
+            self.classes_ = None
+            return y_float, None
+        try:
+            codes, classes = pd.factorize(y_arr, sort=True)
+        except TypeError:
+            kinds = sorted({type(v).__name__ for v in y_arr[:1000]})
+            raise InputError(
+                f"y mixes label types ({', '.join(kinds)}); cast the labels to one type"
+            ) from None
+        self.classes_ = classes
+        return codes.ravel().astype(np.int64), codes.ravel().astype(np.int64)
+
+    def _check_columns(self, frame: pd.DataFrame) -> None:
+        cols = list(frame.columns)
+        if cols == self.columns_:
+            return
+        missing = [c for c in self.columns_ if c not in set(cols)]
+        if missing:
+            raise InputError(
+                f"X lacks column {missing[0]!r} seen in fit ({len(missing)} missing); pass the "
+                "same columns as in fit"
+            )
+        extra = [c for c in cols if c not in set(self.columns_)]
+        if extra:
+            raise InputError(
+                f"X has column {extra[0]!r} not seen in fit; pass the same columns as in fit"
+            )
+        raise InputError("X has the columns of fit in another order; reorder them as in fit")
+
+    # -- for subclasses ----------------------------------------------------------------------------
+    def _partition(self, frame: pd.DataFrame, y_fit: np.ndarray) -> np.ndarray:  # pragma: no cover
+        raise NotImplementedError
+
+    def _assign(self, frame: pd.DataFrame) -> np.ndarray:  # pragma: no cover
+        raise NotImplementedError

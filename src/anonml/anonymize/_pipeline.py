@@ -1,0 +1,146 @@
+"""The shared half of every anonymizer: *recode* the groups a partitioner found, then *verify*.
+
+``partition(X_qi, y) -> group id per row`` is the algorithm's own business. Everything after it
+lives here, so that no algorithm can return a table that was not independently checked:
+
+* :func:`select_representatives` picks one real record per group (Goldsteen et al., 2022,
+  Sec. 3.2: the record closest to the group's median among those with the majority label);
+* :func:`recode` writes the representative's quasi-identifier values into every row of its group;
+* :func:`verify_k_anonymity` re-derives the equivalence classes from the output table alone and
+  raises :class:`~anonml._errors.PrivacyViolationError` if any is smaller than k.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from anonml._errors import PrivacyViolationError
+from anonml.encoding import TableEncoder
+from anonml.privacy import k_anonymity
+
+__all__ = ["select_representatives", "recode", "verify_k_anonymity", "REPRESENTATIVE_RULES"]
+
+REPRESENTATIVE_RULES = ("majority_medoid", "medoid")
+
+
+def _distance_to_median(
+    frame: pd.DataFrame, encoder: TableEncoder, qi: Sequence[Any], groups: np.ndarray, n_groups: int
+) -> np.ndarray:
+    """Squared Euclidean distance of each row to its group's median, on encoded QIs.
+
+    Numeric QIs are z-scored; categorical QIs are one-hot, so their median is 1 for a category
+    held by more than half of the group, 0.5 for exactly half, else 0. The one-hot block is never
+    built: for a row of category ``c`` its distance to the median vector ``m`` is
+    ``sum(m**2) - 2 m[c] + 1``.
+    """
+    n = frame.shape[0]
+    dist = np.zeros(n, dtype=np.float64)
+    cat = set(encoder.categorical)
+    num_cols = [c for c in qi if c not in cat]
+    if num_cols:
+        Z = encoder.zscores(frame, num_cols)
+        med = pd.DataFrame(Z).groupby(groups, sort=True).median().to_numpy()
+        dist += ((Z - med[groups]) ** 2).sum(axis=1)
+    if len(num_cols) < len(qi):
+        size = np.bincount(groups, minlength=n_groups).astype(np.float64)
+        for c in qi:
+            if c not in cat:
+                continue
+            codes = encoder.codes(frame, c)
+            m = encoder.cats_[c].n_codes + 1
+            counts = np.bincount(groups * m + codes, minlength=n_groups * m).reshape(n_groups, m)
+            twice = 2.0 * counts
+            med = np.where(twice > size[:, None], 1.0, np.where(twice == size[:, None], 0.5, 0.0))
+            dist += (med**2).sum(axis=1)[groups] - 2.0 * med[groups, codes] + 1.0
+    return dist
+
+
+def select_representatives(
+    frame: pd.DataFrame,
+    encoder: TableEncoder,
+    qi: Sequence[Any],
+    groups: np.ndarray,
+    n_groups: int,
+    y_codes: np.ndarray | None,
+    rule: str = "majority_medoid",
+) -> np.ndarray:
+    """Row position of each group's representative, a real record of the group.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        The training table.
+    encoder : TableEncoder
+        Fitted on ``frame``; gives z-scores and category codes of the QIs.
+    qi : list
+        Quasi-identifier columns.
+    groups : ndarray of int, shape (n_rows,)
+        Group id of each row, 0 .. n_groups-1, every id used.
+    n_groups : int
+        Number of groups.
+    y_codes : ndarray of int or None
+        Class code of each row's label (the model's prediction, or the true label); None for a
+        regression target, where every record of the group is a candidate.
+    rule : {"majority_medoid", "medoid"}
+        ``"majority_medoid"`` (Goldsteen et al.): among the records whose label is the group's
+        most frequent one (ties: the smallest code), the one closest to the group's median.
+        ``"medoid"``: the record closest to the median among all records of the group.
+        Ties in distance go to the first row.
+
+    Returns
+    -------
+    ndarray of int, shape (n_groups,)
+    """
+    dist = _distance_to_median(frame, encoder, qi, groups, n_groups)
+    if rule == "majority_medoid" and y_codes is not None:
+        n_classes = int(y_codes.max()) + 1
+        counts = np.bincount(groups * n_classes + y_codes, minlength=n_groups * n_classes)
+        majority = counts.reshape(n_groups, n_classes).argmax(axis=1)
+        dist = np.where(y_codes == majority[groups], dist, np.inf)
+    # first row of smallest distance in each group, without a lexsort over all rows
+    by_group = np.argsort(groups, kind="stable")
+    g_sorted = groups[by_group]
+    d_sorted = dist[by_group]
+    starts = np.flatnonzero(np.r_[True, g_sorted[1:] != g_sorted[:-1]])
+    best = np.minimum.reduceat(d_sorted, starts)
+    hits = np.flatnonzero(d_sorted == best[g_sorted])
+    first_hit = hits[np.r_[True, g_sorted[hits][1:] != g_sorted[hits][:-1]]]
+    return by_group[first_hit]
+
+
+def recode(frame: pd.DataFrame, qi: Sequence[Any], groups: np.ndarray, representatives: pd.DataFrame) -> pd.DataFrame:
+    """Copy of ``frame`` whose QI values are those of each row's group representative.
+
+    Non-QI columns, the column order and the index are unchanged. A QI column keeps the dtype of
+    ``frame`` where the representatives' values fit it (a category column gains the categories it
+    lacks).
+    """
+    out = frame.copy()
+    for c in qi:
+        values = representatives[c].iloc[groups]
+        target = frame[c].dtype
+        if isinstance(target, pd.CategoricalDtype):
+            seen = pd.Index(pd.unique(values.dropna().to_numpy(dtype=object)))
+            extra = seen.difference(target.categories)
+            if len(extra):
+                target = pd.CategoricalDtype(target.categories.append(extra), target.ordered)
+            values = values.astype(target)
+        elif values.dtype != target:
+            values = values.astype(target)
+        out[c] = values.array
+    return out
+
+
+def verify_k_anonymity(table: pd.DataFrame, qi: Sequence[Any], k: int) -> int:
+    """Independent check: return the smallest class size, or raise if it is below ``k``."""
+    smallest, violations = k_anonymity(table, qi, k=k, return_violations=True)
+    if smallest < k:
+        raise PrivacyViolationError(
+            f"internal error: the output has {len(violations)} equivalence classes smaller than "
+            f"k={k} (smallest {smallest}); nothing was returned; please report this with the "
+            "parameters used"
+        )
+    return smallest

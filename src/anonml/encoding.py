@@ -1,0 +1,332 @@
+"""Tables to numeric matrices and back: schema checks, categorical codes, one-hot and bins.
+
+Every anonymizer takes a pandas DataFrame (or a numpy array, treated as a frame with integer
+column names) and needs three numeric views of its quasi-identifiers:
+
+* ``onehot``: numeric columns as they are plus one-hot indicators of the categorical ones, the
+  input of scikit-learn's exact decision tree (as in Goldsteen et al., 2022);
+* ``bins``: one small integer per cell (quantile bins of numeric columns, category codes of
+  categorical ones), the input of the histogram tree in :mod:`anonml.anonymize._hist_tree`;
+* ``distance`` parts: z-scored numeric columns and category codes, to find the record closest to
+  a group's median.
+
+Conventions
+-----------
+* A column is categorical when its dtype is not numeric or is boolean (object, ``str``, category,
+  bool), unless the caller lists the categorical columns.
+* A missing value in a categorical column is a category of its own ("missing").
+* A missing or infinite value in a numeric quasi-identifier is an error: impute or drop first.
+* A column that mixes types (strings and numbers) is an error: cast it to one type first.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+import pandas as pd
+
+from anonml._errors import InputError
+
+__all__ = [
+    "as_frame",
+    "from_frame",
+    "resolve_columns",
+    "detect_categorical",
+    "check_table",
+    "TableEncoder",
+]
+
+
+def _names(columns: Sequence[Any], limit: int = 12) -> str:
+    shown = ", ".join(str(c) for c in list(columns)[:limit])
+    return shown + (", ..." if len(columns) > limit else "")
+
+
+def as_frame(X: Any, *, what: str = "X") -> tuple[pd.DataFrame, bool]:
+    """Return ``X`` as a DataFrame and whether it came in as a numpy array (or list).
+
+    A numpy array becomes a frame with integer column names ``0 .. d-1``; an object array has
+    its column types inferred, so numbers stored as objects count as numeric.
+    """
+    if isinstance(X, pd.DataFrame):
+        if X.columns.has_duplicates:
+            dup = X.columns[X.columns.duplicated()].unique().tolist()
+            raise InputError(f"{what} has duplicate column names {_names(dup)}; rename them")
+        return X, False
+    if isinstance(X, pd.Series):
+        raise InputError(f"{what} is a Series; pass a 2-D table, e.g. X.to_frame()")
+    try:
+        arr = np.asarray(X)
+    except Exception as exc:  # pragma: no cover - numpy's own message is kept
+        raise InputError(f"{what} cannot be read as a table ({exc}); pass a DataFrame") from None
+    if arr.ndim != 2:
+        raise InputError(
+            f"{what} must be 2-D (rows x columns), got {arr.ndim}-D with shape {arr.shape}; "
+            "reshape it, e.g. X.reshape(-1, 1) for a single column"
+        )
+    frame = pd.DataFrame(arr)
+    if arr.dtype == object:
+        frame = frame.infer_objects()
+    return frame, True
+
+
+def from_frame(frame: pd.DataFrame, like: Any) -> Any:
+    """Convert ``frame`` back to the container type of ``like`` (numpy array or DataFrame)."""
+    if isinstance(like, pd.DataFrame):
+        return frame
+    arr = np.asarray(like)
+    return frame.to_numpy(dtype=arr.dtype if arr.dtype != object else object)
+
+
+def resolve_columns(
+    frame: pd.DataFrame, columns: Sequence[Any] | str | None, *, what: str = "quasi-identifier"
+) -> list[Any]:
+    """Validate a list of column names (or integer positions for numpy input) against ``frame``.
+
+    ``None`` means every column.
+    """
+    if columns is None:
+        return list(frame.columns)
+    if isinstance(columns, (str, int, np.integer)):
+        columns = [columns]
+    columns = list(columns)
+    if not columns:
+        raise InputError(f"the list of {what}s is empty; name at least one column")
+    seen = set()
+    out = []
+    for col in columns:
+        if col not in frame.columns:
+            raise InputError(
+                f"{what} {col!r} is not a column; columns are: {_names(list(frame.columns))}"
+            )
+        if col in seen:
+            raise InputError(f"{what} {col!r} is listed twice; list each column once")
+        seen.add(col)
+        out.append(col)
+    return out
+
+
+def _is_categorical_dtype(series: pd.Series) -> bool:
+    return (not pd.api.types.is_numeric_dtype(series.dtype)) or pd.api.types.is_bool_dtype(
+        series.dtype
+    )
+
+
+def detect_categorical(
+    frame: pd.DataFrame, columns: Sequence[Any], categorical_features: Sequence[Any] | None
+) -> list[Any]:
+    """Return the categorical columns among ``columns``.
+
+    Detected from dtype when ``categorical_features`` is None; otherwise the given list (which
+    must name columns of the frame) restricted to ``columns``. A non-numeric column that is not
+    listed is an error, because it cannot be treated as a number.
+    """
+    if categorical_features is None:
+        return [c for c in columns if _is_categorical_dtype(frame[c])]
+    given = resolve_columns(frame, categorical_features, what="categorical feature")
+    given_set = set(given)
+    for c in columns:
+        if c not in given_set and not pd.api.types.is_numeric_dtype(frame[c].dtype):
+            raise InputError(
+                f"column {c!r} has non-numeric dtype {frame[c].dtype} but is not in "
+                "categorical_features; add it there or cast it to a number"
+            )
+    return [c for c in columns if c in given_set]
+
+
+def check_table(
+    frame: pd.DataFrame, columns: Sequence[Any], categorical: Sequence[Any], *, what: str = "X"
+) -> None:
+    """Raise :class:`InputError` on an empty table, mixed types, or NaN/inf in numeric columns."""
+    if frame.shape[0] == 0:
+        raise InputError(f"{what} has no rows; pass a table with at least k rows")
+    if frame.shape[1] == 0:
+        raise InputError(f"{what} has no columns; pass a table with the quasi-identifiers")
+    cat = set(categorical)
+    for c in columns:
+        s = frame[c]
+        if c in cat:
+            inferred = pd.api.types.infer_dtype(s, skipna=True)
+            if inferred.startswith("mixed"):
+                kinds = sorted({type(v).__name__ for v in s.dropna().unique()[:50]})
+                raise InputError(
+                    f"column {c!r} mixes value types ({', '.join(kinds)}); "
+                    "cast it to one type, e.g. df[col].astype(str)"
+                )
+            continue
+        values = s.to_numpy(dtype=np.float64, na_value=np.nan)
+        bad = ~np.isfinite(values)
+        if bad.any():
+            n_nan = int(np.isnan(values).sum())
+            n_inf = int(bad.sum()) - n_nan
+            raise InputError(
+                f"numeric quasi-identifier {c!r} has {n_nan} missing and {n_inf} infinite "
+                "values; impute or drop them first (or declare the column categorical)"
+            )
+
+
+@dataclass
+class _CatSpec:
+    categories: np.ndarray  # sorted known values (missing excluded)
+    has_missing: bool
+
+    def __post_init__(self) -> None:
+        self.index = pd.Index(self.categories, dtype=object)
+
+    @property
+    def n_codes(self) -> int:
+        """Known categories plus one code for 'missing' (always reserved)."""
+        return len(self.categories) + 1
+
+
+@dataclass
+class TableEncoder:
+    """Fitted numeric views of a table's columns (see the module docstring).
+
+    Parameters
+    ----------
+    columns : list
+        Columns to encode, in order.
+    categorical : list
+        The categorical ones among ``columns``.
+    max_bins : int
+        Largest number of quantile bins of a numeric column (``bins`` view).
+    """
+
+    columns: list[Any]
+    categorical: list[Any]
+    max_bins: int = 255
+    mean_: dict[Any, float] = field(default_factory=dict)
+    scale_: dict[Any, float] = field(default_factory=dict)
+    cats_: dict[Any, _CatSpec] = field(default_factory=dict)
+    thresholds_: dict[Any, np.ndarray] = field(default_factory=dict)
+
+    @property
+    def numeric(self) -> list[Any]:
+        cat = set(self.categorical)
+        return [c for c in self.columns if c not in cat]
+
+    def fit(self, frame: pd.DataFrame) -> "TableEncoder":
+        for c in self.numeric:
+            v = frame[c].to_numpy(dtype=np.float64)
+            self.mean_[c] = float(v.mean())
+            std = float(v.std())
+            self.scale_[c] = std if std > 0 else 1.0
+            self.thresholds_[c] = _bin_thresholds(v, self.max_bins)
+        for c in self.categorical:
+            s = frame[c]
+            _, values = pd.factorize(s, use_na_sentinel=True)
+            values = np.asarray(values, dtype=object)
+            missing = s.isna()
+            try:
+                values = np.sort(values)
+            except TypeError:  # values of one kind that do not order (checked before)
+                values = np.asarray(sorted(values, key=repr), dtype=object)
+            self.cats_[c] = _CatSpec(np.asarray(values, dtype=object), bool(missing.any()))
+        return self
+
+    # -- views ---------------------------------------------------------------------------------
+    @contextmanager
+    def memoize(self, frame: pd.DataFrame) -> Iterator[None]:
+        """Within the block, category codes of ``frame`` are computed once per column."""
+        self._memo_frame, self._memo = frame, {}
+        try:
+            yield
+        finally:
+            self._memo_frame, self._memo = None, {}
+
+    def codes(self, frame: pd.DataFrame, column: Any, handle_unknown: str = "error") -> np.ndarray:
+        """Category codes: known values 0..m-1, missing m, unknown m+1 (or an error)."""
+        memo = getattr(self, "_memo", None)
+        if memo is not None and self._memo_frame is frame:
+            key = (column, handle_unknown)
+            if key not in memo:
+                memo[key] = self._codes(frame, column, handle_unknown)
+            return memo[key]
+        return self._codes(frame, column, handle_unknown)
+
+    def _codes(self, frame: pd.DataFrame, column: Any, handle_unknown: str) -> np.ndarray:
+        spec = self.cats_[column]
+        s = frame[column]
+        missing = s.isna().to_numpy()
+        # factorize first: mapping the few distinct values is far cheaper than every cell
+        row_codes, uniques = pd.factorize(s, use_na_sentinel=True)
+        codes = spec.index.get_indexer(pd.Index(np.asarray(uniques, dtype=object), dtype=object))
+        codes = np.append(codes, -1)[row_codes].astype(np.int64, copy=False)
+        m = len(spec.categories)
+        codes[missing] = m
+        unknown = (codes < 0) & ~missing
+        if unknown.any():
+            if handle_unknown == "error":
+                value = s[unknown].iloc[0]
+                raise InputError(
+                    f"column {column!r} has value {value!r} not seen in fit "
+                    f"({int(unknown.sum())} rows); refit on data that includes it, or pass "
+                    "handle_unknown='ignore'"
+                )
+            codes[unknown] = m + 1
+        return codes
+
+    def zscores(self, frame: pd.DataFrame, columns: Sequence[Any] | None = None) -> np.ndarray:
+        """Numeric columns (all, or those given) standardized with the fit's mean and std."""
+        cols = self.numeric if columns is None else list(columns)
+        out = np.empty((frame.shape[0], len(cols)), dtype=np.float64)
+        for j, c in enumerate(cols):
+            out[:, j] = (frame[c].to_numpy(dtype=np.float64) - self.mean_[c]) / self.scale_[c]
+        return out
+
+    def onehot(self, frame: pd.DataFrame, handle_unknown: str = "error") -> np.ndarray:
+        """Numeric columns as they are, then one indicator per seen category (and 'missing')."""
+        blocks: list[np.ndarray] = []
+        n = frame.shape[0]
+        num = self.numeric
+        if num:
+            blocks.append(frame[num].to_numpy(dtype=np.float32))
+        for c in self.categorical:
+            spec = self.cats_[c]
+            codes = self.codes(frame, c, handle_unknown)
+            width = spec.n_codes if spec.has_missing else spec.n_codes - 1
+            block = np.zeros((n, width), dtype=np.float32)
+            rows = np.flatnonzero(codes < width)  # unknown (and unseen missing) stay all-zero
+            block[rows, codes[rows]] = 1.0
+            blocks.append(block)
+        return np.hstack(blocks) if blocks else np.zeros((n, 0), dtype=np.float32)
+
+    def bins(self, frame: pd.DataFrame, handle_unknown: str = "error") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Integer bins per column, whether each column is categorical, and each one's bin count.
+
+        Numeric values fall into quantile bins (at most ``max_bins``); categorical values are
+        their codes (known, missing, unknown).
+        """
+        n = frame.shape[0]
+        is_cat = np.array([c in set(self.categorical) for c in self.columns], dtype=bool)
+        n_bins = np.empty(len(self.columns), dtype=np.int64)
+        out = np.empty((n, len(self.columns)), dtype=np.int32, order="F")
+        for j, c in enumerate(self.columns):
+            if is_cat[j]:
+                out[:, j] = self.codes(frame, c, handle_unknown)
+                n_bins[j] = self.cats_[c].n_codes + 1
+            else:
+                t = self.thresholds_[c]
+                out[:, j] = np.searchsorted(t, frame[c].to_numpy(dtype=np.float64), side="left")
+                n_bins[j] = len(t) + 1
+        return out, is_cat, n_bins
+
+
+_BIN_SAMPLE = 200_000
+
+
+def _bin_thresholds(values: np.ndarray, max_bins: int) -> np.ndarray:
+    """Upper bin edges: midpoints between distinct values, or quantiles when there are more
+    than ``max_bins`` distinct values. As in histogram gradient boosting, quantiles of a large
+    column come from a fixed subsample of 200,000 values (deterministic: seed 0)."""
+    distinct = np.sort(pd.unique(values))
+    if len(distinct) <= max_bins:
+        return (distinct[:-1] + distinct[1:]) / 2.0
+    if values.size > _BIN_SAMPLE:
+        values = values[np.random.default_rng(0).choice(values.size, _BIN_SAMPLE, replace=False)]
+    q = np.quantile(values, np.linspace(0, 1, max_bins + 1)[1:-1], method="midpoint")
+    return np.unique(q)

@@ -1,0 +1,8 @@
+"""Reproductions of the papers' experiments, and the demo.
+
+Run ``python -m anonml.experiments --help`` for the list. The results land in ``docs/``.
+"""
+
+from anonml.experiments._models import paper_nn
+
+__all__ = ["paper_nn"]
