@@ -27,6 +27,7 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 import pandas as pd
+from scipy.sparse import issparse
 
 from anonml._errors import InputError
 
@@ -58,6 +59,11 @@ def as_frame(X: Any, *, what: str = "X") -> tuple[pd.DataFrame, bool]:
         return X, False
     if isinstance(X, pd.Series):
         raise InputError(f"{what} is a Series; pass a 2-D table, e.g. X.to_frame()")
+    if issparse(X):
+        raise InputError(
+            f"{what} is a sparse matrix of shape {X.shape}; sparse input is not supported, "
+            "pass a dense table, e.g. X.toarray() or a DataFrame"
+        )
     try:
         arr = np.asarray(X)
     except Exception as exc:  # pragma: no cover - numpy's own message is kept
@@ -157,6 +163,11 @@ def check_table(
                     "cast it to one type, e.g. df[col].astype(str)"
                 )
             continue
+        if s.dtype.kind == "c":
+            raise InputError(
+                f"Complex data not supported: column {c!r} has dtype {s.dtype}; "
+                "split it into real columns first, e.g. x.real and x.imag"
+            )
         values = s.to_numpy(dtype=np.float64, na_value=np.nan)
         bad = ~np.isfinite(values)
         if bad.any():

@@ -13,6 +13,7 @@ Representatives, recoding and the independent k-anonymity check are shared
 from __future__ import annotations
 
 import numbers
+import time
 from typing import Any
 
 import numpy as np
@@ -97,6 +98,7 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
 
     # -- the pipeline ----------------------------------------------------------------------------
     def _fit(self, X: Any, y: Any) -> pd.DataFrame:
+        t0 = time.perf_counter()
         frame, _ = as_frame(X)
         k = self._check_k(frame.shape[0])
         if self.representative not in REPRESENTATIVE_RULES:
@@ -123,20 +125,31 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
         self.qi_ = qi
         self.categorical_ = [c for c in categorical if c in set(qi)]
         self.encoder_ = TableEncoder(tree_cols, categorical, max_bins=self._max_bins()).fit(frame)
-
+        t1 = time.perf_counter()
         with self.encoder_.memoize(frame):
             groups = np.asarray(self._partition(frame, y_fit), dtype=np.int64)
             n_groups = int(groups.max()) + 1
+            t2 = time.perf_counter()
             rep_rows = select_representatives(
                 frame, self.encoder_, qi, groups, n_groups, y_codes, self.representative
             )
+        t3 = time.perf_counter()
         self.groups_ = groups
         self.n_groups_ = n_groups
         self.representative_rows_ = rep_rows
         self.representatives_ = frame[qi].iloc[rep_rows].reset_index(drop=True)
         self.representatives_.index.name = "group"
         out = recode(frame, qi, groups, self.representatives_)
+        t4 = time.perf_counter()
         self.min_class_size_ = verify_k_anonymity(out, qi, k)
+        t5 = time.perf_counter()
+        self.timings_ = {
+            "check_and_encode": t1 - t0,
+            "partition": t2 - t1,
+            "representatives": t3 - t2,
+            "recode": t4 - t3,
+            "verify": t5 - t4,
+        }
         return out
 
     def _max_bins(self) -> int:

@@ -19,6 +19,14 @@ Splits
 A node is split when it is impure, holds at least ``2 * min_samples_leaf`` rows, is shallower than
 ``max_depth``, and has a split leaving ``min_samples_leaf`` rows on each side; as in scikit-learn,
 the best split is taken even when it does not lower the impurity.
+
+The ``"mondrian"`` criterion needs no target: every node of at least ``2 * min_samples_leaf`` rows
+is cut on the feature of widest normalized spread that admits a cut, at the most balanced
+allowable position (strict median partitioning, LeFevre, DeWitt & Ramakrishnan, 2006). Spread is
+measured on bins (quantile ranks) for numeric features and as the share of categories present for
+categorical ones, which are cut in code order. Grown from given initial groups (``init``), it
+refines an existing partition: anonml uses it to split the large, pure leaves of the
+accuracy-guided tree further without mixing labels.
 """
 
 from __future__ import annotations
@@ -38,8 +46,8 @@ class HistTree:
         Least number of training rows in a leaf.
     max_depth : int or None
         Deepest level; None grows until no node can be split.
-    criterion : {"gini", "entropy", "squared_error"}
-        Split quality; "squared_error" makes it a regression tree.
+    criterion : {"gini", "entropy", "squared_error", "mondrian"}
+        Split quality; "squared_error" makes it a regression tree, "mondrian" ignores ``y``.
     """
 
     def __init__(self, min_samples_leaf: int, max_depth: int | None = None, criterion: str = "gini"):
@@ -48,31 +56,43 @@ class HistTree:
         self.criterion = criterion
 
     # ------------------------------------------------------------------------------------------
-    def fit(self, B: np.ndarray, is_cat: np.ndarray, n_bins: np.ndarray, y: np.ndarray) -> "HistTree":
-        """Grow the tree on bins ``B`` (n × F ints) and targets ``y`` (class codes or floats)."""
+    def fit(
+        self, B: np.ndarray, is_cat: np.ndarray, n_bins: np.ndarray, y: np.ndarray | None,
+        init: np.ndarray | None = None,
+    ) -> "HistTree":
+        """Grow the tree on bins ``B`` (n × F ints) and targets ``y`` (class codes or floats).
+
+        ``init`` (ints 0..G-1, one per row) starts from G root nodes instead of one.
+        """
         B = np.asfortranarray(B)
         k = self.min_samples_leaf
         regression = self.criterion == "squared_error"
+        mondrian = self.criterion == "mondrian"
         n, n_feat = B.shape
-        if regression:
+        if mondrian:
+            yv = np.zeros(n, dtype=np.int64)
+            n_classes = 1
+        elif regression:
             yv = np.asarray(y, dtype=np.float64)
             n_classes = 0
         else:
             yv = np.asarray(y, dtype=np.int64)
             n_classes = int(yv.max()) + 1 if n else 1
 
-        feature = [-1]
-        threshold = [-1]
-        left = [-1]
-        right = [-1]
-        offset = [-1]  # start of a categorical node's left-set mask in `flat`
+        n_roots = 1 if init is None else int(init.max()) + 1 if n else 1
+        feature = [-1] * n_roots
+        threshold = [-1] * n_roots
+        left = [-1] * n_roots
+        right = [-1] * n_roots
+        offset = [-1] * n_roots  # start of a categorical node's left-set mask in `flat`
         flat_parts: list[np.ndarray] = []
         flat_len = 0
 
         leaf_of_row = np.zeros(n, dtype=np.int64)  # node of each row when it stops moving
         rows = np.arange(n)  # rows still in nodes that may split
-        local = np.zeros(n, dtype=np.int64)  # index of each such row's node in `frontier`
-        frontier = np.array([0])
+        # index of each such row's node in `frontier`
+        local = np.zeros(n, dtype=np.int64) if init is None else np.asarray(init, dtype=np.int64).copy()
+        frontier = np.arange(n_roots)
         depth = 0
         while frontier.size and (self.max_depth is None or depth < self.max_depth):
             A = frontier.size
@@ -86,7 +106,7 @@ class HistTree:
                 T = np.bincount(local * n_classes + yr, minlength=A * n_classes)
                 T = T.reshape(A, n_classes).astype(np.float64)
                 cnt = T.sum(1)
-                impure = (T > 0).sum(1) > 1
+                impure = ((T > 0).sum(1) > 1) | mondrian
             can = impure & (cnt >= 2 * k)
             if not can.any():
                 break
@@ -114,12 +134,15 @@ class HistTree:
                     H = np.bincount(idx, minlength=A * nb * n_classes)
                     H = H.reshape(A, nb, n_classes).astype(np.float64)
                 order = None
-                if is_cat[f]:
-                    order = self._category_order(H, T if not regression else None, regression)
-                    H = np.take_along_axis(H, order[:, :, None], axis=1)
-                gain, pos = self._best_split(
-                    H, cnt, tot if regression else T, k, regression, self.criterion == "entropy"
-                )
+                if mondrian:
+                    gain, pos = self._mondrian_split(H[:, :, 0], cnt, k, bool(is_cat[f]))
+                else:
+                    if is_cat[f]:
+                        order = self._category_order(H, T if not regression else None, regression)
+                        H = np.take_along_axis(H, order[:, :, None], axis=1)
+                    gain, pos = self._best_split(
+                        H, cnt, tot if regression else T, k, regression, self.criterion == "entropy"
+                    )
                 better = gain > best_gain
                 if better.any():
                     best_gain[better] = gain[better]
@@ -140,7 +163,8 @@ class HistTree:
                 feature[node] = f
                 if is_cat[f]:
                     m = np.zeros(int(n_bins[f]), dtype=bool)
-                    m[best_order[f][a, : best_pos[a] + 1]] = True
+                    m[best_order[f][a, : best_pos[a] + 1] if f in best_order else
+                      np.arange(best_pos[a] + 1)] = True
                     offset[node] = flat_len
                     flat_parts.append(m)
                     flat_len += m.size
@@ -182,17 +206,20 @@ class HistTree:
         self._train_leaves = leaf_of_row
         return self
 
-    def fit_apply(self, B: np.ndarray, is_cat: np.ndarray, n_bins: np.ndarray, y: np.ndarray) -> np.ndarray:
+    def fit_apply(
+        self, B: np.ndarray, is_cat: np.ndarray, n_bins: np.ndarray, y: np.ndarray | None,
+        init: np.ndarray | None = None,
+    ) -> np.ndarray:
         """Fit, and return the leaf of every training row (found while growing, not re-routed)."""
-        leaves = self.fit(B, is_cat, n_bins, y)._train_leaves
+        leaves = self.fit(B, is_cat, n_bins, y, init)._train_leaves
         del self._train_leaves
         return leaves
 
-    def apply(self, B: np.ndarray) -> np.ndarray:
-        """Leaf node id of every row of ``B``."""
+    def apply(self, B: np.ndarray, init: np.ndarray | None = None) -> np.ndarray:
+        """Leaf node id of every row of ``B`` (starting from root ``init`` of each row, if given)."""
         B = np.asfortranarray(B)
         n = B.shape[0]
-        node = np.zeros(n, dtype=np.int64)
+        node = np.zeros(n, dtype=np.int64) if init is None else np.asarray(init, dtype=np.int64).copy()
         rows = np.arange(n)
         while rows.size:
             rows = rows[self.feature_[node[rows]] >= 0]
@@ -218,6 +245,26 @@ class HistTree:
                 key = np.take_along_axis(H, major[:, None, None], axis=2)[:, :, 0] / count
         key[count == 0] = np.inf
         return np.argsort(key, axis=1, kind="stable")
+
+    @staticmethod
+    def _mondrian_split(C: np.ndarray, cnt: np.ndarray, k: int, categorical: bool):
+        """Spread of the feature in each node and its most balanced allowable cut position."""
+        A, nb = C.shape
+        if nb < 2:
+            return np.full(A, -np.inf), np.zeros(A, dtype=np.int64)
+        occupied = C > 0
+        if categorical:  # codes: categories, then 'missing' and 'unknown'
+            spread = (occupied.sum(1) - 1) / max(nb - 3, 1)
+        else:
+            first = occupied.argmax(1)
+            last = nb - 1 - occupied[:, ::-1].argmax(1)
+            spread = (last - first) / (nb - 1)
+        cum = np.cumsum(C, axis=1)[:, :-1]
+        valid = (cum >= k) & (cnt[:, None] - cum >= k)
+        balance = np.where(valid, -np.abs(2 * cum - cnt[:, None]), -np.inf)
+        pos = np.argmax(balance, axis=1)
+        ok = np.isfinite(balance[np.arange(A), pos])
+        return np.where(ok, spread, -np.inf), pos
 
     @staticmethod
     def _best_split(H, cnt, tot, k, regression, entropy=False):

@@ -130,7 +130,9 @@ def recode(frame: pd.DataFrame, qi: Sequence[Any], groups: np.ndarray, represent
             values = values.astype(target)
         elif values.dtype != target:
             values = values.astype(target)
-        out[c] = values.array
+        # a Series on out's own index: assigning a bare object array would let pandas >= 3
+        # infer the 'str' dtype for an object column of strings
+        out[c] = values.set_axis(out.index)
     return out
 
 

@@ -1,0 +1,50 @@
+"""``python -m anonml.experiments``: reproduce the papers' results into docs/.
+
+Examples
+--------
+python -m anonml.experiments paper-accuracy                    # Fig. 2 AG curves, 3 seeds
+python -m anonml.experiments paper-accuracy --variants paper medoid entropy hist depth8 labels
+python -m anonml.experiments paper-accuracy --qi-sets 8 --k 100 1000 --seeds 0 --out /tmp/x
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+from anonml._errors import AnonmlError
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m anonml.experiments", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("paper-accuracy", help="accuracy vs k on Adult (Goldsteen et al. Fig. 2, AG)")
+    p.add_argument("--qi-sets", nargs="+", default=["12", "10", "8"])
+    p.add_argument("--k", nargs="+", type=int, default=[10, 50, 100, 200, 500, 1000])
+    p.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    p.add_argument("--variants", nargs="+", default=["paper"])
+    p.add_argument("--ablation-qi-sets", nargs="+", default=["12"])
+    p.add_argument("--n-train", type=int, default=None, help="use only the first N training rows")
+    p.add_argument("--n-jobs", type=int, default=2)
+    p.add_argument("--out", default="docs/results")
+    p.add_argument("--name", default="accuracy_vs_k")
+    args = parser.parse_args(argv)
+    try:
+        from anonml.experiments import paper_accuracy
+
+        t = time.perf_counter()
+        results = paper_accuracy.run(args.qi_sets, args.k, args.seeds, args.variants,
+                                     args.ablation_qi_sets, args.n_train, args.n_jobs)
+        paths = paper_accuracy.write_outputs(results, args.out, args.name)
+        print(f"done in {time.perf_counter() - t:.0f}s; wrote " + ", ".join(str(v) for v in paths.values()))
+        print(paths["markdown"].read_text())
+    except AnonmlError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

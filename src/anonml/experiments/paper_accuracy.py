@@ -1,0 +1,222 @@
+"""Accuracy vs k on Adult (Goldsteen et al., 2022, Fig. 2, accuracy-guided curves).
+
+Protocol: the published Adult train/test split; the paper's 12 attributes (``fnlwgt`` and
+``education`` dropped); QI sets 12, 10 and 8; the paper's neural network; for each seed, the
+network is trained on the original data, its predictions on the training data guide the
+anonymization, and a fresh network with the same seed is retrained on the anonymized data with
+the true labels. Test accuracy is measured on raw test rows (``accuracy``) and on test rows
+mapped through the anonymizer's ``transform`` (``accuracy_mapped``, the paper's future work).
+
+Variants (``--variants``) change one option at a time from the paper's method:
+
+* ``paper``: majority-label medoid, Gini, exact tree on the QIs (the paper);
+* ``medoid``: representative = plain medoid;
+* ``entropy``: entropy split criterion;
+* ``hist``: anonml's histogram tree (native categorical splits);
+* ``depth8``: tree depth limited to 8;
+* ``all_features``: the tree reads every feature, not only the QIs;
+* ``refine``: large pure leaves are cut further by median partitioning (``refine="mondrian"``);
+* ``refine_medoid``: ``refine`` with the plain-medoid representative;
+* ``labels``: the tree is fitted on the true labels (workload-aware) instead of predictions.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+from sklearn.base import clone
+from sklearn.exceptions import ConvergenceWarning
+
+from anonml._errors import InputError
+from anonml.anonymize import AccuracyGuidedAnonymizer
+from anonml.datasets import load_adult
+from anonml.experiments._models import paper_nn
+
+__all__ = ["VARIANTS", "run", "summarize", "write_outputs"]
+
+VARIANTS: dict[str, dict[str, Any]] = {
+    "paper": {},
+    "medoid": {"representative": "medoid"},
+    "entropy": {"criterion": "entropy"},
+    "hist": {"tree": "hist"},
+    "depth8": {"max_depth": 8},
+    "all_features": {"features": "all"},
+    "refine": {"refine": "mondrian"},
+    "refine_medoid": {"refine": "mondrian", "representative": "medoid"},
+    "labels": {},
+}
+
+
+@dataclass
+class _Data:
+    X_train: pd.DataFrame
+    X_test: pd.DataFrame
+    y_train: pd.Series
+    y_test: pd.Series
+    categorical: list
+    numeric: list
+    qi_sets: dict
+
+
+def _load(n_train: int | None) -> _Data:
+    d = load_adult()
+    X_train, X_test, y_train, y_test = d.train_test_split()
+    if n_train is not None and n_train < len(X_train):
+        X_train, y_train = X_train.iloc[:n_train], y_train.iloc[:n_train]
+    cat = list(d.categorical_features)
+    num = [c for c in d.feature_names if c not in set(cat)]
+    return _Data(X_train, X_test, y_train, y_test, cat, num, {k: list(v) for k, v in d.qi_sets.items()})
+
+
+def _fit_quiet(model, X, y):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return model.fit(X, y)
+
+
+def _baseline(data: _Data, seed: int) -> tuple[float, np.ndarray]:
+    model = _fit_quiet(paper_nn(data.categorical, data.numeric, random_state=seed), data.X_train, data.y_train)
+    return float(model.score(data.X_test, data.y_test)), model.predict(data.X_train)
+
+
+def _one(data: _Data, seed: int, qi_set: str, k: int, variant: str, predictions: np.ndarray) -> dict:
+    params = dict(VARIANTS[variant])
+    guide = data.y_train.to_numpy() if variant == "labels" else predictions
+    t0 = time.perf_counter()
+    ag = AccuracyGuidedAnonymizer(k=k, quasi_identifiers=data.qi_sets[qi_set], random_state=seed, **params)
+    X_anon = ag.fit_transform(data.X_train, guide)
+    t_anon = time.perf_counter() - t0
+    model = _fit_quiet(paper_nn(data.categorical, data.numeric, random_state=seed), X_anon, data.y_train)
+    mapped = ag.set_params(handle_unknown="ignore").transform(data.X_test)
+    return {
+        "qi_set": qi_set,
+        "k": k,
+        "seed": seed,
+        "variant": variant,
+        "accuracy": float(model.score(data.X_test, data.y_test)),
+        "accuracy_mapped": float(model.score(mapped, data.y_test)),
+        "n_groups": int(ag.n_groups_),
+        "min_class_size": int(ag.min_class_size_),
+        "seconds_anonymize": round(t_anon, 4),
+    }
+
+
+def run(
+    qi_sets: Sequence[str] = ("12", "10", "8"),
+    ks: Sequence[int] = (10, 50, 100, 200, 500, 1000),
+    seeds: Sequence[int] = (0, 1, 2),
+    variants: Sequence[str] = ("paper",),
+    ablation_qi_sets: Sequence[str] = ("12",),
+    n_train: int | None = None,
+    n_jobs: int = 2,
+) -> pd.DataFrame:
+    """Run the grid and return one row per (qi_set, k, seed, variant), baselines included.
+
+    The ``paper`` variant runs on every QI set; the other variants on ``ablation_qi_sets``.
+    """
+    from joblib import Parallel, delayed
+
+    unknown = [v for v in variants if v not in VARIANTS]
+    if unknown:
+        raise InputError(f"unknown variant {unknown[0]!r}; choose from {', '.join(VARIANTS)}")
+    data = _load(n_train)
+    par = Parallel(n_jobs=n_jobs)
+    base = par(delayed(_baseline)(data, s) for s in seeds)
+    tasks = []
+    for s, (_, pred) in zip(seeds, base):
+        for q in qi_sets:
+            for v in variants:
+                if v != "paper" and q not in ablation_qi_sets:
+                    continue
+                for k in ks:
+                    tasks.append(delayed(_one)(data, s, q, k, v, pred))
+    rows = par(tasks)
+    for s, (acc, _) in zip(seeds, base):
+        for q in qi_sets:
+            rows.append({"qi_set": q, "k": 0, "seed": s, "variant": "baseline", "accuracy": acc,
+                         "accuracy_mapped": acc, "n_groups": len(data.X_train), "min_class_size": 1,
+                         "seconds_anonymize": 0.0})
+    return pd.DataFrame(rows)
+
+
+def summarize(results: pd.DataFrame) -> pd.DataFrame:
+    """Mean and std over seeds, and the loss against each seed's own baseline, in points."""
+    base = results[results.variant == "baseline"].set_index(["qi_set", "seed"])["accuracy"]
+    r = results[results.variant != "baseline"].copy()
+    key = pd.MultiIndex.from_frame(r[["qi_set", "seed"]])
+    r["loss"] = 100 * (base.reindex(key).to_numpy() - r["accuracy"].to_numpy())
+    r["loss_mapped"] = 100 * (base.reindex(key).to_numpy() - r["accuracy_mapped"].to_numpy())
+    g = r.groupby(["qi_set", "variant", "k"])
+    out = g.agg(
+        accuracy_mean=("accuracy", "mean"), accuracy_std=("accuracy", "std"),
+        mapped_mean=("accuracy_mapped", "mean"), mapped_std=("accuracy_mapped", "std"),
+        loss_mean=("loss", "mean"), loss_mapped_mean=("loss_mapped", "mean"),
+        groups=("n_groups", "mean"), seeds=("seed", "nunique"),
+    ).reset_index()
+    b = results[results.variant == "baseline"].groupby("qi_set")["accuracy"].agg(["mean", "std"])
+    out["baseline_mean"] = out["qi_set"].map(b["mean"])
+    out["baseline_std"] = out["qi_set"].map(b["std"])
+    return out
+
+
+def _markdown(summary: pd.DataFrame) -> str:
+    lines = []
+    for (q, v), part in summary.groupby(["qi_set", "variant"], sort=False):
+        b = part.iloc[0]
+        lines.append(f"\n### {q} QI, variant `{v}` (baseline {b.baseline_mean:.4f} ± {b.baseline_std:.4f}, "
+                     f"{int(b.seeds)} seeds)\n")
+        lines.append("| k | groups | accuracy (raw test) | loss, points | accuracy (mapped test) | loss, points |")
+        lines.append("|---:|---:|---:|---:|---:|---:|")
+        for _, r in part.sort_values("k").iterrows():
+            lines.append(
+                f"| {int(r.k)} | {r.groups:.0f} | {r.accuracy_mean:.4f} ± {r.accuracy_std:.4f} | "
+                f"{r.loss_mean:+.2f} | {r.mapped_mean:.4f} ± {r.mapped_std:.4f} | {r.loss_mapped_mean:+.2f} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def write_outputs(results: pd.DataFrame, out_dir: str | Path, name: str = "accuracy_vs_k") -> dict[str, Path]:
+    """Write the raw rows (CSV), the summary (CSV and Markdown) and a plot (PNG, if matplotlib)."""
+    from anonml._io import atomic_write, write_table
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    summary = summarize(results)
+    paths = {"raw": out / f"{name}.csv", "summary": out / f"{name}_summary.csv", "markdown": out / f"{name}.md"}
+    write_table(results, paths["raw"])
+    write_table(summary.round(5), paths["summary"])
+    atomic_write(paths["markdown"], lambda p: p.write_text(_markdown(summary)))
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:  # pragma: no cover - the plot is optional
+        return paths
+    qsets = list(dict.fromkeys(summary.qi_set))
+    fig, axes = plt.subplots(1, len(qsets), figsize=(5 * len(qsets), 4), sharey=True, squeeze=False)
+    for ax, q in zip(axes[0], qsets):
+        part = summary[(summary.qi_set == q) & (summary.variant == "paper")].sort_values("k")
+        b = part.baseline_mean.iloc[0]
+        ax.axhline(b, color="black", ls="--", label="baseline (no anonymization)")
+        ax.errorbar(part.k, part.accuracy_mean, yerr=part.accuracy_std, marker="o", capsize=3,
+                    label="AG, raw test rows")
+        ax.errorbar(part.k, part.mapped_mean, yerr=part.mapped_std, marker="s", capsize=3,
+                    label="AG, test rows mapped")
+        ax.set_xscale("log")
+        ax.set_xlabel("k")
+        ax.set_title(f"Adult, NN, {q} quasi-identifiers")
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("test accuracy")
+    axes[0][0].legend(loc="lower left", fontsize=8)
+    fig.tight_layout()
+    paths["plot"] = out / f"{name}.png"
+    atomic_write(paths["plot"], lambda p: fig.savefig(p, dpi=110, format="png"))
+    plt.close(fig)
+    return paths

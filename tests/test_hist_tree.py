@@ -1,0 +1,282 @@
+"""Tests of anonml.anonymize._hist_tree.HistTree on small hand-made bins."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.tree import DecisionTreeClassifier
+
+from anonml.anonymize._hist_tree import HistTree
+
+
+# -- an independent reading of a fitted tree ---------------------------------------------------
+def _goes_left(tree: HistTree, node: int, row: np.ndarray) -> bool:
+    f = tree.feature_[node]
+    if tree.is_cat_[f]:
+        return bool(tree.flat_[tree.offset_[node] + row[f]])
+    return bool(row[f] <= tree.threshold_[node])
+
+
+def _paths(tree: HistTree, B: np.ndarray) -> list[list[int]]:
+    """Nodes visited by each row, root first, walking the tree one row at a time."""
+    out = []
+    for row in B:
+        node, path = 0, [0]
+        while tree.feature_[node] >= 0:
+            node = tree.children_left_[node] if _goes_left(tree, node, row) else tree.children_right_[node]
+            path.append(int(node))
+        out.append(path)
+    return out
+
+
+def _depths(tree: HistTree) -> dict[int, int]:
+    depth = {0: 0}
+    stack = [0]
+    while stack:
+        node = stack.pop()
+        if tree.feature_[node] >= 0:
+            for child in (tree.children_left_[node], tree.children_right_[node]):
+                depth[int(child)] = depth[node] + 1
+                stack.append(int(child))
+    return depth
+
+
+def _impurity(y: np.ndarray, criterion: str) -> float:
+    """Size-weighted impurity n * I(node)."""
+    if y.size == 0:
+        return 0.0
+    if criterion == "squared_error":
+        return float(((y - y.mean()) ** 2).sum())
+    p = np.bincount(y) / y.size
+    p = p[p > 0]
+    if criterion == "gini":
+        return float(y.size * (1 - (p**2).sum()))
+    return float(-y.size * (p * np.log(p)).sum())
+
+
+def _best_root_impurity(B, is_cat, n_bins, y, k, criterion) -> float:
+    """Brute force over every threshold and every subset of the categories present."""
+    best = np.inf
+    for f in range(B.shape[1]):
+        if is_cat[f]:
+            present = np.unique(B[:, f])
+            candidates = [
+                np.isin(B[:, f], subset)
+                for r in range(1, present.size)
+                for subset in itertools.combinations(present, r)
+            ]
+        else:
+            candidates = [B[:, f] <= t for t in range(int(n_bins[f]) - 1)]
+        for left in candidates:
+            if left.sum() >= k and (~left).sum() >= k:
+                best = min(best, _impurity(y[left], criterion) + _impurity(y[~left], criterion))
+    return best
+
+
+# -- hand-made cases -----------------------------------------------------------------------------
+def test_pure_root_is_not_split() -> None:
+    B = np.arange(20).reshape(10, 2) % 4
+    tree = HistTree(1).fit(B, np.array([False, True]), np.array([4, 4]), np.zeros(10, dtype=int))
+    assert tree.n_nodes_ == 1 and tree.feature_[0] == -1
+    np.testing.assert_array_equal(tree.apply(B), np.zeros(10))
+
+
+def test_pure_child_is_not_split() -> None:
+    # x < 4 -> class 0 (pure); x >= 4 -> classes 1 and 2 told apart by x >= 7
+    x = np.arange(10)
+    y = np.array([0, 0, 0, 0, 1, 1, 1, 2, 2, 2])
+    tree = HistTree(1).fit(x[:, None], np.array([False]), np.array([10]), y)
+    leaves = tree.apply(x[:, None])
+    assert len(np.unique(leaves)) == 3
+    for leaf in np.unique(leaves):
+        assert len(np.unique(y[leaves == leaf])) == 1
+    # the class-0 side is one leaf, a child of the root
+    assert tree.feature_[0] == 0
+    assert tree.threshold_[0] in (3, 6)
+
+
+def test_node_smaller_than_two_leaves_is_not_split() -> None:
+    B = np.arange(5)[:, None]
+    tree = HistTree(3).fit(B, np.array([False]), np.array([5]), np.array([0, 1, 0, 1, 0]))
+    assert tree.n_nodes_ == 1
+
+
+def test_separable_numeric_split_is_found() -> None:
+    rng = np.random.default_rng()
+    n = 40
+    noise = rng.integers(0, 8, n)
+    signal = rng.permutation(np.repeat(np.arange(8), 5))
+    y = (signal >= 5).astype(int)
+    B = np.c_[noise, signal]
+    tree = HistTree(2).fit(B, np.array([False, False]), np.array([8, 8]), y)
+    assert tree.feature_[0] == 1 and tree.threshold_[0] == 4
+    assert tree.n_nodes_ == 3  # both children are pure
+    leaves = tree.apply(B)
+    for leaf in np.unique(leaves):
+        assert len(np.unique(y[leaves == leaf])) == 1
+
+
+def test_separable_categorical_split_is_found() -> None:
+    # categories {0, 2, 4} -> class 1, {1, 3} -> class 0: no threshold separates them
+    cats = np.repeat(np.arange(5), 4)
+    y = np.isin(cats, [0, 2, 4]).astype(int)
+    B = np.c_[cats, np.zeros_like(cats)]
+    tree = HistTree(2).fit(B, np.array([True, False]), np.array([7, 2]), y)
+    assert tree.feature_[0] == 0
+    assert tree.n_nodes_ == 3
+    left_set = np.flatnonzero(tree.flat_[tree.offset_[0] : tree.offset_[0] + 7])
+    assert set(left_set.tolist()) in ({0, 2, 4}, {1, 3})
+    leaves = tree.apply(B)
+    for leaf in np.unique(leaves):
+        assert len(np.unique(y[leaves == leaf])) == 1
+    # a category never seen in fit (code 6) and an empty one (5) go right
+    right = tree.children_right_[0]
+    np.testing.assert_array_equal(tree.apply(np.array([[5, 0], [6, 0]])), [right, right])
+
+
+def test_regression_squared_error_finds_the_step() -> None:
+    rng = np.random.default_rng()
+    x = rng.permutation(np.repeat(np.arange(6), 4))
+    y = np.where(x >= 2, 10.0, 0.0) + rng.uniform(-0.1, 0.1, x.size)
+    other = rng.integers(0, 6, x.size)
+    B = np.c_[other, x]
+    tree = HistTree(3, max_depth=1, criterion="squared_error").fit(
+        B, np.array([False, False]), np.array([6, 6]), y
+    )
+    assert tree.feature_[0] == 1 and tree.threshold_[0] == 1
+
+
+def test_regression_constant_target_is_not_split() -> None:
+    B = np.arange(10)[:, None]
+    tree = HistTree(1, criterion="squared_error").fit(B, np.array([False]), np.array([10]), np.full(10, 2.5))
+    assert tree.n_nodes_ == 1
+
+
+@pytest.mark.parametrize("max_depth", [1, 2, 3])
+def test_max_depth_is_respected(max_depth: int) -> None:
+    rng = np.random.default_rng()
+    B = rng.integers(0, 10, size=(200, 3))
+    y = rng.integers(0, 3, 200)
+    tree = HistTree(1, max_depth=max_depth).fit(B, np.array([False, True, False]), np.array([10, 10, 10]), y)
+    depth = _depths(tree)
+    assert max(depth.values()) <= max_depth
+    # random labels on 200 rows: every level up to max_depth is used
+    assert max(depth.values()) == max_depth
+    assert tree.n_nodes_ <= 2 ** (max_depth + 1) - 1
+
+
+def test_gini_and_entropy_choose_different_splits() -> None:
+    """Hand calculation, 8 rows, classes (2 x class 0, 6 x class 1), min_samples_leaf = 1.
+
+    Feature 0 splits them into (0, 4) | (2, 2):
+        Gini    = 4/8 * 0 + 4/8 * (1 - 1/4 - 1/4)        = 0.25
+        entropy = 4/8 * 0 + 4/8 * 1 bit                  = 0.5 bits
+    Feature 1 splits them into (1, 0) | (1, 6):
+        Gini    = 1/8 * 0 + 7/8 * (1 - 1/49 - 36/49)     = 12/56 ~ 0.2143
+        entropy = 1/8 * 0 + 7/8 * H(1/7) = 7/8 * 0.5917  ~ 0.5177 bits
+    Gini prefers feature 1, entropy feature 0.
+    """
+    y = np.array([0, 0, 1, 1, 1, 1, 1, 1])
+    f0 = np.array([1, 1, 0, 0, 0, 0, 1, 1])
+    f1 = np.array([0, 1, 1, 1, 1, 1, 1, 1])
+    B = np.c_[f0, f1]
+    is_cat, n_bins = np.array([False, False]), np.array([2, 2])
+    gini = HistTree(1, max_depth=1, criterion="gini").fit(B, is_cat, n_bins, y)
+    entropy = HistTree(1, max_depth=1, criterion="entropy").fit(B, is_cat, n_bins, y)
+    assert gini.feature_[0] == 1
+    assert entropy.feature_[0] == 0
+    # scikit-learn agrees, and so does the brute force below
+    for crit, expected in (("gini", 1), ("entropy", 0)):
+        sk = DecisionTreeClassifier(criterion=crit, max_depth=1).fit(B, y)
+        assert sk.tree_.feature[0] == expected
+    assert _impurity(y[f1 == 0], "gini") + _impurity(y[f1 == 1], "gini") == pytest.approx(8 * 12 / 56)
+    # the same data as categorical features gives the same choices
+    is_cat = np.array([True, True])
+    n_bins = np.array([4, 4])
+    assert HistTree(1, 1, "gini").fit(B, is_cat, n_bins, y).feature_[0] == 1
+    assert HistTree(1, 1, "entropy").fit(B, is_cat, n_bins, y).feature_[0] == 0
+
+
+def test_fit_apply_on_empty_frontier_and_one_row() -> None:
+    tree = HistTree(1)
+    leaves = tree.fit_apply(np.array([[0]]), np.array([False]), np.array([1]), np.array([0]))
+    np.testing.assert_array_equal(leaves, [0])
+
+
+# -- invariants on random bins ------------------------------------------------------------------
+@st.composite
+def _problems(draw):
+    n = draw(st.integers(1, 60))
+    n_feat = draw(st.integers(1, 3))
+    is_cat = np.array(draw(st.lists(st.booleans(), min_size=n_feat, max_size=n_feat)))
+    n_bins = np.array(draw(st.lists(st.integers(1, 6), min_size=n_feat, max_size=n_feat)))
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    # categorical codes can also be 'unknown' (the last code), unseen in fit
+    high = np.where(is_cat, np.maximum(n_bins - 1, 1), n_bins)
+    B = np.column_stack([rng.integers(0, h, n) for h in high]).astype(np.int32)
+    criterion = draw(st.sampled_from(["gini", "entropy", "squared_error"]))
+    if criterion == "squared_error":
+        y = np.round(rng.normal(size=n), 1) * draw(st.sampled_from([0.0, 1.0]))
+    else:
+        y = rng.integers(0, draw(st.integers(1, 3)), n)
+    k = draw(st.integers(1, 6))
+    max_depth = draw(st.one_of(st.none(), st.integers(1, 4)))
+    return B, is_cat, n_bins, y, k, max_depth, criterion
+
+
+@settings(max_examples=150, deadline=None)
+@given(_problems())
+def test_tree_invariants(problem) -> None:
+    B, is_cat, n_bins, y, k, max_depth, criterion = problem
+    tree = HistTree(k, max_depth, criterion)
+    leaves = tree.fit_apply(B, is_cat, n_bins, y)
+
+    # fit_apply equals apply, and equals routing row by row
+    np.testing.assert_array_equal(tree.apply(B), leaves)
+    paths = _paths(tree, B)
+    np.testing.assert_array_equal([p[-1] for p in paths], leaves)
+    assert set(np.unique(leaves)) <= set(tree.leaves_.tolist())
+
+    # max_depth
+    depth = _depths(tree)
+    assert len(depth) == tree.n_nodes_
+    if max_depth is not None:
+        assert max(depth.values()) <= max_depth
+
+    # every node's rows: internal nodes are impure with >= 2k rows; leaves have >= k rows
+    rows_of = {}
+    for r, path in enumerate(paths):
+        for node in path:
+            rows_of.setdefault(node, []).append(r)
+    for node, rows in rows_of.items():
+        yr = y[rows]
+        if tree.feature_[node] >= 0:
+            assert len(rows) >= 2 * k
+            assert np.ptp(yr) > 0
+            assert len(rows_of[int(tree.children_left_[node])]) >= k
+            assert len(rows_of[int(tree.children_right_[node])]) >= k
+    if tree.n_nodes_ > 1:
+        assert np.bincount(leaves)[np.unique(leaves)].min() >= k
+
+    # the root split is the best one (exhaustive for numeric bins; categorical subsets are
+    # provably optimal for two classes with Gini, or squared error, when k does not bind)
+    exhaustive_ok = not is_cat.any() or (
+        k == 1 and (criterion == "squared_error" or (criterion == "gini" and y.max() <= 1))
+    )
+    best = _best_root_impurity(B, is_cat, n_bins, y, k, criterion)
+    impure = np.ptp(y) > 0
+    if impure and y.size >= 2 * k and np.isfinite(best) and max_depth != 0:
+        assert tree.feature_[0] >= 0, "an impure root with a valid split must be split"
+        left = np.array([_goes_left(tree, 0, row) for row in B])
+        got = _impurity(y[left], criterion) + _impurity(y[~left], criterion)
+        if exhaustive_ok:
+            assert got == pytest.approx(best, rel=1e-9, abs=1e-9)
+        else:
+            assert got >= best - 1e-9
+    else:
+        assert tree.n_nodes_ == 1

@@ -1,0 +1,200 @@
+"""Tests of anonml.privacy.k_anonymity and equivalence_classes on hand-computed tiny tables."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from anonml._errors import InputError
+from anonml.privacy import equivalence_classes, k_anonymity
+
+
+@pytest.fixture
+def table() -> pd.DataFrame:
+    # classes on (age, sex): (30,F) x3, (40,M) x1, (30,M) x2; zip is not a QI
+    return pd.DataFrame(
+        {
+            "age": [30, 30, 40, 30, 30, 30],
+            "sex": ["F", "F", "M", "M", "F", "M"],
+            "zip": ["a", "b", "c", "d", "e", "f"],
+        }
+    )
+
+
+def test_smallest_class_size(table: pd.DataFrame) -> None:
+    assert k_anonymity(table, ["age", "sex"]) == 1
+    assert k_anonymity(table, ["age"]) == 1  # 40 occurs once
+    assert k_anonymity(table, ["sex"]) == 3  # F x3, M x3
+    assert k_anonymity(table.drop(index=2), ["age", "sex"]) == 2
+
+
+def test_all_columns_when_qi_is_none(table: pd.DataFrame) -> None:
+    assert k_anonymity(table[["sex"]], None) == 3
+    assert k_anonymity(table, None) == 1  # zip is unique
+
+
+def test_equivalence_classes_in_order_of_first_appearance(table: pd.DataFrame) -> None:
+    class_of_row, sizes = equivalence_classes(table, ["age", "sex"])
+    np.testing.assert_array_equal(class_of_row, [0, 0, 1, 2, 0, 2])
+    np.testing.assert_array_equal(sizes, [3, 1, 2])
+    assert class_of_row.dtype.kind == "i" and sizes.dtype.kind == "i"
+
+
+def test_single_string_qi_is_one_column(table: pd.DataFrame) -> None:
+    assert k_anonymity(table, "sex") == 3
+
+
+@pytest.mark.parametrize(
+    "column",
+    [
+        pd.Series(["a", None, np.nan, "a", None], dtype=object),
+        pd.Series(["a", None, np.nan, "a", None], dtype="str"),
+        pd.Series(["a", None, np.nan, "a", None], dtype="category"),
+        pd.Series([1.0, np.nan, np.nan, 1.0, np.nan]),
+        pd.Series([1, None, None, 1, None], dtype="Int64"),
+    ],
+    ids=["object", "str", "category", "float", "Int64"],
+)
+def test_missing_values_count_as_one_value(column: pd.Series) -> None:
+    t = pd.DataFrame({"c": column, "d": [1, 1, 1, 1, 1]})
+    class_of_row, sizes = equivalence_classes(t, ["c", "d"])
+    # 'a' x2 and missing x3 (None and NaN are the same missing value)
+    np.testing.assert_array_equal(class_of_row, [0, 1, 1, 0, 1])
+    np.testing.assert_array_equal(sizes, [2, 3])
+    assert k_anonymity(t, ["c", "d"]) == 2
+
+
+def test_missing_does_not_collide_with_other_values() -> None:
+    # a mixed code that treated missing as -1 would merge (x, NaN) with (w, last value)
+    t = pd.DataFrame({"a": ["w", "x", "w", "x"], "b": ["p", np.nan, "q", "q"]}, dtype=object)
+    assert k_anonymity(t, ["a", "b"]) == 1
+    _, sizes = equivalence_classes(t, ["a", "b"])
+    assert sizes.tolist() == [1, 1, 1, 1]
+
+
+def test_numpy_input_with_int_positions() -> None:
+    arr = np.array([[1, 5, 0], [1, 5, 1], [2, 6, 2], [2, 6, 3], [2, 7, 4]])
+    assert k_anonymity(arr, [0]) == 2
+    assert k_anonymity(arr, [0, 1]) == 1
+    assert k_anonymity(arr, 1) == 1
+    class_of_row, sizes = equivalence_classes(arr, [0, 1])
+    np.testing.assert_array_equal(class_of_row, [0, 0, 1, 1, 2])
+    np.testing.assert_array_equal(sizes, [2, 2, 1])
+    smallest, violations = k_anonymity(arr, [0, 1], k=2, return_violations=True)
+    assert smallest == 1
+    assert list(violations.columns) == [0, 1, "count"]
+    assert violations.values.tolist() == [[2, 7, 1]]
+
+
+def test_numpy_object_array() -> None:
+    arr = np.array([["a", 1], ["a", 1], ["b", 2]], dtype=object)
+    assert k_anonymity(arr, [0, 1]) == 1
+    assert k_anonymity(arr[:2], [0, 1]) == 2
+
+
+def test_return_violations_contents_and_order() -> None:
+    t = pd.DataFrame(
+        {
+            "age": [20, 30, 30, 40, 40, 40, 50, 50, 60],
+            "sex": ["F", "M", "M", "F", "F", "F", "M", "M", "F"],
+            "other": range(9),
+        },
+        index=[f"r{i}" for i in range(9)],
+    )
+    # classes in order of appearance: (20,F)=1, (30,M)=2, (40,F)=3, (50,M)=2, (60,F)=1
+    smallest, v = k_anonymity(t, ["age", "sex"], k=3, return_violations=True)
+    assert smallest == 1
+    assert list(v.columns) == ["age", "sex", "count"]
+    # smallest first; equal counts keep the order of first appearance
+    assert v.to_dict("list") == {
+        "age": [20, 60, 30, 50],
+        "sex": ["F", "F", "M", "M"],
+        "count": [1, 1, 2, 2],
+    }
+    assert list(v.index) == [0, 1, 2, 3]
+    assert v["age"].dtype == t["age"].dtype
+
+
+def test_return_violations_empty_when_k_holds(table: pd.DataFrame) -> None:
+    smallest, v = k_anonymity(table, ["sex"], k=3, return_violations=True)
+    assert smallest == 3
+    assert len(v) == 0
+    assert list(v.columns) == ["sex", "count"]
+
+
+def test_return_violations_keeps_missing_values() -> None:
+    t = pd.DataFrame({"c": ["a", "a", None]}, dtype=object)
+    smallest, v = k_anonymity(t, ["c"], k=2, return_violations=True)
+    assert smallest == 1
+    assert len(v) == 1 and pd.isna(v.loc[0, "c"]) and v.loc[0, "count"] == 1
+
+
+def test_return_violations_needs_k(table: pd.DataFrame) -> None:
+    with pytest.raises(InputError, match="k=") as info:
+        k_anonymity(table, ["age"], return_violations=True)
+    assert "\n" not in str(info.value)
+    assert "return_violations" in str(info.value)
+
+
+def test_empty_table_is_zero() -> None:
+    empty = pd.DataFrame({"age": pd.Series([], dtype=int), "sex": pd.Series([], dtype=object)})
+    assert k_anonymity(empty, ["age", "sex"]) == 0
+    class_of_row, sizes = equivalence_classes(empty, ["age"])
+    assert class_of_row.size == 0 and sizes.size == 0
+    smallest, v = k_anonymity(empty, ["age"], k=2, return_violations=True)
+    assert smallest == 0 and len(v) == 0
+    assert k_anonymity(np.zeros((0, 2)), [0, 1]) == 0
+
+
+def test_unknown_qi_is_an_input_error(table: pd.DataFrame) -> None:
+    with pytest.raises(InputError, match="'zipcode' is not a column") as info:
+        k_anonymity(table, ["age", "zipcode"])
+    assert "\n" not in str(info.value)
+    assert "age, sex, zip" in str(info.value)
+
+
+def test_qi_listed_twice_is_an_input_error(table: pd.DataFrame) -> None:
+    with pytest.raises(InputError, match="listed twice"):
+        k_anonymity(table, ["age", "age"])
+
+
+def test_many_columns_do_not_overflow_the_mixed_code() -> None:
+    # 80 binary columns: 2**80 combinations, more than an int64 holds
+    rng = np.random.default_rng(0)
+    bits = rng.integers(0, 2, size=(40, 80))
+    bits = np.vstack([bits, bits[:20]])  # rows 0..19 occur twice, 20..39 once
+    t = pd.DataFrame(bits)
+    _, sizes = equivalence_classes(t, None)
+    assert sorted(sizes.tolist()) == [1] * 20 + [2] * 20
+    assert k_anonymity(t, None) == 1
+    assert k_anonymity(t.iloc[:20], None) == 1
+    assert k_anonymity(pd.concat([t.iloc[:20], t.iloc[:20]]), None) == 2
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.sampled_from(["a", "b", None]),
+            st.sampled_from([1.0, 2.0, np.nan]),
+            st.integers(0, 2),
+        ),
+        min_size=1,
+        max_size=30,
+    )
+)
+def test_agrees_with_pandas_groupby(rows: list[tuple]) -> None:
+    t = pd.DataFrame(rows, columns=["s", "f", "i"])
+    t["s"] = t["s"].astype(object)
+    expected = t.groupby(["s", "f", "i"], dropna=False, sort=False).size()
+    class_of_row, sizes = equivalence_classes(t, ["s", "f", "i"])
+    assert sorted(sizes.tolist()) == sorted(expected.tolist())
+    assert k_anonymity(t, ["s", "f", "i"]) == int(expected.min())
+    # rows in one class agree on every QI; rows in different classes differ
+    key = t.fillna({"s": "<NA>", "f": -1.0}).apply(tuple, axis=1)
+    for c in range(sizes.size):
+        assert key[class_of_row == c].nunique() == 1
+    assert key.nunique() == sizes.size
