@@ -121,7 +121,7 @@ def test_resolve_columns() -> None:
 # -- schema checks -----------------------------------------------------------------------------
 def test_check_table_accepts_clean_table(mixed: pd.DataFrame) -> None:
     cols = list(mixed.columns)
-    check_table(mixed, cols, detect_categorical(mixed, cols, None))  # no error
+    assert check_table(mixed, cols, detect_categorical(mixed, cols, None)) is None
 
 
 @pytest.mark.parametrize(
@@ -145,12 +145,12 @@ def test_check_table_nullable_int_missing_is_an_error() -> None:
 
 def test_check_table_nan_in_unchecked_numeric_column_is_fine() -> None:
     df = pd.DataFrame({"qi": [1, 2, 3], "other": [1.0, np.nan, 2.0]})
-    check_table(df, ["qi"], [])  # 'other' is not read
+    assert check_table(df, ["qi"], []) is None  # 'other' is not read
 
 
 def test_check_table_missing_in_categorical_is_fine() -> None:
     df = pd.DataFrame({"c": ["a", None, np.nan]}, dtype=object)
-    check_table(df, ["c"], ["c"])
+    assert check_table(df, ["c"], ["c"]) is None
 
 
 def test_check_table_mixed_types() -> None:

@@ -58,10 +58,10 @@ def _impurity(y: np.ndarray, criterion: str) -> float:
     return float(-y.size * (p * np.log(p)).sum())
 
 
-def _best_root_impurity(B, is_cat, n_bins, y, k, criterion) -> float:
+def _best_root_impurity(B, is_cat, n_bins, y, k, criterion, features=None) -> float:
     """Brute force over every threshold and every subset of the categories present."""
     best = np.inf
-    for f in range(B.shape[1]):
+    for f in range(B.shape[1]) if features is None else features:
         if is_cat[f]:
             present = np.unique(B[:, f])
             candidates = [
@@ -94,9 +94,12 @@ def test_pure_child_is_not_split() -> None:
     assert len(np.unique(leaves)) == 3
     for leaf in np.unique(leaves):
         assert len(np.unique(y[leaves == leaf])) == 1
-    # the class-0 side is one leaf, a child of the root
-    assert tree.feature_[0] == 0
-    assert tree.threshold_[0] in (3, 6)
+    # root: x <= 3 (weighted Gini 0 + 6 * 1/2 = 3.0) beats x <= 6 (7 * 24/49 + 0 = 3.43);
+    # its pure left child is a leaf, its right child is split once more at x <= 6
+    assert tree.feature_[0] == 0 and tree.threshold_[0] == 3
+    assert tree.feature_[tree.children_left_[0]] == -1
+    right = tree.children_right_[0]
+    assert tree.threshold_[right] == 6 and tree.n_nodes_ == 5
 
 
 def test_node_smaller_than_two_leaves_is_not_split() -> None:
@@ -108,10 +111,10 @@ def test_node_smaller_than_two_leaves_is_not_split() -> None:
 def test_separable_numeric_split_is_found() -> None:
     rng = np.random.default_rng()
     n = 40
-    noise = rng.integers(0, 8, n)
-    signal = rng.permutation(np.repeat(np.arange(8), 5))
-    y = (signal >= 5).astype(int)
-    B = np.c_[noise, signal]
+    signal = np.repeat(np.arange(8), 5)
+    noise = np.arange(n) % 8  # every noise bin holds both classes
+    B = np.c_[noise, signal][rng.permutation(n)]  # row order does not matter
+    y = (B[:, 1] >= 5).astype(int)
     tree = HistTree(2).fit(B, np.array([False, False]), np.array([8, 8]), y)
     assert tree.feature_[0] == 1 and tree.threshold_[0] == 4
     assert tree.n_nodes_ == 3  # both children are pure
@@ -140,9 +143,11 @@ def test_separable_categorical_split_is_found() -> None:
 
 def test_regression_squared_error_finds_the_step() -> None:
     rng = np.random.default_rng()
-    x = rng.permutation(np.repeat(np.arange(6), 4))
+    x = np.repeat(np.arange(6), 4)
+    other = np.arange(24) % 6  # every value of `other` occurs on both sides of the step
+    perm = rng.permutation(24)
+    x, other = x[perm], other[perm]
     y = np.where(x >= 2, 10.0, 0.0) + rng.uniform(-0.1, 0.1, x.size)
-    other = rng.integers(0, 6, x.size)
     B = np.c_[other, x]
     tree = HistTree(3, max_depth=1, criterion="squared_error").fit(
         B, np.array([False, False]), np.array([6, 6]), y
@@ -158,14 +163,12 @@ def test_regression_constant_target_is_not_split() -> None:
 
 @pytest.mark.parametrize("max_depth", [1, 2, 3])
 def test_max_depth_is_respected(max_depth: int) -> None:
-    rng = np.random.default_rng()
-    B = rng.integers(0, 10, size=(200, 3))
-    y = rng.integers(0, 3, 200)
+    i = np.arange(200)
+    B = np.c_[i % 10, (i // 10) % 10, (i * 7) % 10]
+    y = i % 3  # every bin of every feature holds all three classes: no node is pure
     tree = HistTree(1, max_depth=max_depth).fit(B, np.array([False, True, False]), np.array([10, 10, 10]), y)
     depth = _depths(tree)
-    assert max(depth.values()) <= max_depth
-    # random labels on 200 rows: every level up to max_depth is used
-    assert max(depth.values()) == max_depth
+    assert max(depth.values()) == max_depth  # every level up to max_depth is used, no deeper
     assert tree.n_nodes_ <= 2 ** (max_depth + 1) - 1
 
 
@@ -201,7 +204,30 @@ def test_gini_and_entropy_choose_different_splits() -> None:
     assert HistTree(1, 1, "entropy").fit(B, is_cat, n_bins, y).feature_[0] == 0
 
 
-def test_fit_apply_on_empty_frontier_and_one_row() -> None:
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="known limitation: categorical splits are searched only among prefixes of the "
+    "categories ordered by mean target (or majority share); when min_samples_leaf binds, the "
+    "only valid subset can lie outside that order and the node is left unsplit",
+)
+@pytest.mark.parametrize("criterion", ["squared_error", "gini"])
+def test_valid_categorical_subset_outside_the_order(criterion: str) -> None:
+    # categories 0, 1, 2 with rows 1, 2, 1 and k = 2: the only valid split is {1} | {0, 2}.
+    # Ordered by mean target (0.0, 0.3, 0.6) the prefixes are {0} (1 row) and {0, 1} (3 rows),
+    # both invalid, so the root stays a leaf although a split of 2 | 2 rows exists.
+    B = np.array([[1], [2], [0], [1]], dtype=np.int32)
+    if criterion == "squared_error":
+        y = np.array([0.5, 0.6, 0.0, 0.1])
+    else:  # class-1 share by category: 0 -> 0, 1 -> 1/2, 2 -> 1
+        y = np.array([1, 1, 0, 0])
+    tree = HistTree(2, criterion=criterion).fit(B, np.array([True]), np.array([4]), y)
+    assert tree.feature_[0] == 0
+    leaves = tree.apply(B)
+    assert leaves[0] == leaves[3] != leaves[1] == leaves[2]
+
+
+def test_fit_apply_one_row() -> None:
     tree = HistTree(1)
     leaves = tree.fit_apply(np.array([[0]]), np.array([False]), np.array([1]), np.array([0]))
     np.testing.assert_array_equal(leaves, [0])
@@ -229,7 +255,7 @@ def _problems(draw):
     return B, is_cat, n_bins, y, k, max_depth, criterion
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150, deadline=None, database=None)
 @given(_problems())
 def test_tree_invariants(problem) -> None:
     B, is_cat, n_bins, y, k, max_depth, criterion = problem
@@ -269,14 +295,19 @@ def test_tree_invariants(problem) -> None:
         k == 1 and (criterion == "squared_error" or (criterion == "gini" and y.max() <= 1))
     )
     best = _best_root_impurity(B, is_cat, n_bins, y, k, criterion)
-    impure = np.ptp(y) > 0
-    if impure and y.size >= 2 * k and np.isfinite(best) and max_depth != 0:
+    best_numeric = _best_root_impurity(B, is_cat, n_bins, y, k, criterion, np.flatnonzero(~is_cat))
+    if np.ptp(y) == 0 or y.size < 2 * k or not np.isfinite(best):
+        assert tree.n_nodes_ == 1
+        return
+    # a valid split must be found when a numeric one exists, or when all subsets are searched
+    # (categorical splits are prefixes of one order of the categories: with k > 1 a valid
+    # subset can lie outside it, see test_valid_categorical_subset_outside_the_order)
+    if np.isfinite(best_numeric) or exhaustive_ok:
         assert tree.feature_[0] >= 0, "an impure root with a valid split must be split"
+    if tree.feature_[0] >= 0:
         left = np.array([_goes_left(tree, 0, row) for row in B])
         got = _impurity(y[left], criterion) + _impurity(y[~left], criterion)
         if exhaustive_ok:
             assert got == pytest.approx(best, rel=1e-9, abs=1e-9)
         else:
             assert got >= best - 1e-9
-    else:
-        assert tree.n_nodes_ == 1

@@ -174,7 +174,7 @@ def test_many_columns_do_not_overflow_the_mixed_code() -> None:
     assert k_anonymity(pd.concat([t.iloc[:20], t.iloc[:20]]), None) == 2
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60, deadline=None, database=None)
 @given(
     rows=st.lists(
         st.tuples(

@@ -156,7 +156,7 @@ def check_table(
         s = frame[c]
         if c in cat:
             inferred = pd.api.types.infer_dtype(s, skipna=True)
-            if inferred.startswith("mixed"):
+            if inferred.startswith("mixed") and inferred != "mixed-integer-float":
                 kinds = sorted({type(v).__name__ for v in s.dropna().unique()[:50]})
                 raise InputError(
                     f"column {c!r} mixes value types ({', '.join(kinds)}); "
@@ -306,24 +306,31 @@ class TableEncoder:
             blocks.append(block)
         return np.hstack(blocks) if blocks else np.zeros((n, 0), dtype=np.float32)
 
-    def bins(self, frame: pd.DataFrame, handle_unknown: str = "error") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def bins(
+        self, frame: pd.DataFrame, handle_unknown: str = "error", columns: Sequence[Any] | None = None
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Integer bins per column, whether each column is categorical, and each one's bin count.
 
         Numeric values fall into quantile bins (at most ``max_bins``); categorical values are
-        their codes (known, missing, unknown).
+        their codes (known, missing, unknown). The matrix is column-major and of the smallest
+        unsigned type that holds every bin (uint8 for up to 256 bins), so that gathers are cheap.
         """
-        n = frame.shape[0]
-        is_cat = np.array([c in set(self.categorical) for c in self.columns], dtype=bool)
-        n_bins = np.empty(len(self.columns), dtype=np.int64)
-        out = np.empty((n, len(self.columns)), dtype=np.int32, order="F")
-        for j, c in enumerate(self.columns):
+        cols = self.columns if columns is None else list(columns)
+        cat = set(self.categorical)
+        is_cat = np.array([c in cat for c in cols], dtype=bool)
+        n_bins = np.array(
+            [self.cats_[c].n_codes + 1 if c in cat else len(self.thresholds_[c]) + 1 for c in cols],
+            dtype=np.int64,
+        )
+        top = int(n_bins.max()) if len(cols) else 1
+        dtype = np.uint8 if top <= 256 else np.uint16 if top <= 65536 else np.int32
+        out = np.empty((frame.shape[0], len(cols)), dtype=dtype, order="F")
+        for j, c in enumerate(cols):
             if is_cat[j]:
                 out[:, j] = self.codes(frame, c, handle_unknown)
-                n_bins[j] = self.cats_[c].n_codes + 1
             else:
                 t = self.thresholds_[c]
                 out[:, j] = np.searchsorted(t, frame[c].to_numpy(dtype=np.float64), side="left")
-                n_bins[j] = len(t) + 1
         return out, is_cat, n_bins
 
 

@@ -58,12 +58,14 @@ class AccuracyGuidedAnonymizer(BaseAnonymizer):
     max_depth : int, optional
         Depth limit of the tree; None grows it until leaves are pure or cannot be split into
         two parts of k rows. A smaller depth gives fewer, larger groups.
-    refine : {"none", "mondrian"}, default "none"
+    refine : {"mondrian", "none"}, default "mondrian"
         ``"none"``: the groups are the tree's leaves (the paper). ``"mondrian"``: every leaf of at
         least 2k rows (the tree stopped there because the leaf is pure in ``y``) is cut further by
         strict median partitioning on the QIs (LeFevre et al., 2006) into parts of at least k
         rows. This keeps every group pure where the leaf was, but makes the groups smaller and
-        tighter, so the anonymized data keep more of the QIs' information.
+        tighter, so the anonymized data keep more of the QIs' information: on Adult (12 QI, NN)
+        it roughly halves the accuracy loss on raw test rows at k = 10 ... 500 and changes
+        nothing at k = 1000 (docs/results.md).
     features : {"qi", "all"}, default "qi"
         Columns the tree reads. ``"qi"`` (the paper): only the quasi-identifiers. ``"all"``:
         every column, so groups follow the model more closely; only the QIs are recoded and
@@ -129,7 +131,7 @@ class AccuracyGuidedAnonymizer(BaseAnonymizer):
         tree: str = "auto",
         criterion: str | None = None,
         max_depth: int | None = None,
-        refine: str = "none",
+        refine: str = "mondrian",
         features: str = "qi",
         task: str = "auto",
         handle_unknown: str = "error",
@@ -216,17 +218,15 @@ class AccuracyGuidedAnonymizer(BaseAnonymizer):
         groups = self.leaf_to_group_[leaves]
         self.refine_tree_ = None
         if self.refine == "mondrian":
-            B, is_cat, n_bins = self._qi_bins(frame, "error")
+            if method == "hist" and self.features == "qi":
+                qB, q_cat, q_bins = B, is_cat, n_bins  # the tree's bins are the QIs' bins
+            else:
+                qB, q_cat, q_bins = self.encoder_.bins(frame, columns=self.qi_)
             self.refine_tree_ = HistTree(self.k, None, "mondrian")
-            leaves = self.refine_tree_.fit_apply(B, is_cat, n_bins, None, init=groups)
+            leaves = self.refine_tree_.fit_apply(qB, q_cat, q_bins, None, init=groups)
             self.refined_leaf_to_group_ = _compact(leaves, self.refine_tree_.n_nodes_)
             groups = self.refined_leaf_to_group_[leaves]
         return groups
-
-    def _qi_bins(self, frame: pd.DataFrame, handle_unknown: str):
-        B, is_cat, n_bins = self.encoder_.bins(frame, handle_unknown)
-        pos = [self.encoder_.columns.index(c) for c in self.qi_]
-        return B[:, pos], is_cat[pos], n_bins[pos]
 
     def _assign(self, frame: pd.DataFrame) -> np.ndarray:
         if self.tree_method_ == "exact":
@@ -235,7 +235,7 @@ class AccuracyGuidedAnonymizer(BaseAnonymizer):
             leaves = self.tree_.apply(self.encoder_.bins(frame, self.handle_unknown)[0])
         groups = self.leaf_to_group_[leaves]
         if self.refine_tree_ is not None:
-            B = self._qi_bins(frame, self.handle_unknown)[0]
+            B = self.encoder_.bins(frame, self.handle_unknown, columns=self.qi_)[0]
             groups = self.refined_leaf_to_group_[self.refine_tree_.apply(B, init=groups)]
         return groups
 

@@ -92,6 +92,8 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
             )
         frame, _ = as_frame(X)
         self._check_columns(frame)
+        if frame.shape[0] == 0:
+            return from_frame(frame.copy(), X)
         check_table(frame, self.encoder_.columns, self.encoder_.categorical)
         groups = self._assign(frame)
         return from_frame(recode(frame, self.qi_, groups, self.representatives_), X)

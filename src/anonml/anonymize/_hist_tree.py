@@ -17,8 +17,11 @@ Splits
   (and values unseen in fit) go right.
 
 A node is split when it is impure, holds at least ``2 * min_samples_leaf`` rows, is shallower than
-``max_depth``, and has a split leaving ``min_samples_leaf`` rows on each side; as in scikit-learn,
-the best split is taken even when it does not lower the impurity.
+``max_depth``, and one of the splits searched leaves ``min_samples_leaf`` rows on each side; as in
+scikit-learn, the best split is taken even when it does not lower the impurity. Only prefixes of
+the ordered categories are searched, so when ``min_samples_leaf`` binds, a valid category subset
+outside that order can be missed and the node kept whole (coarser groups, never smaller than k;
+``tests/test_hist_tree.py`` pins this limitation).
 
 The ``"mondrian"`` criterion needs no target: every node of at least ``2 * min_samples_leaf`` rows
 is cut on the feature of widest normalized spread that admits a cut, at the most balanced
@@ -64,7 +67,8 @@ class HistTree:
 
         ``init`` (ints 0..G-1, one per row) starts from G root nodes instead of one.
         """
-        B = np.asfortranarray(B)
+        B = np.asfortranarray(B)  # column-major for the histograms,
+        B_rows = np.ascontiguousarray(B)  # row-major for routing
         k = self.min_samples_leaf
         regression = self.criterion == "squared_error"
         mondrian = self.criterion == "mondrian"
@@ -93,6 +97,7 @@ class HistTree:
         # index of each such row's node in `frontier`
         local = np.zeros(n, dtype=np.int64) if init is None else np.asarray(init, dtype=np.int64).copy()
         frontier = np.arange(n_roots)
+        parent_H: list[np.ndarray] | None = None  # per feature, histograms of the split parents
         depth = 0
         while frontier.size and (self.max_depth is None or depth < self.max_depth):
             A = frontier.size
@@ -110,29 +115,48 @@ class HistTree:
             can = impure & (cnt >= 2 * k)
             if not can.any():
                 break
-            keep = can[local]
-            leaf_of_row[rows[~keep]] = frontier[local[~keep]]
-            rows, local, yr = rows[keep], local[keep], yr[keep]
 
-            local_c = local * n_classes
+            # Histograms: at the root level from all rows; below it, the frontier is made of
+            # sibling pairs, so only the smaller child of each pair is counted and the larger
+            # one is its parent's histogram minus the smaller's (the "subtraction trick").
+            if parent_H is None:
+                h_rows, h_node, h_y, n_h = rows, local, yr, A
+            else:
+                n_pairs = A // 2
+                small_side = (cnt[1::2] < cnt[0::2]).astype(np.int64)
+                sel = (local & 1) == small_side[local >> 1]
+                h_rows, h_node, h_y, n_h = rows[sel], local[sel] >> 1, yr[sel], n_pairs
+                pair_ids = 2 * np.arange(n_pairs)
+                small_ids, large_ids = pair_ids + small_side, pair_ids + 1 - small_side
+            width = 2 if regression else n_classes
+            h_node_c = h_node * (1 if regression else n_classes)
+            cur_H: list[np.ndarray] = []
             best_gain = np.full(A, -np.inf)
             best_f = np.full(A, -1, dtype=np.int64)
             best_pos = np.zeros(A, dtype=np.int64)
             best_order: dict[int, np.ndarray] = {}
             for f in range(n_feat):
                 nb = int(n_bins[f])
-                b = B[:, f][rows]
+                b = B[:, f][h_rows]
                 if regression:
-                    idx = local * nb + b
-                    Hc = np.bincount(idx, minlength=A * nb).reshape(A, nb).astype(np.float64)
-                    Hs = np.bincount(idx, weights=yr, minlength=A * nb).reshape(A, nb)
-                    H = np.stack([Hc, Hs], axis=2)
+                    idx = h_node * nb
+                    idx += b
+                    Hc = np.bincount(idx, minlength=n_h * nb).reshape(n_h, nb).astype(np.float64)
+                    Hs = np.bincount(idx, weights=h_y, minlength=n_h * nb).reshape(n_h, nb)
+                    Hh = np.stack([Hc, Hs], axis=2)
                 else:
-                    idx = local_c * nb  # = ((local * nb) + b) * n_classes + y, in place
-                    idx += yr
-                    idx += b * n_classes
-                    H = np.bincount(idx, minlength=A * nb * n_classes)
-                    H = H.reshape(A, nb, n_classes).astype(np.float64)
+                    idx = h_node_c * nb  # = ((node * nb) + b) * n_classes + y, in place
+                    idx += h_y
+                    idx += np.multiply(b, n_classes, dtype=np.int64)  # b may be uint8
+                    Hh = np.bincount(idx, minlength=n_h * nb * n_classes)
+                    Hh = Hh.reshape(n_h, nb, n_classes).astype(np.float64)
+                if parent_H is None:
+                    H = Hh
+                else:
+                    H = np.empty((A, nb, width))
+                    H[small_ids] = Hh
+                    H[large_ids] = parent_H[f] - Hh
+                cur_H.append(H)
                 order = None
                 if mondrian:
                     gain, pos = self._mondrian_split(H[:, :, 0], cnt, k, bool(is_cat[f]))
@@ -153,6 +177,9 @@ class HistTree:
             split = can & np.isfinite(best_gain)
             if not split.any():
                 break
+            split_ids = np.flatnonzero(split)
+            parent_H = [H[split_ids] for H in cur_H]  # children are created in this order
+            del cur_H
 
             # create children and route rows
             nodes = frontier[split]
@@ -184,8 +211,8 @@ class HistTree:
             rows, local = rows[keep], local[keep]
             flat = np.concatenate(flat_parts) if flat_parts else np.zeros(0, dtype=bool)
             go_left = self._route(
-                B, rows, frontier[local], np.asarray(feature), np.asarray(threshold),
-                np.asarray(offset), flat, is_cat,
+                B_rows, rows, frontier[local], np.asarray(feature), np.asarray(threshold),
+                np.asarray(offset), flat,
             )
             child = np.where(go_left, child_left[local], child_right[local])
             first = int(child_left[np.flatnonzero(split)[0]])  # children are numbered contiguously
@@ -217,7 +244,7 @@ class HistTree:
 
     def apply(self, B: np.ndarray, init: np.ndarray | None = None) -> np.ndarray:
         """Leaf node id of every row of ``B`` (starting from root ``init`` of each row, if given)."""
-        B = np.asfortranarray(B)
+        B_rows = np.ascontiguousarray(B)
         n = B.shape[0]
         node = np.zeros(n, dtype=np.int64) if init is None else np.asarray(init, dtype=np.int64).copy()
         rows = np.arange(n)
@@ -227,7 +254,7 @@ class HistTree:
                 break
             nd = node[rows]
             go_left = self._route(
-                B, rows, nd, self.feature_, self.threshold_, self.offset_, self.flat_, self.is_cat_
+                B_rows, rows, nd, self.feature_, self.threshold_, self.offset_, self.flat_
             )
             node[rows] = np.where(go_left, self.children_left_[nd], self.children_right_[nd])
         return node
@@ -299,15 +326,16 @@ class HistTree:
         return best - parent, pos
 
     @staticmethod
-    def _route(B, rows, node_of_row, feature, threshold, offset, flat, is_cat):
+    def _route(B_rows, rows, node_of_row, feature, threshold, offset, flat):
         """Whether each row goes to the left child of its (internal) node."""
         f = feature[node_of_row]
-        b = B.ravel(order="F")[rows + f * B.shape[0]]  # B is column-major: one flat gather
-        cat = is_cat[f]
+        # B_rows is row-major and `rows` ascend, so this one flat gather walks memory forwards
+        b = B_rows.ravel()[rows * B_rows.shape[1] + f]
+        left = b <= threshold[node_of_row]
+        off = offset[node_of_row]  # >= 0 exactly for nodes split on a category set
+        cat = off >= 0
         if not cat.any():
-            return b <= threshold[node_of_row]
-        go_left = np.empty(rows.size, dtype=bool)
-        num = ~cat
-        go_left[num] = b[num] <= threshold[node_of_row[num]]
-        go_left[cat] = flat[offset[node_of_row[cat]] + b[cat]]
-        return go_left
+            return left
+        # full-length selects: cheaper than boolean-mask indexing on large arrays
+        flat_idx = np.where(cat, off + b, 0)
+        return np.where(cat, (flat if flat.size else np.zeros(1, dtype=bool))[flat_idx], left)

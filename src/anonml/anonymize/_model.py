@@ -146,8 +146,11 @@ def anonymize_model(
         if predictions is None:
             summary["accuracy_before"] = _score(original, X_test, y_test)
         summary["accuracy_after"] = _score(retrained, X_test, y_test)
-        mapped = anonymizer.set_params(handle_unknown="ignore").transform(X_test)
-        anonymizer.set_params(handle_unknown=anonymizer_params.get("handle_unknown", "error"))
+        chosen = anonymizer.handle_unknown
+        try:  # test rows may hold categories the training rows lack; route them, do not fail
+            mapped = anonymizer.set_params(handle_unknown="ignore").transform(X_test)
+        finally:
+            anonymizer.set_params(handle_unknown=chosen)
         summary["accuracy_after_mapped"] = _score(retrained, mapped, y_test)
     t4 = time.perf_counter()
     summary.update(

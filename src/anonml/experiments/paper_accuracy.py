@@ -9,7 +9,9 @@ mapped through the anonymizer's ``transform`` (``accuracy_mapped``, the paper's 
 
 Variants (``--variants``) change one option at a time from the paper's method:
 
-* ``paper``: majority-label medoid, Gini, exact tree on the QIs (the paper);
+* ``paper``: majority-label medoid, Gini, exact tree on the QIs, no refinement (the paper);
+* ``anonml``: the library's defaults (``AccuracyGuidedAnonymizer()``: the paper plus
+  ``refine="mondrian"``, and the histogram tree from 100,000 rows on);
 * ``medoid``: representative = plain medoid;
 * ``entropy``: entropy split criterion;
 * ``hist``: anonml's histogram tree (native categorical splits);
@@ -17,7 +19,10 @@ Variants (``--variants``) change one option at a time from the paper's method:
 * ``all_features``: the tree reads every feature, not only the QIs;
 * ``refine``: large pure leaves are cut further by median partitioning (``refine="mondrian"``);
 * ``refine_medoid``: ``refine`` with the plain-medoid representative;
-* ``labels``: the tree is fitted on the true labels (workload-aware) instead of predictions.
+* ``labels``: the tree is fitted on the true labels (workload-aware) instead of predictions;
+* ``proba``: the tree is a regression tree on the model's probability of the positive class
+  (representative: medoid), ``proba_hist`` the same with the histogram tree;
+* ``hist_refine``: histogram tree and Mondrian refinement.
 """
 
 from __future__ import annotations
@@ -40,16 +45,20 @@ from anonml.experiments._models import paper_nn
 
 __all__ = ["VARIANTS", "run", "summarize", "write_outputs"]
 
+_PAPER = {"representative": "majority_medoid", "tree": "exact", "criterion": "gini", "refine": "none"}
 VARIANTS: dict[str, dict[str, Any]] = {
-    "paper": {},
-    "medoid": {"representative": "medoid"},
-    "entropy": {"criterion": "entropy"},
-    "hist": {"tree": "hist"},
-    "depth8": {"max_depth": 8},
-    "all_features": {"features": "all"},
-    "refine": {"refine": "mondrian"},
-    "refine_medoid": {"refine": "mondrian", "representative": "medoid"},
-    "labels": {},
+    "paper": _PAPER,
+    "anonml": {},
+    "medoid": {**_PAPER, "representative": "medoid"},
+    "entropy": {**_PAPER, "criterion": "entropy"},
+    "hist": {**_PAPER, "tree": "hist"},
+    "depth8": {**_PAPER, "max_depth": 8},
+    "all_features": {**_PAPER, "features": "all"},
+    "refine": {**_PAPER, "refine": "mondrian"},
+    "labels": {**_PAPER, "guide": "labels"},
+    "proba": {**_PAPER, "guide": "proba"},
+    "proba_hist": {**_PAPER, "guide": "proba", "tree": "hist"},
+    "hist_refine": {**_PAPER, "tree": "hist", "refine": "mondrian"},
 }
 
 
@@ -80,14 +89,19 @@ def _fit_quiet(model, X, y):
         return model.fit(X, y)
 
 
-def _baseline(data: _Data, seed: int) -> tuple[float, np.ndarray]:
+def _baseline(data: _Data, seed: int) -> tuple[float, dict[str, np.ndarray]]:
     model = _fit_quiet(paper_nn(data.categorical, data.numeric, random_state=seed), data.X_train, data.y_train)
-    return float(model.score(data.X_test, data.y_test)), model.predict(data.X_train)
+    guides = {
+        "predictions": model.predict(data.X_train),
+        "proba": model.predict_proba(data.X_train)[:, 1],
+        "labels": data.y_train.to_numpy(),
+    }
+    return float(model.score(data.X_test, data.y_test)), guides
 
 
-def _one(data: _Data, seed: int, qi_set: str, k: int, variant: str, predictions: np.ndarray) -> dict:
+def _one(data: _Data, seed: int, qi_set: str, k: int, variant: str, guides: dict) -> dict:
     params = dict(VARIANTS[variant])
-    guide = data.y_train.to_numpy() if variant == "labels" else predictions
+    guide = guides[params.pop("guide", "predictions")]
     t0 = time.perf_counter()
     ag = AccuracyGuidedAnonymizer(k=k, quasi_identifiers=data.qi_sets[qi_set], random_state=seed, **params)
     X_anon = ag.fit_transform(data.X_train, guide)
@@ -199,16 +213,24 @@ def write_outputs(results: pd.DataFrame, out_dir: str | Path, name: str = "accur
         import matplotlib.pyplot as plt
     except ImportError:  # pragma: no cover - the plot is optional
         return paths
-    qsets = list(dict.fromkeys(summary.qi_set))
+    shown = [v for v in ("paper", "anonml") if v in set(summary.variant)]
+    if not shown:
+        return paths
+    qsets = sorted(set(summary.qi_set), key=lambda q: -int(q) if str(q).isdigit() else 0)
     fig, axes = plt.subplots(1, len(qsets), figsize=(5 * len(qsets), 4), sharey=True, squeeze=False)
+    styles = {"paper": ("tab:blue", "AG (paper)"), "anonml": ("tab:green", "AG (anonml defaults)")}
     for ax, q in zip(axes[0], qsets):
-        part = summary[(summary.qi_set == q) & (summary.variant == "paper")].sort_values("k")
-        b = part.baseline_mean.iloc[0]
-        ax.axhline(b, color="black", ls="--", label="baseline (no anonymization)")
-        ax.errorbar(part.k, part.accuracy_mean, yerr=part.accuracy_std, marker="o", capsize=3,
-                    label="AG, raw test rows")
-        ax.errorbar(part.k, part.mapped_mean, yerr=part.mapped_std, marker="s", capsize=3,
-                    label="AG, test rows mapped")
+        for v in shown:
+            part = summary[(summary.qi_set == q) & (summary.variant == v)].sort_values("k")
+            if part.empty:
+                continue
+            color, label = styles[v]
+            ax.errorbar(part.k, part.accuracy_mean, yerr=part.accuracy_std, marker="o", capsize=3,
+                        color=color, label=f"{label}, raw test rows")
+            ax.errorbar(part.k, part.mapped_mean, yerr=part.mapped_std, marker="s", capsize=3,
+                        color=color, ls="--", label=f"{label}, test rows mapped")
+        ax.axhline(summary[summary.qi_set == q].baseline_mean.iloc[0], color="black", ls=":",
+                   label="baseline (no anonymization)")
         ax.set_xscale("log")
         ax.set_xlabel("k")
         ax.set_title(f"Adult, NN, {q} quasi-identifiers")
