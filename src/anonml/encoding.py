@@ -227,16 +227,19 @@ class TableEncoder:
             std = float(v.std())
             self.scale_[c] = std if std > 0 else 1.0
             self.thresholds_[c] = _bin_thresholds(v, self.max_bins)
+        memo = self._memo if getattr(self, "_memo_frame", None) is frame else None
         for c in self.categorical:
             s = frame[c]
-            _, values = pd.factorize(s, use_na_sentinel=True)
-            values = np.asarray(values, dtype=object)
-            missing = s.isna()
+            row_codes, uniques = pd.factorize(s, use_na_sentinel=True)
+            values = np.asarray(uniques, dtype=object)
             try:
                 values = np.sort(values)
             except TypeError:  # values of one kind that do not order (checked before)
                 values = np.asarray(sorted(values, key=repr), dtype=object)
-            self.cats_[c] = _CatSpec(np.asarray(values, dtype=object), bool(missing.any()))
+            self.cats_[c] = _CatSpec(np.asarray(values, dtype=object), bool((row_codes < 0).any()))
+            if memo is not None:  # the fit frame's codes, from this factorization, for free
+                codes = self._codes(frame, c, "error", (row_codes, uniques))
+                memo[(c, "error")] = memo[(c, "ignore")] = codes
         return self
 
     # -- views ---------------------------------------------------------------------------------
@@ -259,12 +262,14 @@ class TableEncoder:
             return memo[key]
         return self._codes(frame, column, handle_unknown)
 
-    def _codes(self, frame: pd.DataFrame, column: Any, handle_unknown: str) -> np.ndarray:
+    def _codes(
+        self, frame: pd.DataFrame, column: Any, handle_unknown: str, factorized: tuple | None = None
+    ) -> np.ndarray:
         spec = self.cats_[column]
         s = frame[column]
-        missing = s.isna().to_numpy()
         # factorize first: mapping the few distinct values is far cheaper than every cell
-        row_codes, uniques = pd.factorize(s, use_na_sentinel=True)
+        row_codes, uniques = factorized or pd.factorize(s, use_na_sentinel=True)
+        missing = row_codes < 0
         codes = spec.index.get_indexer(pd.Index(np.asarray(uniques, dtype=object), dtype=object))
         codes = np.append(codes, -1)[row_codes].astype(np.int64, copy=False)
         m = len(spec.categories)
@@ -272,7 +277,7 @@ class TableEncoder:
         unknown = (codes < 0) & ~missing
         if unknown.any():
             if handle_unknown == "error":
-                value = s[unknown].iloc[0]
+                value = s.iloc[int(np.flatnonzero(unknown)[0])]
                 raise InputError(
                     f"column {column!r} has value {value!r} not seen in fit "
                     f"({int(unknown.sum())} rows); refit on data that includes it, or pass "

@@ -126,9 +126,10 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
         self.columns_ = list(frame.columns)
         self.qi_ = qi
         self.categorical_ = [c for c in categorical if c in set(qi)]
-        self.encoder_ = TableEncoder(tree_cols, categorical, max_bins=self._max_bins()).fit(frame)
-        t1 = time.perf_counter()
+        self.encoder_ = TableEncoder(tree_cols, categorical, max_bins=self._max_bins())
         with self.encoder_.memoize(frame):
+            self.encoder_.fit(frame)
+            t1 = time.perf_counter()
             groups = np.asarray(self._partition(frame, y_fit), dtype=np.int64)
             n_groups = int(groups.max()) + 1
             t2 = time.perf_counter()
@@ -177,34 +178,40 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
             raise InputError(
                 "y is missing; pass the model's predictions on X (or the true labels) as y"
             )
-        y_arr = np.asarray(y.to_numpy() if isinstance(y, (pd.Series, pd.DataFrame)) else y)
-        if y_arr.ndim == 2 and y_arr.shape[1] == 1:
-            y_arr = y_arr.ravel()
-        if y_arr.ndim != 1:
+        if isinstance(y, pd.DataFrame) and y.shape[1] == 1:
+            y = y.iloc[:, 0]
+        if isinstance(y, pd.Series):
+            y_ser = y.reset_index(drop=True)  # pandas ops on the Series: no object copy
+        else:
+            y_arr = np.asarray(y)
+            if y_arr.ndim == 2 and y_arr.shape[1] == 1:
+                y_arr = y_arr.ravel()
+            if y_arr.ndim != 1:
+                raise InputError(
+                    f"y must be 1-D with one label per row, got shape {y_arr.shape}; pass "
+                    "model.predict(X), not predict_proba"
+                )
+            y_ser = pd.Series(y_arr, copy=False)
+        if y_ser.shape[0] != n_rows:
             raise InputError(
-                f"y must be 1-D with one label per row, got shape {y_arr.shape}; pass "
-                "model.predict(X), not predict_proba"
+                f"y has {y_ser.shape[0]} values but X has {n_rows} rows; pass one label per row"
             )
-        if y_arr.shape[0] != n_rows:
-            raise InputError(
-                f"y has {y_arr.shape[0]} values but X has {n_rows} rows; pass one label per row"
-            )
-        if pd.isna(y_arr).any():
-            raise InputError(
-                f"y has {int(pd.isna(y_arr).sum())} missing values; drop those rows or impute y"
-            )
+        n_missing = int(y_ser.isna().sum())
+        if n_missing:
+            raise InputError(f"y has {n_missing} missing values; drop those rows or impute y")
+        y_arr = y_ser.to_numpy() if pd.api.types.is_numeric_dtype(y_ser.dtype) else None
         task = self.task
         if task == "auto":
             # scikit-learn's rule (type_of_target): floats that are not all whole are continuous;
             # checked without its sort of y, which dominates on a million string labels
-            is_float = y_arr.dtype.kind == "f"
+            is_float = y_arr is not None and y_arr.dtype.kind == "f"
             task = "regression" if is_float and np.any(y_arr != np.round(y_arr)) else "classification"
         if task not in ("classification", "regression"):
             raise InputError(f"task={self.task!r}; use 'auto', 'classification' or 'regression'")
         self.task_ = task
         if task == "regression":
             try:
-                y_float = y_arr.astype(np.float64)
+                y_float = y_ser.to_numpy(dtype=np.float64)
             except (TypeError, ValueError):
                 raise InputError("task='regression' needs numeric y; pass numbers") from None
             if not np.isfinite(y_float).all():
@@ -212,14 +219,15 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
             self.classes_ = None
             return y_float, None
         try:
-            codes, classes = pd.factorize(y_arr, sort=True)
+            codes, classes = pd.factorize(y_ser, sort=True)
         except TypeError:
-            kinds = sorted({type(v).__name__ for v in y_arr[:1000]})
+            kinds = sorted({type(v).__name__ for v in y_ser.iloc[:1000]})
             raise InputError(
                 f"y mixes label types ({', '.join(kinds)}); cast the labels to one type"
             ) from None
-        self.classes_ = classes
-        return codes.ravel().astype(np.int64), codes.ravel().astype(np.int64)
+        self.classes_ = np.asarray(classes)
+        codes = np.asarray(codes, dtype=np.int64)
+        return codes, codes
 
     def _check_columns(self, frame: pd.DataFrame) -> None:
         cols = list(frame.columns)

@@ -124,8 +124,9 @@ class HistTree:
             else:
                 n_pairs = A // 2
                 small_side = (cnt[1::2] < cnt[0::2]).astype(np.int64)
-                sel = (local & 1) == small_side[local >> 1]
-                h_rows, h_node, h_y, n_h = rows[sel], local[sel] >> 1, yr[sel], n_pairs
+                sel = np.flatnonzero((local & 1) == small_side[local >> 1])
+                h_rows, h_node, h_y = rows.take(sel), local.take(sel) >> 1, yr.take(sel)
+                n_h = n_pairs
                 pair_ids = 2 * np.arange(n_pairs)
                 small_ids, large_ids = pair_ids + small_side, pair_ids + 1 - small_side
             width = 2 if regression else n_classes
@@ -207,17 +208,20 @@ class HistTree:
                 offset += [-1, -1]
 
             keep = split[local]
-            leaf_of_row[rows[~keep]] = frontier[local[~keep]]
-            rows, local = rows[keep], local[keep]
+            gone = np.flatnonzero(~keep)
+            leaf_of_row[rows.take(gone)] = frontier.take(local.take(gone))
+            kept = np.flatnonzero(keep)  # one nonzero pass, then plain takes
+            rows, local = rows.take(kept), local.take(kept)
             flat = np.concatenate(flat_parts) if flat_parts else np.zeros(0, dtype=bool)
             go_left = self._route(
-                B_rows, rows, frontier[local], np.asarray(feature), np.asarray(threshold),
-                np.asarray(offset), flat,
+                B_rows, rows, local, np.asarray(feature)[frontier],
+                np.asarray(threshold)[frontier], np.asarray(offset)[frontier], flat,
             )
-            child = np.where(go_left, child_left[local], child_right[local])
-            first = int(child_left[np.flatnonzero(split)[0]])  # children are numbered contiguously
+            # children are numbered contiguously, left then right, in the order of `split_ids`
+            first = int(child_left[split_ids[0]])
             frontier = np.arange(first, len(feature))
-            local = child - first
+            local = child_left.take(local) - first
+            local += ~go_left
             depth += 1
         leaf_of_row[rows] = frontier[local] if frontier.size else 0
 
@@ -327,7 +331,11 @@ class HistTree:
 
     @staticmethod
     def _route(B_rows, rows, node_of_row, feature, threshold, offset, flat):
-        """Whether each row goes to the left child of its (internal) node."""
+        """Whether each row goes to the left child of its (internal) node.
+
+        ``feature``, ``threshold`` and ``offset`` are indexed by ``node_of_row``: node ids, or
+        positions in the current level (then the tables are the level's, small and cache-hot).
+        """
         f = feature[node_of_row]
         # B_rows is row-major and `rows` ascend, so this one flat gather walks memory forwards
         b = B_rows.ravel()[rows * B_rows.shape[1] + f]

@@ -101,7 +101,9 @@ def select_representatives(
         majority = counts.reshape(n_groups, n_classes).argmax(axis=1)
         dist = np.where(y_codes == majority[groups], dist, np.inf)
     # first row of smallest distance in each group, without a lexsort over all rows
-    by_group = np.argsort(groups, kind="stable")
+    # a stable sort of small ints is a radix sort in numpy when they fit in 16 bits
+    small = groups.astype(np.uint16) if n_groups <= np.iinfo(np.uint16).max else groups
+    by_group = np.argsort(small, kind="stable")
     g_sorted = groups[by_group]
     d_sorted = dist[by_group]
     starts = np.flatnonzero(np.r_[True, g_sorted[1:] != g_sorted[:-1]])
