@@ -885,3 +885,19 @@ def test_object_column_of_ints_and_floats_is_one_categorical(small) -> None:
     assert k_anonymity(out, ["age", "zip"]) >= 2
     assert set(out["zip"]) <= {1, 2.5, 3, 4, 5.5}
 
+
+
+def test_anonymize_model_guided_by_probabilities(adult_slice) -> None:
+    X, y, X_test, y_test, qi, cat = adult_slice
+    model = _adult_model(cat).fit(X, y)
+    res = anonymize_model(model, X, 50, qi, y=y, guide="proba", X_test=X_test, y_test=y_test,
+                          tree="hist")
+    assert res.anonymizer.task_ == "regression"
+    assert res.summary["min_class_size"] >= 50
+    assert k_anonymity(res.X_anonymized, qi) >= 50
+    # the refit model is a classifier trained on the true labels, not on probabilities
+    assert set(res.model.predict(X_test)) <= set(y)
+    with pytest.raises(InputError, match="guide="):
+        anonymize_model(model, X, 50, qi, y=y, guide="logits")
+    with pytest.raises(InputError, match="needs the true labels"):
+        anonymize_model(model, X, 50, qi, guide="proba")

@@ -57,6 +57,7 @@ def anonymize_model(
     *,
     y: Any = None,
     predictions: Any = None,
+    guide: str = "predictions",
     X_test: Any = None,
     y_test: Any = None,
     progress: Callable[[str], None] | None = None,
@@ -81,7 +82,14 @@ def anonymize_model(
         on the original model's predictions (a distillation) and no baseline is fitted.
     predictions : array-like, optional
         The original model's predictions on ``X``, for a black-box model whose ``predict``
-        cannot be called here; ``model`` then only serves as the template to clone.
+        cannot be called here; ``model`` then only serves as the template to clone. With
+        ``guide="proba"``, its probabilities of the positive class instead.
+    guide : {"predictions", "proba"}, default "predictions"
+        What the tree is fitted on. ``"predictions"``: the model's class predictions (the
+        paper). ``"proba"``: a binary classifier's probability of its second class, with a
+        regression tree, so that groups gather records of similar predicted risk; on Adult
+        (12 QI, NN, ``tree="hist"``) this gave the smallest loss on mapped test rows at
+        k = 100 ... 1000 (docs/results.md). The representative is then the group's medoid.
     X_test, y_test : optional
         Held-out data for the accuracy before and after.
     progress : callable, optional
@@ -94,6 +102,12 @@ def anonymize_model(
     AnonymizationResult
     """
     say = progress or (lambda message: None)
+    if guide not in ("predictions", "proba"):
+        raise InputError(f"guide={guide!r}; use 'predictions' or 'proba'")
+    if guide == "proba":
+        anonymizer_params.setdefault("task", "regression")
+    if guide == "proba" and y is None:
+        raise InputError("guide='proba' needs the true labels y to retrain the model")
     if (X_test is None) != (y_test is None):
         raise InputError("pass X_test and y_test together (or neither)")
     t0 = time.perf_counter()
@@ -114,7 +128,21 @@ def anonymize_model(
                 "or pass predictions=<its predictions on X>"
             ) from None
         say("predicting on the training data")
-        pred = np.asarray(original.predict(X))
+        if guide == "proba":
+            if not hasattr(original, "predict_proba"):
+                raise InputError(
+                    f"guide='proba' needs a model with predict_proba; {type(original).__name__} "
+                    "has none; use guide='predictions'"
+                )
+            proba = np.asarray(original.predict_proba(X))
+            if proba.ndim != 2 or proba.shape[1] != 2:
+                raise InputError(
+                    f"guide='proba' supports binary classifiers; this model gives {proba.shape[-1]} "
+                    "class probabilities; use guide='predictions'"
+                )
+            pred = proba[:, 1]
+        else:
+            pred = np.asarray(original.predict(X))
     else:
         pred = np.asarray(predictions)
         if y is None:

@@ -5,6 +5,7 @@ Examples
 python -m anonml.experiments paper-accuracy                    # Fig. 2 AG curves, 3 seeds
 python -m anonml.experiments paper-accuracy --variants paper medoid entropy hist depth8 labels
 python -m anonml.experiments paper-accuracy --qi-sets 8 --k 100 1000 --seeds 0 --out /tmp/x
+python -m anonml.experiments combine docs/results/a.csv docs/results/b.csv --name both
 """
 
 from __future__ import annotations
@@ -30,10 +31,25 @@ def main(argv=None) -> int:
     p.add_argument("--n-jobs", type=int, default=2)
     p.add_argument("--out", default="docs/results")
     p.add_argument("--name", default="accuracy_vs_k")
+    c = sub.add_parser("combine", help="merge raw result CSVs of paper-accuracy runs and redraw")
+    c.add_argument("csv", nargs="+", help="raw CSVs written by paper-accuracy")
+    c.add_argument("--variants", nargs="+", default=None, help="keep only these (and baselines)")
+    c.add_argument("--out", default="docs/results")
+    c.add_argument("--name", required=True)
     args = parser.parse_args(argv)
     try:
         from anonml.experiments import paper_accuracy
 
+        if args.command == "combine":
+            import pandas as pd
+
+            parts = [pd.read_csv(p, dtype={"qi_set": str}) for p in args.csv]
+            rows = pd.concat(parts, ignore_index=True).drop_duplicates(["qi_set", "k", "seed", "variant"])
+            if args.variants:
+                rows = rows[rows.variant.isin([*args.variants, "baseline"])]
+            paths = paper_accuracy.write_outputs(rows, args.out, args.name)
+            print("wrote " + ", ".join(str(v) for v in paths.values()))
+            return 0
         t = time.perf_counter()
         results = paper_accuracy.run(args.qi_sets, args.k, args.seeds, args.variants,
                                      args.ablation_qi_sets, args.n_train, args.n_jobs)
