@@ -40,6 +40,9 @@ def run_demo(
     say("loading the bundled Adult data")
     data = load_adult()
     X_train, X_test, y_train, y_test = data.train_test_split()
+    labels = y_train
+    # integer labels (1 = income >50K): the network's early stopping needs them before sklearn 1.9
+    y_train, y_test = (y_train == ">50K").astype(int), (y_test == ">50K").astype(int)
     qi = list(data.qi_sets[qi_set])
     numeric = [c for c in data.feature_names if c not in set(data.categorical_features)]
     model = paper_nn(data.categorical_features, numeric, random_state=random_state)
@@ -56,7 +59,7 @@ def run_demo(
         **result.summary,
     }
     say(f"writing {out}")
-    table = result.X_anonymized.assign(**{data.target: y_train})
+    table = result.X_anonymized.assign(**{data.target: labels})
     write_table(table, out / "adult_anonymized.csv")
     atomic_write(
         out / "summary.json", lambda p: p.write_text(json.dumps(summary, indent=2) + "\n")

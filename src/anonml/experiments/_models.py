@@ -26,6 +26,9 @@ def paper_nn(categorical: Sequence[Any], numeric: Sequence[Any], random_state: A
     One hidden layer of 100 ReLU units, Adam, constant learning rate 0.001, batch size 200,
     on one-hot categorical and standardized numeric inputs. Early stopping on a 10% validation
     split, as in the reference runs of IBM's ai-privacy-toolkit the issue compares against.
+
+    Train it on integer labels (e.g. ``(y == ">50K").astype(int)``): scikit-learn before 1.9
+    fails in early stopping's validation score when the labels are strings.
     """
     return make_pipeline(
         preprocessor(categorical, numeric),

@@ -76,6 +76,8 @@ class _Data:
 def _load(n_train: int | None) -> _Data:
     d = load_adult()
     X_train, X_test, y_train, y_test = d.train_test_split()
+    # integer labels (1 = income >50K): the network's early stopping needs them before sklearn 1.9
+    y_train, y_test = (y_train == ">50K").astype(int), (y_test == ">50K").astype(int)
     if n_train is not None and n_train < len(X_train):
         X_train, y_train = X_train.iloc[:n_train], y_train.iloc[:n_train]
     cat = list(d.categorical_features)
