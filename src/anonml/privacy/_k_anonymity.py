@@ -39,7 +39,10 @@ def equivalence_classes(table: Any, quasi_identifiers: Sequence[Any] | None) -> 
         Number of rows in each class.
     """
     frame, _ = as_frame(table, what="table")
-    qi = resolve_columns(frame, quasi_identifiers)
+    return _classes(frame, resolve_columns(frame, quasi_identifiers))
+
+
+def _classes(frame: pd.DataFrame, qi: list) -> tuple[np.ndarray, np.ndarray]:
     n = frame.shape[0]
     if n == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
@@ -93,12 +96,12 @@ def k_anonymity(
     """
     if return_violations and k is None:
         raise InputError("return_violations=True needs k=<int>, the size a class must reach")
-    class_of_row, sizes = equivalence_classes(table, quasi_identifiers)
+    frame, _ = as_frame(table, what="table")
+    qi = resolve_columns(frame, quasi_identifiers)
+    class_of_row, sizes = _classes(frame, qi)
     smallest = int(sizes.min()) if sizes.size else 0
     if not return_violations:
         return smallest
-    frame, _ = as_frame(table, what="table")
-    qi = resolve_columns(frame, quasi_identifiers)
     bad = np.flatnonzero(sizes < k)
     first_row = np.full(sizes.size, -1, dtype=np.int64)
     first_row[class_of_row[::-1]] = np.arange(class_of_row.size)[::-1]
