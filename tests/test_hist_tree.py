@@ -311,3 +311,87 @@ def test_tree_invariants(problem) -> None:
             assert got == pytest.approx(best, rel=1e-9, abs=1e-9)
         else:
             assert got >= best - 1e-9
+
+
+def _same_partition(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two labelings of the rows define the same groups (up to renaming)."""
+    pairs = np.unique(np.stack([a, b]), axis=1)
+    return len(np.unique(pairs[0])) == pairs.shape[1] == len(np.unique(pairs[1]))
+
+
+
+def _numeric_problem(seed: int, regression: bool):
+    rng = np.random.default_rng(seed)
+    n = 3000
+    levels = rng.normal(size=(120, 4))  # 120 distinct continuous values per feature
+    X = levels[rng.integers(0, 120, size=(n, 4)), np.arange(4)]
+    signal = X[:, 0] + 0.5 * X[:, 1] ** 2 - X[:, 2] * X[:, 3]
+    if regression:
+        y = signal + rng.normal(scale=0.5, size=n)
+    else:
+        y = (signal + rng.normal(scale=0.7, size=n) > 0).astype(np.int64)
+    thresholds = [np.unique(X[:, j]) for j in range(4)]
+    B = np.stack([np.searchsorted(t, X[:, j]) for j, t in enumerate(thresholds)], axis=1)
+    return X, y, B, np.array([len(t) for t in thresholds])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_regression_matches_scikit_learn_exact_tree(seed: int) -> None:
+    """With fewer distinct values than bins and a continuous target (no ties between splits),
+    the histogram tree, subtraction trick included, grows scikit-learn's tree: same leaves."""
+    from sklearn.tree import DecisionTreeRegressor
+
+    X, y, B, n_bins = _numeric_problem(seed, regression=True)
+    ref = DecisionTreeRegressor(min_samples_leaf=25, random_state=0).fit(X, y)
+    leaves = HistTree(25, None, "squared_error").fit_apply(B, np.zeros(4, bool), n_bins, y)
+    assert len(np.unique(leaves)) == ref.get_n_leaves()
+    assert _same_partition(leaves, ref.apply(X))
+
+
+def _best_gini_gain(B: np.ndarray, y: np.ndarray, k: int) -> float:
+    """Brute force: the largest weighted Gini decrease over every feature and threshold."""
+    best = -np.inf
+    total = np.bincount(y, minlength=2).astype(float)
+    parent = (total**2).sum() / total.sum()
+    for j in range(B.shape[1]):
+        order = np.argsort(B[:, j], kind="stable")
+        b, yy = B[order, j], y[order]
+        left = np.cumsum(np.eye(2)[yy], axis=0)[:-1]
+        cut = b[1:] != b[:-1]  # only between distinct values
+        nl = left.sum(1)
+        ok = cut & (nl >= k) & (len(y) - nl >= k)
+        if ok.any():
+            right = total - left[ok]
+            gain = (left[ok] ** 2).sum(1) / nl[ok] + (right**2).sum(1) / (len(y) - nl[ok]) - parent
+            best = max(best, gain.max())
+    return best
+
+
+def _sum_sq_share(v: np.ndarray) -> float:
+    """n · (1 - Gini) = sum of squared class counts / n: weighted Gini decrease is its change."""
+    c = np.bincount(v, minlength=2).astype(float)
+    return float((c**2).sum() / c.sum())
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_every_gini_split_is_the_best_one(seed: int) -> None:
+    """Gini gains tie often (integer counts), so the tree may differ from scikit-learn's; but at
+    every internal node the split taken must reach the brute-force best gain for its rows."""
+    X, y, B, n_bins = _numeric_problem(seed, regression=False)
+    k = 25
+    tree = HistTree(k, None, "gini").fit(B, np.zeros(4, bool), n_bins, y)
+    stack = [(0, np.arange(len(y)))]
+    checked = 0
+    while stack:
+        node, rows = stack.pop()
+        f = tree.feature_[node]
+        if f < 0:
+            assert len(rows) >= k
+            continue
+        go_left = B[rows, f] <= tree.threshold_[node]
+        yl, yr, yn = y[rows[go_left]], y[rows[~go_left]], y[rows]
+        gain = _sum_sq_share(yl) + _sum_sq_share(yr) - _sum_sq_share(yn)
+        assert gain == pytest.approx(_best_gini_gain(B[rows], yn, k), abs=1e-9)
+        checked += 1
+        stack += [(tree.children_left_[node], rows[go_left]), (tree.children_right_[node], rows[~go_left])]
+    assert checked > 20
