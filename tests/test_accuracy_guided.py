@@ -916,3 +916,21 @@ def test_anonymize_model_guided_by_probabilities(adult_slice) -> None:
         anonymize_model(model, X, 50, qi, y=y, guide="logits")
     with pytest.raises(InputError, match="needs the true labels"):
         anonymize_model(model, X, 50, qi, guide="proba")
+
+
+def test_failed_verification_returns_nothing_and_leaves_it_unfitted(small, monkeypatch) -> None:
+    """If the independent check ever failed, no table comes back and transform refuses."""
+    from anonml._errors import PrivacyViolationError
+    from anonml.anonymize import _base
+
+    X, y = small
+    ag = AG(k=2, quasi_identifiers=["age", "sex"]).fit(X, y)  # fitted once, successfully
+
+    def failing_check(table, qi, k):
+        raise PrivacyViolationError("simulated: a class below k")
+
+    monkeypatch.setattr(_base, "verify_k_anonymity", failing_check)
+    with pytest.raises(PrivacyViolationError):
+        ag.fit_transform(X, y)
+    with pytest.raises(NotFittedError):
+        ag.transform(X)

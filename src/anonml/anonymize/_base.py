@@ -101,6 +101,8 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
     # -- the pipeline ----------------------------------------------------------------------------
     def _fit(self, X: Any, y: Any) -> pd.DataFrame:
         t0 = time.perf_counter()
+        # until the new output passes verification, the estimator counts as not fitted
+        self.__dict__.pop("representatives_", None)
         frame, _ = as_frame(X)
         k = self._check_k(frame.shape[0])
         if self.representative not in REPRESENTATIVE_RULES:
@@ -137,15 +139,16 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
                 frame, self.encoder_, qi, groups, n_groups, y_codes, self.representative
             )
         t3 = time.perf_counter()
-        self.groups_ = groups
-        self.n_groups_ = n_groups
-        self.representative_rows_ = rep_rows
-        self.representatives_ = frame[qi].iloc[rep_rows].reset_index(drop=True)
-        self.representatives_.index.name = "group"
-        out = recode(frame, qi, groups, self.representatives_)
+        representatives = frame[qi].iloc[rep_rows].reset_index(drop=True)
+        representatives.index.name = "group"
+        out = recode(frame, qi, groups, representatives)
         t4 = time.perf_counter()
         self.min_class_size_ = verify_k_anonymity(out, qi, k)
         t5 = time.perf_counter()
+        self.groups_ = groups
+        self.n_groups_ = n_groups
+        self.representative_rows_ = rep_rows
+        self.representatives_ = representatives  # set last: marks the estimator as fitted
         self.timings_ = {
             "check_and_encode": t1 - t0,
             "partition": t2 - t1,
