@@ -934,3 +934,14 @@ def test_failed_verification_returns_nothing_and_leaves_it_unfitted(small, monke
         ag.fit_transform(X, y)
     with pytest.raises(NotFittedError):
         ag.transform(X)
+
+
+def test_anonymize_model_black_box_that_cannot_be_cloned(adult_slice) -> None:
+    X, y, _, _, qi, _ = adult_slice
+
+    class BlackBox:  # e.g. a remote model: predictions only
+        def predict(self, X):
+            return np.zeros(len(X), dtype=int)
+
+    with pytest.raises(InputError, match="cannot be cloned"):
+        anonymize_model(BlackBox(), X, 20, qi, y=y, predictions=np.zeros(len(X), dtype=int))

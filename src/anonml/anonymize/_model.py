@@ -155,7 +155,15 @@ def anonymize_model(
     t2 = time.perf_counter()
 
     say("retraining the model on the anonymized data")
-    retrained = clone(model).fit(X_anon, pred if y is None else y)
+    try:
+        template = clone(model)
+    except TypeError:
+        raise InputError(
+            f"model of type {type(model).__name__} cannot be cloned for retraining; pass a "
+            "scikit-learn compatible estimator (get_params/fit), or anonymize with "
+            "AccuracyGuidedAnonymizer and retrain it yourself"
+        ) from None
+    retrained = template.fit(X_anon, pred if y is None else y)
     t3 = time.perf_counter()
 
     summary: dict[str, Any] = {
