@@ -879,7 +879,7 @@ def test_anonymize_model_errors(adult_slice) -> None:
         InputError, lambda: anonymize_model(model, X, 10, qi, predictions=np.zeros(len(X))), "y"
     )
     _one_line_error(
-        InputError, lambda: anonymize_model(object(), X, 10, qi, y=y), "object", "predictions="
+        InputError, lambda: anonymize_model(object(), X, 10, qi, y=y), "object", "cannot be cloned"
     )
 
 

@@ -110,6 +110,14 @@ def anonymize_model(
         raise InputError("guide='proba' needs the true labels y to retrain the model")
     if (X_test is None) != (y_test is None):
         raise InputError("pass X_test and y_test together (or neither)")
+    try:  # before any work: the retrained model is a clone of this one
+        template = clone(model)
+    except TypeError:
+        raise InputError(
+            f"model of type {type(model).__name__} cannot be cloned for retraining; pass a "
+            "scikit-learn compatible estimator (get_params/fit), or anonymize with "
+            "AccuracyGuidedAnonymizer and retrain it yourself"
+        ) from None
     t0 = time.perf_counter()
     original = model
     if predictions is None:
@@ -121,12 +129,7 @@ def anonymize_model(
                     "the model is not fitted and y is missing; fit the model, or pass y"
                 ) from None
             say("fitting the original model")
-            original = clone(model).fit(X, y)
-        except TypeError:
-            raise InputError(
-                f"model of type {type(model).__name__} is not a scikit-learn estimator; wrap it, "
-                "or pass predictions=<its predictions on X>"
-            ) from None
+            original = clone(template).fit(X, y)
         say("predicting on the training data")
         if guide == "proba":
             if not hasattr(original, "predict_proba"):
@@ -155,15 +158,7 @@ def anonymize_model(
     t2 = time.perf_counter()
 
     say("retraining the model on the anonymized data")
-    try:
-        template = clone(model)
-    except TypeError:
-        raise InputError(
-            f"model of type {type(model).__name__} cannot be cloned for retraining; pass a "
-            "scikit-learn compatible estimator (get_params/fit), or anonymize with "
-            "AccuracyGuidedAnonymizer and retrain it yourself"
-        ) from None
-    retrained = template.fit(X_anon, pred if y is None else y)
+    retrained = clone(template).fit(X_anon, pred if y is None else y)
     t3 = time.perf_counter()
 
     summary: dict[str, Any] = {
