@@ -169,3 +169,14 @@ def test_help_has_examples(capsys):
 def test_no_command_prints_help(capsys):
     assert main([]) == 2
     assert "anonymize" in capsys.readouterr().err
+
+
+def test_features_all_never_reads_the_target(tmp_path, csv_in, adult_small, capsys):
+    out = tmp_path / "anon.csv"
+    code, _, _ = run(["anonymize", csv_in, "--k", 20, "--qi", "age,sex", "--target", "income",
+                      "--labels", "--features", "all", "--refine", "none", "-o", out, "-q"], capsys)
+    assert code == 0
+    result = pd.read_csv(out)
+    assert list(result.columns) == list(adult_small.columns)
+    assert (result["income"] == adult_small["income"]).all()
+    assert k_anonymity(result, ["age", "sex"]) >= 20

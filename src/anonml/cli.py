@@ -121,11 +121,15 @@ def _cmd_anonymize(args: argparse.Namespace) -> int:
         categorical_features=categorical,
         representative=args.representative,
         tree=args.tree,
+        refine=args.refine,
+        features=args.features,
         random_state=args.seed,
     )
     say(f"anonymizing {len(frame):,} rows (k={args.k}, {len(qi)} quasi-identifiers)")
     t = time.perf_counter()
-    out = anonymizer.fit_transform(frame, y)
+    out = anonymizer.fit_transform(features, y)  # the target never reaches the tree
+    if args.target:  # put it back, unchanged, where it was
+        out.insert(frame.columns.get_loc(args.target), args.target, frame[args.target])
     seconds = time.perf_counter() - t
     say(f"writing {args.output}")
     write_table(out, args.output)
@@ -193,7 +197,12 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("-o", "--output", required=True, help="output table (.csv, .csv.gz or .parquet)")
     a.add_argument("--categorical", help="comma-separated categorical columns (default: from dtype)")
     a.add_argument("--representative", default="majority_medoid", choices=["majority_medoid", "medoid"])
-    a.add_argument("--tree", default="auto", choices=["auto", "exact", "hist"])
+    a.add_argument("--tree", default="auto", choices=["auto", "exact", "hist"],
+                   help="exact: scikit-learn's tree; hist: anonml's histogram tree (auto: hist from 100k rows)")
+    a.add_argument("--refine", default="mondrian", choices=["mondrian", "none"],
+                   help="cut large pure leaves further (default) or keep the paper's leaves")
+    a.add_argument("--features", default="qi", choices=["qi", "all"],
+                   help="columns the tree reads: the QIs (default) or every column but --target")
     a.add_argument("--seed", type=int, default=0, help="random seed of the tree (default 0)")
     a.add_argument("--json", action="store_true", help="print the summary as JSON")
     a.add_argument("-q", "--quiet", action="store_true", help="no progress messages")
