@@ -30,3 +30,12 @@ def test_paper_accuracy_small_grid(tmp_path):
 def test_unknown_variant_is_an_input_error():
     with pytest.raises(InputError, match="nope"):
         paper_accuracy.run(variants=("nope",), n_train=100)
+
+
+def test_every_variant_runs():
+    res = paper_accuracy.run(qi_sets=("8",), ks=(400,), seeds=(0,),
+                             variants=tuple(paper_accuracy.VARIANTS), ablation_qi_sets=("8",),
+                             n_train=1200, n_jobs=1)
+    anon = res[res.variant != "baseline"]
+    assert set(anon.variant) == set(paper_accuracy.VARIANTS)
+    assert (anon.min_class_size >= 400).all()
