@@ -6,6 +6,7 @@ python -m anonml.experiments paper-accuracy                    # Fig. 2 AG curve
 python -m anonml.experiments paper-accuracy --variants paper medoid entropy hist depth8 labels
 python -m anonml.experiments paper-accuracy --qi-sets 8 --k 100 1000 --seeds 0 --out /tmp/x
 python -m anonml.experiments combine docs/results/a.csv docs/results/b.csv --name both
+python -m anonml.experiments forgetting                        # Malle et al. (2016): delete vs anonymize
 """
 
 from __future__ import annotations
@@ -36,10 +37,47 @@ def main(argv=None) -> int:
     c.add_argument("--variants", nargs="+", default=None, help="keep only these (and baselines)")
     c.add_argument("--out", default="docs/results")
     c.add_argument("--name", required=True)
+    f = sub.add_parser("forgetting", help="right to be forgotten on Adult: deletion vs anonymization (Malle et al.)")
+    f.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    f.add_argument("--fractions", nargs="+", type=float, default=[0.2, 0.4, 0.6, 0.8, 1.0])
+    f.add_argument("--k", nargs="+", type=int, default=[3, 7, 11, 15, 19, 50, 100])
+    f.add_argument("--n-train", type=int, default=None, help="use only the first N training rows")
+    f.add_argument("--n-jobs", type=int, default=2)
+    f.add_argument("--out", default="docs/results")
+    f.add_argument("--name", default="forgetting")
+    a = sub.add_parser("dp-accuracy", help="accuracy vs ε: masked data, output and input perturbation")
+    a.add_argument("--datasets", nargs="+", default=None)
+    a.add_argument("--epsilons", nargs="+", type=float, default=[0.01, 0.1, 1.0, 10.0])
+    a.add_argument("--lams", nargs="+", type=float, default=[1e-3, 1e-4])
+    a.add_argument("--reps", type=int, default=10)
+    a.add_argument("--n-samples", type=int, default=200)
+    a.add_argument("--n-jobs", type=int, default=2)
+    a.add_argument("--out", default="docs/results")
+    a.add_argument("--name", default="dp_accuracy")
     args = parser.parse_args(argv)
     try:
         from anonml.experiments import paper_accuracy
 
+        if args.command == "dp-accuracy":
+            from anonml.experiments import dp_accuracy
+
+            t = time.perf_counter()
+            results = dp_accuracy.run(args.datasets or dp_accuracy.DATASETS, args.epsilons, args.lams,
+                                      args.reps, n_samples=args.n_samples, n_jobs=args.n_jobs)
+            paths = dp_accuracy.write_outputs(results, args.out, args.name)
+            print(f"done in {time.perf_counter() - t:.0f}s; wrote " + ", ".join(str(v) for v in paths.values()))
+            print(paths["markdown"].read_text())
+            return 0
+
+        if args.command == "forgetting":
+            from anonml.experiments import forgetting
+
+            t = time.perf_counter()
+            results = forgetting.run(args.seeds, args.fractions, args.k, args.n_jobs, args.n_train)
+            paths = forgetting.write_outputs(results, args.out, args.name)
+            print(f"done in {time.perf_counter() - t:.0f}s; wrote " + ", ".join(str(v) for v in paths.values()))
+            print(paths["markdown"].read_text())
+            return 0
         if args.command == "combine":
             import pandas as pd
 
