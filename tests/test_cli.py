@@ -180,3 +180,15 @@ def test_features_all_never_reads_the_target(tmp_path, csv_in, adult_small, caps
     assert list(result.columns) == list(adult_small.columns)
     assert (result["income"] == adult_small["income"]).all()
     assert k_anonymity(result, ["age", "sex"]) >= 20
+
+
+def test_outputs_get_the_usual_file_mode(tmp_path, csv_in, capsys):
+    import os
+    import stat
+
+    out = tmp_path / "anon.csv"
+    assert run(["anonymize", csv_in, "--k", 20, "--qi", "age", "--target", "income", "--labels",
+                "-o", out, "-q"], capsys)[0] == 0
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o666 & ~umask

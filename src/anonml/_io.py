@@ -63,6 +63,10 @@ def atomic_write(path: str | os.PathLike, write: Callable[[Path], None]) -> None
     os.close(fd)
     try:
         write(Path(tmp))
+        # mkstemp makes the file owner-only (0600); give it the mode a plain open() would
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -7,6 +7,7 @@ python -m anonml.experiments paper-accuracy --variants paper medoid entropy hist
 python -m anonml.experiments paper-accuracy --qi-sets 8 --k 100 1000 --seeds 0 --out /tmp/x
 python -m anonml.experiments combine docs/results/a.csv docs/results/b.csv --name both
 python -m anonml.experiments forgetting                        # Malle et al. (2016): delete vs anonymize
+python -m anonml.experiments dp-masking                        # Pham et al. (2019): toy + digits masking
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ def main(argv=None) -> int:
     f.add_argument("--fractions", nargs="+", type=float, default=[0.2, 0.4, 0.6, 0.8, 1.0])
     f.add_argument("--k", nargs="+", type=int, default=[3, 7, 11, 15, 19, 50, 100])
     f.add_argument("--n-train", type=int, default=None, help="use only the first N training rows")
+    f.add_argument("--n-test", type=int, default=None, help="score on the first N test rows only")
     f.add_argument("--n-jobs", type=int, default=2)
     f.add_argument("--out", default="docs/results")
     f.add_argument("--name", default="forgetting")
@@ -54,10 +56,26 @@ def main(argv=None) -> int:
     a.add_argument("--n-jobs", type=int, default=2)
     a.add_argument("--out", default="docs/results")
     a.add_argument("--name", default="dp_accuracy")
+    m = sub.add_parser("dp-masking", help="data masking: toy 2-D and digits experiments (Pham et al. 2019)")
+    m.add_argument("--toy-samples", type=int, default=300, help="generated samples per ε, toy")
+    m.add_argument("--digits-samples", type=int, default=150, help="generated samples per ε, digits")
+    m.add_argument("--seed", type=int, default=0)
+    m.add_argument("--out", default="docs/results")
+    m.add_argument("--name", default="dp_masking")
     args = parser.parse_args(argv)
     try:
         from anonml.experiments import paper_accuracy
 
+        if args.command == "dp-masking":
+            from anonml.experiments import dp_masking
+
+            t = time.perf_counter()
+            toy = dp_masking.run_toy(n_samples=args.toy_samples, seed=args.seed)
+            digits = dp_masking.run_digits(n_samples=args.digits_samples, seed=args.seed)
+            paths = dp_masking.write_outputs(toy, digits, args.out, args.name)
+            print(f"done in {time.perf_counter() - t:.0f}s; wrote " + ", ".join(str(v) for v in paths.values()))
+            print(paths["markdown"].read_text())
+            return 0
         if args.command == "dp-accuracy":
             from anonml.experiments import dp_accuracy
 
@@ -73,7 +91,8 @@ def main(argv=None) -> int:
             from anonml.experiments import forgetting
 
             t = time.perf_counter()
-            results = forgetting.run(args.seeds, args.fractions, args.k, args.n_jobs, args.n_train)
+            results = forgetting.run(args.seeds, args.fractions, args.k, args.n_jobs, args.n_train,
+                                     n_test=args.n_test)
             paths = forgetting.write_outputs(results, args.out, args.name)
             print(f"done in {time.perf_counter() - t:.0f}s; wrote " + ", ".join(str(v) for v in paths.values()))
             print(paths["markdown"].read_text())
