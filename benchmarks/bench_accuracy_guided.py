@@ -19,7 +19,6 @@ import argparse
 import json
 import os
 import platform
-import statistics
 import time
 from pathlib import Path
 

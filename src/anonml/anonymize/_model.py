@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import numpy as np
-import pandas as pd
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError as _SkNotFitted
 from sklearn.utils.validation import check_is_fitted

@@ -240,22 +240,14 @@ def _markdown(summary: pd.DataFrame) -> str:
 
 def write_outputs(results: pd.DataFrame, out_dir: str | Path, name: str = "dp_accuracy") -> dict[str, Path]:
     """Write raw rows and summary (CSV), a Markdown table, and a plot (PNG, if matplotlib)."""
-    from anonml._io import atomic_write, write_table
+    from anonml.experiments._output import write_bundle
 
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     summary = summarize(results)
-    paths = {"raw": out / f"{name}.csv", "summary": out / f"{name}_summary.csv", "markdown": out / f"{name}.md"}
-    write_table(results, paths["raw"])
-    write_table(summarize(results, best_lam=False).round(5), paths["summary"])
-    atomic_write(paths["markdown"], lambda p: p.write_text(_markdown(summary)))
-    try:
-        import matplotlib
+    return write_bundle(out_dir, name, results, summarize(results, best_lam=False).round(5),
+                        _markdown(summary), lambda plt: _plot(summary, plt), dpi=100)
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:  # pragma: no cover
-        return paths
+
+def _plot(summary: pd.DataFrame, plt):
     names = list(dict.fromkeys(summary.dataset))
     sizes = list(dict.fromkeys(summary["size"]))
     fig, axes = plt.subplots(len(sizes), len(names), figsize=(3.4 * len(names), 3.0 * len(sizes)),
@@ -282,7 +274,4 @@ def write_outputs(results: pd.DataFrame, out_dir: str | Path, name: str = "dp_ac
                 ax.set_ylabel("test accuracy")
     axes[0][0].legend(fontsize=7)
     fig.tight_layout()
-    paths["plot"] = out / f"{name}.png"
-    atomic_write(paths["plot"], lambda p: fig.savefig(p, dpi=100, format="png"))
-    plt.close(fig)
-    return paths
+    return fig

@@ -35,7 +35,6 @@ from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
-from sklearn.base import clone
 from sklearn.exceptions import ConvergenceWarning
 
 from anonml._errors import InputError
@@ -199,25 +198,17 @@ def _markdown(summary: pd.DataFrame) -> str:
 
 def write_outputs(results: pd.DataFrame, out_dir: str | Path, name: str = "accuracy_vs_k") -> dict[str, Path]:
     """Write the raw rows (CSV), the summary (CSV and Markdown) and a plot (PNG, if matplotlib)."""
-    from anonml._io import atomic_write, write_table
+    from anonml.experiments._output import write_bundle
 
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     summary = summarize(results)
-    paths = {"raw": out / f"{name}.csv", "summary": out / f"{name}_summary.csv", "markdown": out / f"{name}.md"}
-    write_table(results, paths["raw"])
-    write_table(summary.round(5), paths["summary"])
-    atomic_write(paths["markdown"], lambda p: p.write_text(_markdown(summary)))
-    try:
-        import matplotlib
+    return write_bundle(out_dir, name, results, summary.round(5), _markdown(summary),
+                        lambda plt: _plot(summary, plt), dpi=110)
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:  # pragma: no cover - the plot is optional
-        return paths
+
+def _plot(summary: pd.DataFrame, plt):
     shown = [v for v in ("paper", "anonml") if v in set(summary.variant)]
     if not shown:
-        return paths
+        return None
     qsets = sorted(set(summary.qi_set), key=lambda q: -int(q) if str(q).isdigit() else 0)
     fig, axes = plt.subplots(1, len(qsets), figsize=(5 * len(qsets), 4), sharey=True, squeeze=False)
     styles = {"paper": ("tab:blue", "AG (paper)"), "anonml": ("tab:green", "AG (anonml defaults)")}
@@ -240,7 +231,4 @@ def write_outputs(results: pd.DataFrame, out_dir: str | Path, name: str = "accur
     axes[0][0].set_ylabel("test accuracy")
     axes[0][0].legend(loc="lower left", fontsize=8)
     fig.tight_layout()
-    paths["plot"] = out / f"{name}.png"
-    atomic_write(paths["plot"], lambda p: fig.savefig(p, dpi=110, format="png"))
-    plt.close(fig)
-    return paths
+    return fig

@@ -1,0 +1,50 @@
+"""One way for every experiment to write its results: raw rows, summary, Markdown, plot."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+import pandas as pd
+
+from anonml._io import atomic_write, write_table
+
+__all__ = ["write_bundle"]
+
+
+def write_bundle(
+    out_dir: str | Path,
+    name: str,
+    raw: pd.DataFrame,
+    summary: pd.DataFrame,
+    markdown: str,
+    plot: Callable[[Any], Any] | None = None,
+    dpi: int = 110,
+) -> dict[str, Path]:
+    """Write ``name``.csv (raw rows), ``name``_summary.csv, ``name``.md and, when ``plot`` is
+    given and matplotlib is installed, ``name``.png; every file atomically.
+
+    ``plot(plt)`` draws and returns a figure, or None for no plot.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"raw": out / f"{name}.csv", "summary": out / f"{name}_summary.csv",
+             "markdown": out / f"{name}.md"}
+    write_table(raw, paths["raw"])
+    write_table(summary, paths["summary"])
+    atomic_write(paths["markdown"], lambda p: p.write_text(markdown))
+    if plot is None:
+        return paths
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:  # pragma: no cover - the plot is optional (extra "plot")
+        return paths
+    fig = plot(plt)
+    if fig is not None:
+        paths["plot"] = out / f"{name}.png"
+        atomic_write(paths["plot"], lambda p: fig.savefig(p, dpi=dpi, format="png"))
+        plt.close(fig)
+    return paths
