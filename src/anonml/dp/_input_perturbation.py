@@ -39,26 +39,13 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 
 from anonml._errors import AnonmlWarning, InputError
+from anonml.dp._noise import check_epsilon
 from anonml.encoding import as_frame
 
 __all__ = ["InputPerturbation", "randomized_response"]
 
 
 # -- checks ------------------------------------------------------------------------------------
-
-
-def _check_epsilon(epsilon: Any, what: str = "epsilon") -> float:
-    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
-        raise InputError(
-            f"{what}={epsilon!r} is not a number; pass a privacy budget > 0, e.g. {what}=1.0"
-        )
-    eps = float(epsilon)
-    if not math.isfinite(eps) or eps <= 0:
-        raise InputError(
-            f"{what}={epsilon!r} is not a finite number > 0; pass a privacy budget such as "
-            f"{what}=1.0 (smaller is more private)"
-        )
-    return eps
 
 
 def _check_classes(classes: Any) -> pd.Index:
@@ -231,7 +218,7 @@ def randomized_response(y: Any, classes: Any, epsilon: float, rng: Any = None) -
     >>> out.tolist()
     [0, 1, 1, 0]
     """
-    eps = _check_epsilon(epsilon)
+    eps = check_epsilon(epsilon)
     index = _check_classes(classes)
     arr = y.to_numpy() if isinstance(y, pd.Series) else np.asarray(y)
     if arr.ndim != 1:
@@ -405,7 +392,7 @@ class InputPerturbation(BaseEstimator):
         AnonmlWarning
             If ``protect_labels=False``: the labels are released unprotected.
         """
-        eps = _check_epsilon(self.epsilon)
+        eps = check_epsilon(self.epsilon)
         if not isinstance(self.protect_labels, (bool, np.bool_)):
             raise InputError(
                 f"protect_labels={self.protect_labels!r} is not a bool; pass True or False"

@@ -27,7 +27,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from anonml._errors import InputError
-from anonml.dp._noise import l2_laplace_noise
+from anonml.dp._noise import check_epsilon, l2_laplace_noise
 
 __all__ = [
     "RegularizedLogisticRegression",
@@ -57,14 +57,6 @@ def check_data_norm(data_norm: Any) -> float:
     ):
         raise InputError(f"data_norm={data_norm!r} must be a positive finite number")
     return float(data_norm)
-
-
-def check_epsilon(epsilon: Any, name: str = "epsilon") -> float:
-    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real) or not (
-        np.isfinite(epsilon) and epsilon > 0
-    ):
-        raise InputError(f"{name}={epsilon!r} must be a positive finite number, e.g. 1.0")
-    return float(epsilon)
 
 
 def check_lam(lam: Any) -> float:

@@ -54,7 +54,6 @@ from anonml._errors import InputError
 from anonml.dp._logistic import (
     augment,
     check_data_norm,
-    check_epsilon,
     check_features,
     check_lam,
     clip_rows,
@@ -62,7 +61,7 @@ from anonml.dp._logistic import (
     logistic_gradient,
     signs,
 )
-from anonml.dp._noise import l2_laplace_noise
+from anonml.dp._noise import check_epsilon, l2_laplace_noise
 
 __all__ = ["MaskedDataGenerator"]
 
