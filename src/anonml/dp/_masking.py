@@ -61,7 +61,7 @@ from anonml.dp._logistic import (
     logistic_gradient,
     signs,
 )
-from anonml.dp._noise import check_epsilon, l2_laplace_noise
+from anonml.dp._noise import check_epsilon, l2_laplace_noise, uniform_ball
 
 __all__ = ["MaskedDataGenerator"]
 
@@ -212,10 +212,7 @@ class MaskedDataGenerator:
                 raise InputError(f"init={self.init!r}; use 'uniform' or a pair (X0, y0) of public records")
             n0 = self.n_init if self.n_init is not None else 5 * K
             n0 = self._check_int(n0, "n_init", 1)
-            direction = rng.standard_normal((n0, d))
-            direction /= np.linalg.norm(direction, axis=1, keepdims=True)
-            radius = B * rng.random(n0) ** (1.0 / d)  # uniform in the ball
-            return direction * radius[:, None], rng.integers(0, K, n0)
+            return uniform_ball(n0, d, B, rng), rng.integers(0, K, n0)
         try:
             X0_raw, y0 = self.init
         except (TypeError, ValueError):

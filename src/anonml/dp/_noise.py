@@ -18,7 +18,7 @@ import numpy as np
 
 from anonml._errors import InputError
 
-__all__ = ["check_epsilon", "l2_laplace_noise"]
+__all__ = ["check_epsilon", "l2_laplace_noise", "uniform_ball"]
 
 
 def l2_laplace_noise(d: int, scale: float, rng: np.random.Generator, size: int | None = None) -> np.ndarray:
@@ -57,3 +57,10 @@ def check_epsilon(epsilon: Any, what: str = "epsilon") -> float:
             f"{what}=1.0 (smaller is more private)"
         )
     return eps
+
+
+def uniform_ball(n: int, d: int, radius: float, rng: np.random.Generator) -> np.ndarray:
+    """n points drawn uniformly in the d-dimensional ball of the given radius."""
+    direction = rng.standard_normal((n, d))
+    direction /= np.linalg.norm(direction, axis=1, keepdims=True)
+    return direction * (radius * rng.random(n) ** (1.0 / d))[:, None]

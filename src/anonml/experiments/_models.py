@@ -12,10 +12,11 @@ from sklearn.preprocessing import OneHotEncoder, StandardScaler
 __all__ = ["paper_nn", "preprocessor"]
 
 
-def preprocessor(categorical: Sequence[Any], numeric: Sequence[Any]):
-    """One-hot categorical columns (unknown values ignored) and standardized numeric ones."""
+def preprocessor(categorical: Sequence[Any], numeric: Sequence[Any], dense: bool = False):
+    """One-hot categorical columns (unknown values ignored) and standardized numeric ones;
+    ``dense=True`` for estimators that reject sparse input (e.g. histogram gradient boosting)."""
     return make_column_transformer(
-        (OneHotEncoder(handle_unknown="ignore"), list(categorical)),
+        (OneHotEncoder(handle_unknown="ignore", sparse_output=not dense), list(categorical)),
         (StandardScaler(), list(numeric)),
     )
 

@@ -70,6 +70,7 @@ from scipy.spatial import cKDTree
 from scipy.special import expit
 
 from anonml.dp import MaskedDataGenerator
+from anonml.dp._noise import uniform_ball
 from anonml.dp._logistic import RegularizedLogisticRegression, augment, signs
 
 __all__ = ["MaskingResult", "run_toy", "run_digits", "write_outputs"]
@@ -102,12 +103,6 @@ class MaskingResult:
 # ---------------------------------------------------------------------------------------------
 # shared pieces
 # ---------------------------------------------------------------------------------------------
-def _uniform_ball(n: int, d: int, radius: float, rng: np.random.Generator) -> np.ndarray:
-    direction = rng.standard_normal((n, d))
-    direction /= np.linalg.norm(direction, axis=1, keepdims=True)
-    return direction * (radius * rng.random(n) ** (1.0 / d))[:, None]
-
-
 def _nn_distances(X_gen: np.ndarray, X_priv: np.ndarray, X_fresh: np.ndarray) -> dict[str, float]:
     """Nearest-private-record distances of the generated rows, and two references: the private
     records among themselves (leave one out) and fresh records of the same population."""
@@ -265,7 +260,7 @@ def run_digits(
     X, X_test, y, y_test = train_test_split(Z, yz, test_size=test_size, stratify=yz, random_state=seed)
     sensitive = DIGITS_PRIVATE[-1]
     pool = pca.transform(pixels[labels == DIGITS_MASK_DIGIT])
-    X0 = np.vstack([_uniform_ball(n_init, n_components, data_norm, rng) for _ in DIGITS_PRIVATE[:-1]]
+    X0 = np.vstack([uniform_ball(n_init, n_components, data_norm, rng) for _ in DIGITS_PRIVATE[:-1]]
                    + [pool[rng.choice(len(pool), n_init, replace=False)]])
     y0 = np.concatenate([np.full(n_init, c) for c in DIGITS_PRIVATE[:-1]] + [np.full(n_init, sensitive)])
     nonprivate = RegularizedLogisticRegression(lam, data_norm).fit(X, y)

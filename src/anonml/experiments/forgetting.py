@@ -70,16 +70,15 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
-from sklearn.compose import make_column_transformer
 from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import accuracy_score, f1_score
 from sklearn.pipeline import Pipeline, make_pipeline
-from sklearn.preprocessing import OneHotEncoder, StandardScaler
 from sklearn.svm import LinearSVC
 
 from anonml._errors import InputError
+from anonml.experiments._models import preprocessor
 
 __all__ = [
     "CLASSIFIERS",
@@ -105,14 +104,6 @@ _COLUMNS = [
 
 
 # -- building blocks ------------------------------------------------------------------------
-def _preprocessor(categorical: Sequence[str], numeric: Sequence[str]):
-    """Dense one-hot (unknown values -> all zeros) and standardized numeric columns."""
-    return make_column_transformer(
-        (OneHotEncoder(handle_unknown="ignore", sparse_output=False), list(categorical)),
-        (StandardScaler(), list(numeric)),
-    )
-
-
 def make_classifier(name: str, categorical: Sequence[str], numeric: Sequence[str],
                     random_state: int | None = None) -> Pipeline:
     """One of :data:`CLASSIFIERS` as a pipeline on raw frames (one-hot + standardization).
@@ -140,7 +131,7 @@ def make_classifier(name: str, categorical: Sequence[str], numeric: Sequence[str
         clf = LinearSVC(dual="auto", max_iter=5000, random_state=random_state)
     else:
         raise InputError(f"unknown classifier {name!r}; choose from {', '.join(CLASSIFIERS)}")
-    return make_pipeline(_preprocessor(categorical, numeric), clf)
+    return make_pipeline(preprocessor(categorical, numeric, dense=True), clf)
 
 
 def _split_columns(X: pd.DataFrame, categorical: Sequence[str] | None) -> tuple[list, list]:
@@ -199,8 +190,7 @@ def rank_values(X: pd.DataFrame, y: Any, categorical: Sequence[str] | None = Non
     if y.shape != (len(X),):
         raise InputError(f"y has shape {y.shape}, X has {len(X)} rows; pass one label per row")
     model = make_pipeline(
-        make_column_transformer((OneHotEncoder(handle_unknown="ignore"), cat),
-                                (StandardScaler(), num)),
+        preprocessor(cat, num),
         LogisticRegression(max_iter=5000, random_state=random_state),
     )
     with warnings.catch_warnings():
@@ -644,29 +634,11 @@ def write_outputs(df: pd.DataFrame, out_dir: str | Path, name: str = "forgetting
     dict
         Paths by kind: ``raw``, ``summary``, ``markdown`` and ``plot``.
     """
-    from anonml._io import atomic_write, write_table
+    from anonml.experiments._output import write_bundle
 
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     summary = summarize(df)
-    paths = {"raw": out / f"{name}.csv", "summary": out / f"{name}_summary.csv",
-             "markdown": out / f"{name}.md"}
-    write_table(df, paths["raw"])
-    write_table(summary.round(5), paths["summary"])
-    text = _markdown(df, summary)
-    atomic_write(paths["markdown"], lambda p: p.write_text(text, encoding="utf-8"))
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:  # pragma: no cover - the plot is optional
-        return paths
-    fig = _plot(summary, plt)
-    paths["plot"] = out / f"{name}.png"
-    atomic_write(paths["plot"], lambda p: fig.savefig(p, dpi=110, format="png"))
-    plt.close(fig)
-    return paths
+    return write_bundle(out_dir, name, df, summary.round(5), _markdown(df, summary),
+                        lambda plt: _plot(summary, plt), dpi=110)
 
 
 def _plot(summary: pd.DataFrame, plt):
