@@ -79,6 +79,14 @@ class AccuracyGuidedAnonymizer(BaseAnonymizer):
         Quantile bins per numeric column for ``tree="hist"`` (2 to 65,535).
     random_state : int, Generator or None
         Seed of the exact tree's tie-breaking between equally good splits.
+    sensitive, l, l_kind, c, t, t_distance, hierarchies, recoding, suppression
+        The privacy model, recoding and suppression options shared by every anonymizer
+        (:class:`~anonml.anonymize._base.BaseAnonymizer`). The tree cannot test l-diversity or
+        t-closeness while it grows, so a leaf (or refined part) that breaks them is merged into
+        its nearest group, by centroid distance on the z-scored numeric QIs and the category
+        shares of the categorical QIs, round after round until every group satisfies the model
+        (``n_merges_`` counts the merges). Merging keeps l and t (their monotonicity), and the
+        whole table satisfies them, so this always ends.
 
     Attributes
     ----------
@@ -137,6 +145,15 @@ class AccuracyGuidedAnonymizer(BaseAnonymizer):
         handle_unknown: str = "error",
         max_bins: int = 255,
         random_state: Any = None,
+        sensitive: Any = None,
+        l: float | None = None,
+        l_kind: str = "distinct",
+        c: float | None = None,
+        t: float | None = None,
+        t_distance: str = "auto",
+        hierarchies: dict | None = None,
+        recoding: str = "representative",
+        suppression: float = 0.0,
     ):
         self.k = k
         self.quasi_identifiers = quasi_identifiers
@@ -151,12 +168,23 @@ class AccuracyGuidedAnonymizer(BaseAnonymizer):
         self.handle_unknown = handle_unknown
         self.max_bins = max_bins
         self.random_state = random_state
+        self.sensitive = sensitive
+        self.l = l
+        self.l_kind = l_kind
+        self.c = c
+        self.t = t
+        self.t_distance = t_distance
+        self.hierarchies = hierarchies
+        self.recoding = recoding
+        self.suppression = suppression
 
     @property
     def _tree_columns(self) -> str:  # type: ignore[override]
         if self.features not in ("qi", "all"):
             raise InputError(f"features={self.features!r}; use 'qi' or 'all'")
         return self.features
+
+    _merge_violations = True
 
     def _max_bins(self) -> int:
         mb = self.max_bins

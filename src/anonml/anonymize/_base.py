@@ -21,12 +21,21 @@ import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 
 from anonml._errors import InputError, NotFittedError
+from anonml.anonymize._generalize import (
+    SUPPRESSED,
+    generalize_labels,
+    group_ncp,
+    merge_to_model,
+    select_suppressed,
+)
 from anonml.anonymize._pipeline import (
     REPRESENTATIVE_RULES,
     recode,
     select_representatives,
     verify_k_anonymity,
+    verify_model,
 )
+from anonml.privacy import build_privacy_model
 from anonml.encoding import (
     TableEncoder,
     as_frame,
@@ -44,11 +53,32 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
 
     #: columns the partitioner reads, in addition to the QIs ("qi" or "all")
     _tree_columns = "qi"
+    #: whether fit needs y (the accuracy-guided tree does; Mondrian, Hilbert, ... do not)
+    _needs_target = True
+    #: repair l/t violations after partitioning by merging groups (for partitioners that cannot
+    #: test l or t while they build groups); others must honour ``self.model_`` themselves
+    _merge_violations = False
+
+    #: shared parameters every anonymizer accepts (declared in each subclass's __init__)
+    _SHARED_DEFAULTS = {
+        "sensitive": None,
+        "l": None,
+        "l_kind": "distinct",
+        "c": None,
+        "t": None,
+        "t_distance": "auto",
+        "hierarchies": None,
+        "recoding": "representative",
+        "suppression": 0.0,
+    }
+
+    def _param(self, name: str) -> Any:
+        return getattr(self, name, self._SHARED_DEFAULTS[name])
 
     # -- scikit-learn plumbing ---------------------------------------------------------------
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.target_tags.required = True
+        tags.target_tags.required = self._needs_target
         tags.input_tags.categorical = True
         tags.input_tags.string = True
         tags.input_tags.allow_nan = False
@@ -62,9 +92,11 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
         ----------
         X : DataFrame or 2-D array, shape (n_rows, n_columns)
             Training data; only the quasi-identifiers are changed.
-        y : array-like, shape (n_rows,)
+        y : array-like, shape (n_rows,), optional for target-free partitioners
             The model's predictions on ``X`` (accuracy-guided) or the true labels
-            (workload-aware). Class labels, or numbers for a regression target.
+            (workload-aware). Class labels, or numbers for a regression target. Target-free
+            partitioners (Mondrian, Hilbert, R+-tree, SaNGreeA) ignore it when building groups
+            but use it, when given, to pick each group's representative by majority label.
 
         Returns
         -------
@@ -84,7 +116,9 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
         """Replace the quasi-identifiers of each row by those of its group's representative.
 
         Rows from the training data get exactly the values of :meth:`fit_transform`; new rows
-        are routed the same way (the mapping the model was retrained for).
+        are routed the same way (the mapping the model was retrained for). With
+        ``recoding="generalize"`` each row gets its group's generalized labels; a row routed to
+        a suppressed group gets its QIs suppressed.
         """
         if not hasattr(self, "representatives_"):
             raise NotFittedError(
@@ -96,7 +130,13 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
             return from_frame(frame.copy(), X)
         check_table(frame, self.encoder_.columns, self.encoder_.categorical)
         groups = self._assign(frame)
-        return from_frame(recode(frame, self.qi_, groups, self.representatives_), X)
+        if self.merge_map_ is not None:
+            groups = self.merge_map_[groups]
+        out = recode(
+            frame, self.qi_, groups, self.representatives_,
+            cast=self.recoding_ == "representative",
+        )
+        return from_frame(out, X)
 
     # -- the pipeline ----------------------------------------------------------------------------
     def _fit(self, X: Any, y: Any) -> pd.DataFrame:
@@ -114,11 +154,41 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
             raise InputError(
                 f"handle_unknown={self.handle_unknown!r}; use 'error' or 'ignore'"
             )
+        recoding = self._param("recoding")
+        if recoding not in ("representative", "generalize"):
+            raise InputError(f"recoding={recoding!r}; use 'representative' or 'generalize'")
+        suppression = self._param("suppression")
+        if (
+            isinstance(suppression, bool)
+            or not isinstance(suppression, numbers.Real)
+            or not 0 <= suppression < 1
+        ):
+            raise InputError(
+                f"suppression={suppression!r}; pass the share of rows that may be suppressed, "
+                "from 0 (none) up to below 1, e.g. 0.02"
+            )
         qi = resolve_columns(frame, self.quasi_identifiers)
         tree_cols = qi if self._tree_columns == "qi" else list(frame.columns)
         categorical = detect_categorical(frame, tree_cols, self.categorical_features)
         check_table(frame, tree_cols, categorical)
-        y_fit, y_codes = self._check_target(y, frame.shape[0])
+        if y is None and not self._needs_target:
+            y_fit, y_codes = None, None
+            self.task_, self.classes_ = None, None
+        else:
+            y_fit, y_codes = self._check_target(y, frame.shape[0])
+        hierarchies = self._check_hierarchies(frame)
+        model = build_privacy_model(
+            frame,
+            qi,
+            k,
+            sensitive=self._param("sensitive"),
+            l=self._param("l"),
+            l_kind=self._param("l_kind"),
+            c=self._param("c"),
+            t=self._param("t"),
+            t_distance=self._param("t_distance"),
+            hierarchies=hierarchies,
+        )
 
         self.n_features_in_ = frame.shape[1]
         if isinstance(X, pd.DataFrame) and all(isinstance(c, str) for c in frame.columns):
@@ -128,25 +198,55 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
         self.columns_ = list(frame.columns)
         self.qi_ = qi
         self.categorical_ = [c for c in categorical if c in set(qi)]
+        self.model_ = model
         self.encoder_ = TableEncoder(tree_cols, categorical, max_bins=self._max_bins())
         with self.encoder_.memoize(frame):
             self.encoder_.fit(frame)
             t1 = time.perf_counter()
             groups = np.asarray(self._partition(frame, y_fit), dtype=np.int64)
+            n_merges, merge_map = 0, None
+            if self._merge_violations and not model.trivial:
+                merged, n_merges = merge_to_model(groups, model, frame, self.encoder_, qi)
+                merge_map = np.zeros(int(groups.max()) + 1, dtype=np.int64)
+                merge_map[groups] = merged  # partition group -> merged group, for transform
+                groups = merged
             n_groups = int(groups.max()) + 1
             t2 = time.perf_counter()
-            rep_rows = select_representatives(
-                frame, self.encoder_, qi, groups, n_groups, y_codes, self.representative
-            )
+            if recoding == "representative":
+                rep_rows = select_representatives(
+                    frame, self.encoder_, qi, groups, n_groups, y_codes, self.representative
+                )
+                representatives = frame[qi].iloc[rep_rows].reset_index(drop=True)
+                representatives.index.name = "group"
+            else:
+                rep_rows = None
+                representatives = generalize_labels(
+                    frame, qi, self.categorical_, groups, n_groups, hierarchies
+                )
+        suppressed = np.zeros(n_groups, dtype=bool)
+        if suppression > 0:
+            ncp = group_ncp(frame, qi, self.categorical_, groups, n_groups, hierarchies)
+            sizes = np.bincount(groups, minlength=n_groups)
+            suppressed = select_suppressed(ncp, sizes, int(np.floor(suppression * frame.shape[0])))
+            if suppressed.any():
+                representatives = representatives.astype(object)
+                representatives.loc[suppressed, :] = (
+                    SUPPRESSED if recoding == "generalize" else None
+                )
         t3 = time.perf_counter()
-        representatives = frame[qi].iloc[rep_rows].reset_index(drop=True)
-        representatives.index.name = "group"
-        out = recode(frame, qi, groups, representatives)
+        out = recode(frame, qi, groups, representatives, cast=recoding == "representative")
         t4 = time.perf_counter()
         self.min_class_size_ = verify_k_anonymity(out, qi, k)
+        self.privacy_ = verify_model(out, qi, model, hierarchies)
         t5 = time.perf_counter()
         self.groups_ = groups
         self.n_groups_ = n_groups
+        self.n_merges_ = n_merges
+        self.merge_map_ = merge_map
+        self.recoding_ = recoding
+        self.suppressed_ = suppressed[groups]
+        self.n_suppressed_ = int(self.suppressed_.sum())
+        self.suppressed_groups_ = suppressed
         self.representative_rows_ = rep_rows
         self.representatives_ = representatives  # set last: marks the estimator as fitted
         self.timings_ = {
@@ -157,6 +257,25 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
             "verify": t5 - t4,
         }
         return out
+
+    def _check_hierarchies(self, frame: pd.DataFrame) -> dict:
+        """The ``hierarchies`` parameter as a dict of column -> Hierarchy, checked."""
+        h = self._param("hierarchies")
+        if h is None:
+            return {}
+        if not isinstance(h, dict):
+            raise InputError(
+                f"hierarchies must be a dict of column -> Hierarchy, got {type(h).__name__}; "
+                "e.g. hierarchies=anonml.datasets.load_adult_hierarchies()"
+            )
+        for col, hier in h.items():
+            if not hasattr(hier, "leaf_codes") or not hasattr(hier, "common_ancestor"):
+                raise InputError(
+                    f"hierarchies[{col!r}] is a {type(hier).__name__}, not a Hierarchy; build it "
+                    "with anonml.hierarchies.Hierarchy (e.g. Hierarchy.read_arx(path))"
+                )
+        # only the columns present matter; a shared dict may hold hierarchies of other columns
+        return {c: hier for c, hier in h.items() if c in set(frame.columns)}
 
     def _max_bins(self) -> int:
         return 255

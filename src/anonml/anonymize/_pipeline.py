@@ -19,9 +19,15 @@ import pandas as pd
 
 from anonml._errors import PrivacyViolationError
 from anonml.encoding import TableEncoder
-from anonml.privacy import k_anonymity
+from anonml.privacy import PrivacyModel, k_anonymity, l_diversity, t_closeness
 
-__all__ = ["select_representatives", "recode", "verify_k_anonymity", "REPRESENTATIVE_RULES"]
+__all__ = [
+    "select_representatives",
+    "recode",
+    "verify_k_anonymity",
+    "verify_model",
+    "REPRESENTATIVE_RULES",
+]
 
 REPRESENTATIVE_RULES = ("majority_medoid", "medoid")
 
@@ -113,17 +119,33 @@ def select_representatives(
     return by_group[first_hit]
 
 
-def recode(frame: pd.DataFrame, qi: Sequence[Any], groups: np.ndarray, representatives: pd.DataFrame) -> pd.DataFrame:
+def recode(
+    frame: pd.DataFrame,
+    qi: Sequence[Any],
+    groups: np.ndarray,
+    representatives: pd.DataFrame,
+    *,
+    cast: bool = True,
+) -> pd.DataFrame:
     """Copy of ``frame`` whose QI values are those of each row's group representative.
 
-    Non-QI columns, the column order and the index are unchanged. A QI column keeps the dtype of
-    ``frame`` where the representatives' values fit it (a category column gains the categories it
-    lacks).
+    Non-QI columns, the column order and the index are unchanged. With ``cast`` (representative
+    records), a QI column keeps the dtype of ``frame`` where the representatives' values fit it
+    (a category column gains the categories it lacks; an integer column holding suppressed,
+    missing values becomes float). Without it (generalized labels) the QI columns hold text.
     """
     out = frame.copy()
     for c in qi:
         values = representatives[c].iloc[groups]
+        if not cast:
+            out[c] = pd.Series(values.to_numpy(dtype=object), index=out.index, dtype=object)
+            continue
         target = frame[c].dtype
+        if isinstance(target, np.dtype) and values.isna().any():  # suppressed: missing values
+            if target.kind in "iu":
+                target = np.dtype(np.float64)
+            elif target.kind == "b":
+                target = np.dtype(object)
         if isinstance(target, pd.CategoricalDtype):
             seen = pd.Index(pd.unique(values.dropna().to_numpy(dtype=object)))
             extra = seen.difference(target.categories)
@@ -148,3 +170,32 @@ def verify_k_anonymity(table: pd.DataFrame, qi: Sequence[Any], k: int) -> int:
             "parameters used"
         )
     return smallest
+
+
+def verify_model(
+    table: pd.DataFrame, qi: Sequence[Any], model: PrivacyModel, hierarchies: dict | None = None
+) -> dict:
+    """Independent check of l-diversity / t-closeness on the output table.
+
+    Returns the achieved values (``{"l": ..., "t": ...}``, empty for k only), or raises
+    :class:`~anonml._errors.PrivacyViolationError`.
+    """
+    achieved: dict = {}
+    if model.l is not None:
+        got = l_diversity(table, qi, model.sensitive, kind=model.l_kind, c=model.c)
+        achieved["l"] = got
+        if got < model.l * (1 - 1e-9):
+            raise PrivacyViolationError(
+                f"internal error: the output is only {model.l_kind} {got:g}-diverse in "
+                f"{model.sensitive!r}, not l={model.l:g}; nothing was returned; please report this"
+            )
+    if model.t is not None:
+        h = (hierarchies or {}).get(model.sensitive)
+        got = t_closeness(table, qi, model.sensitive, distance=model.distance, hierarchy=h)
+        achieved["t"] = got
+        if got > model.t + 1e-9:
+            raise PrivacyViolationError(
+                f"internal error: the output is only {got:.4g}-close in {model.sensitive!r}, not "
+                f"t={model.t:g}; nothing was returned; please report this"
+            )
+    return achieved
