@@ -16,18 +16,30 @@ __version__ = "0.1.0"
 
 __all__ = [
     "AccuracyGuidedAnonymizer",
+    "MondrianAnonymizer",
+    "HilbertAnonymizer",
+    "RTreeAnonymizer",
+    "SaNGreeAAnonymizer",
     "AnonymizationResult",
     "anonymize_model",
+    "attacks",
     "datasets",
+    "hierarchies",
     "privacy",
     "__version__",
 ]
 
 _LAZY = {
     "AccuracyGuidedAnonymizer": ("anonml.anonymize", "AccuracyGuidedAnonymizer"),
+    "MondrianAnonymizer": ("anonml.anonymize", "MondrianAnonymizer"),
+    "HilbertAnonymizer": ("anonml.anonymize", "HilbertAnonymizer"),
+    "RTreeAnonymizer": ("anonml.anonymize", "RTreeAnonymizer"),
+    "SaNGreeAAnonymizer": ("anonml.anonymize", "SaNGreeAAnonymizer"),
     "AnonymizationResult": ("anonml.anonymize", "AnonymizationResult"),
     "anonymize_model": ("anonml.anonymize", "anonymize_model"),
+    "attacks": ("anonml.attacks", None),
     "datasets": ("anonml.datasets", None),
+    "hierarchies": ("anonml.hierarchies", None),
     "privacy": ("anonml.privacy", None),
 }
 

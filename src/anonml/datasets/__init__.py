@@ -8,6 +8,7 @@ licences and sha256 checksums are in ``anonml/datasets/data/ATTRIBUTION.md``.
 - :func:`load_nursery`: UCI Nursery, 12,960 rows, 8 categorical features.
 - :func:`load_loan`: LendingClub loans 2007–2011, 39,786 rows (substitute for the 2015
   excerpt used by Goldsteen et al.; terms of use unclear, research use only).
+- :func:`load_adult_hierarchies`: generalization hierarchies of the Adult columns (ARX CSV).
 
 Examples
 --------
@@ -20,6 +21,7 @@ Examples
 
 from __future__ import annotations
 
+from anonml.datasets._hierarchies import load_adult_hierarchies
 from anonml.datasets._loaders import Dataset, load_adult, load_loan, load_nursery
 
-__all__ = ["Dataset", "load_adult", "load_nursery", "load_loan"]
+__all__ = ["Dataset", "load_adult", "load_nursery", "load_loan", "load_adult_hierarchies"]

@@ -59,8 +59,9 @@ anonymization using local recoding. *KDD*, 785-790.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -69,19 +70,21 @@ from anonml._errors import InputError
 from anonml.encoding import as_frame, detect_categorical, resolve_columns
 
 __all__ = [
-    "ncp",
-    "gcp",
-    "discernibility",
     "average_class_size",
     "classification_metric",
+    "discernibility",
+    "gcp",
     "gil",
-    "ngil",
     "information_loss",
+    "ncp",
+    "ngil",
 ]
 
 
 # -- shared preparation -------------------------------------------------------------------------
-def _classes(groups: Any, suppressed: Any, n: int | None = None) -> tuple[np.ndarray, np.ndarray, int]:
+def _classes(
+    groups: Any, suppressed: Any, n: int | None = None
+) -> tuple[np.ndarray, np.ndarray, int]:
     """(class index 0..G-1 per row or -1 when suppressed, class ids in order, G)."""
     g = np.asarray(groups.to_numpy() if isinstance(groups, pd.Series) else groups)
     if g.ndim != 1:
@@ -118,9 +121,17 @@ def _classes(groups: Any, suppressed: Any, n: int | None = None) -> tuple[np.nda
                     "pass e.g. an anonymizer's suppressed_"
                 )
         supp = supp | s
-    ids, inv = np.unique(g[~supp], return_inverse=True)
+    kept = g[~supp]
     cls = np.full(g.shape[0], -1, dtype=np.int64)
-    cls[~supp] = inv.reshape(-1)
+    top = int(kept.max()) + 1 if kept.size else 0
+    if top <= 4 * g.shape[0] + 16:  # small ids (the usual 0..G-1): renumber in O(n)
+        present = np.bincount(kept, minlength=top) > 0
+        new_id = np.cumsum(present) - 1
+        ids = np.flatnonzero(present)
+        cls[~supp] = new_id[kept]
+    else:
+        ids, inv = np.unique(kept, return_inverse=True)
+        cls[~supp] = inv.reshape(-1)
     return cls, ids, len(ids)
 
 
@@ -167,6 +178,7 @@ class _Prepared:
     sizes: np.ndarray
     n_suppressed: int
     w: np.ndarray
+    cache: dict = field(default_factory=dict)  # per-column LCAs and distinct counts
 
 
 def _prepare(
@@ -214,7 +226,16 @@ def _prepare(
     cls, ids, n_classes = _classes(groups, suppressed, frame.shape[0])
     sizes = np.bincount(cls[cls >= 0], minlength=n_classes)
     return _Prepared(
-        frame, qi, cat, hier, cls, ids, n_classes, sizes, int((cls < 0).sum()), _weights(weights, qi)
+        frame,
+        qi,
+        cat,
+        hier,
+        cls,
+        ids,
+        n_classes,
+        sizes,
+        int((cls < 0).sum()),
+        _weights(weights, qi),
     )
 
 
@@ -232,19 +253,31 @@ def _range_share(values: np.ndarray, cls: np.ndarray, n_classes: int) -> np.ndar
 
 
 def _ancestors(p: _Prepared, col: Any) -> tuple[Any, np.ndarray, np.ndarray]:
-    h = p.hierarchies[col]
-    keep = p.cls >= 0
-    codes = h.leaf_codes(p.frame[col])
-    levels, nodes = h.common_ancestor(codes[keep], p.cls[keep], p.n_classes)
-    return h, levels, nodes
+    if ("lca", col) not in p.cache:
+        h = p.hierarchies[col]
+        keep = p.cls >= 0
+        codes = h.leaf_codes(p.frame[col])
+        levels, nodes = h.common_ancestor(codes[keep], p.cls[keep], p.n_classes)
+        p.cache[("lca", col)] = (h, levels, nodes)
+    return p.cache[("lca", col)]
 
 
 def _distinct(p: _Prepared, col: Any) -> tuple[np.ndarray, int]:
     """Number of distinct values of ``col`` in each class, and in the whole column."""
+    if ("distinct", col) not in p.cache:
+        p.cache[("distinct", col)] = _count_distinct(p, col)
+    return p.cache[("distinct", col)]
+
+
+def _count_distinct(p: _Prepared, col: Any) -> tuple[np.ndarray, int]:
     codes, uniques = pd.factorize(p.frame[col], use_na_sentinel=False)
     m = max(len(uniques), 1)
     keep = p.cls >= 0
-    pairs = np.unique(p.cls[keep] * m + codes[keep].astype(np.int64))
+    joint = p.cls[keep] * m + codes[keep].astype(np.int64)
+    if p.n_classes * m <= 4 * len(joint) + 1024:  # dense count table, O(n)
+        present = np.bincount(joint, minlength=p.n_classes * m).reshape(p.n_classes, m) > 0
+        return present.sum(axis=1), len(uniques)
+    pairs = np.unique(joint)
     return np.bincount(pairs // m, minlength=p.n_classes), len(uniques)
 
 
@@ -448,10 +481,10 @@ def ngil(
 
 
 # -- metrics of the class sizes and labels ------------------------------------------------------
-def discernibility(groups: Any, *, suppressed: Any = None) -> int:
+def discernibility(groups: Any, *, suppressed: Any = None, k: int | None = None) -> int:
     """Discernibility metric (Bayardo & Agrawal 2005): ``sum_E |E|^2 + n |S|``.
 
-    Every row is charged the size of its class (so that ``sum_E |E|^2``), and a suppressed row
+    Every row is charged the size of its class (hence ``sum_E |E|^2``), and a suppressed row
     the size ``n`` of the whole table. When every class has at least k rows, ``DM >= n k``.
 
     Parameters
@@ -460,6 +493,9 @@ def discernibility(groups: Any, *, suppressed: Any = None) -> int:
         Class id of each row; a negative id marks a suppressed row.
     suppressed : array of bool, shape (n_rows,), optional
         Suppressed rows.
+    k : int, optional
+        As in Bayardo & Agrawal, the rows of a class smaller than ``k`` count as suppressed
+        (charged ``n`` each). Without ``k`` every class is charged ``|E|^2``.
 
     Returns
     -------
@@ -469,11 +505,17 @@ def discernibility(groups: Any, *, suppressed: Any = None) -> int:
     --------
     >>> discernibility([0, 0, 0, 1, 1], suppressed=[False, False, False, False, True])  # 9+1+5
     15
+    >>> discernibility([0, 0, 0, 1], k=2)  # 3^2 + one row of a too small class: 4
+    13
     """
+    if k is not None and (isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1):
+        raise InputError(f"k={k!r} must be a positive integer, the k the table was anonymized for")
     cls, _, n_classes = _classes(groups, suppressed)
-    sizes = np.bincount(cls[cls >= 0], minlength=n_classes).astype(object)  # exact big ints
+    sizes = np.bincount(cls[cls >= 0], minlength=n_classes).astype(np.int64)
     n = cls.shape[0]
-    return int((sizes * sizes).sum()) + n * int((cls < 0).sum())
+    small = sizes < (k or 0)
+    n_charged_n = int((cls < 0).sum()) + int(sizes[small].sum())
+    return int((sizes[~small] ** 2).sum()) + n * n_charged_n
 
 
 def average_class_size(groups: Any, k: int, *, suppressed: Any = None) -> float:
@@ -516,7 +558,7 @@ def classification_metric(groups: Any, labels: Any, *, suppressed: Any = None) -
     0.2
     """
     cls, _, n_classes = _classes(groups, suppressed)
-    lab = labels.to_numpy() if isinstance(labels, pd.Series) else np.asarray(labels, dtype=object)
+    lab = labels if isinstance(labels, pd.Series) else np.asarray(labels, dtype=object)
     if lab.ndim != 1 or lab.shape[0] != cls.shape[0]:
         raise InputError(
             f"labels has shape {lab.shape} but groups has {cls.shape[0]} rows; pass one label "
@@ -525,7 +567,7 @@ def classification_metric(groups: Any, labels: Any, *, suppressed: Any = None) -
     n = cls.shape[0]
     if n == 0:
         raise InputError("groups is empty; the classification metric needs at least one row")
-    codes, uniques = pd.factorize(pd.Series(lab), use_na_sentinel=False)
+    codes, uniques = pd.factorize(lab, use_na_sentinel=False)
     m = max(len(uniques), 1)
     keep = cls >= 0
     counts = np.bincount(cls[keep] * m + codes[keep], minlength=n_classes * m).reshape(n_classes, m)
@@ -554,7 +596,8 @@ def information_loss(
     table, groups, quasi_identifiers, categorical, hierarchies, weights, suppressed
         As in :func:`ncp`.
     k : int, optional
-        The k the table was anonymized for; adds ``"c_avg"``.
+        The k the table was anonymized for; adds ``"c_avg"``, and the rows of classes smaller
+        than ``k`` count as suppressed in ``"dm"`` (see :func:`discernibility`).
     labels : array-like, optional
         Class label of each row; adds ``"cm"``.
 
@@ -586,7 +629,7 @@ def information_loss(
         "min_class_size": int(p.sizes.min()) if p.n_classes else 0,
         "gcp": (float(p.sizes @ ncp_class) + p.n_suppressed * d) / (n * d),
         "ncp_mean": float(ncp_class.mean() / d) if p.n_classes else float("nan"),
-        "dm": discernibility(p.cls, suppressed=supp_mask),
+        "dm": discernibility(p.cls, suppressed=supp_mask, k=k),
         "gil": gil_total,
         "ngil": gil_total / (n * d),
     }
