@@ -1,0 +1,122 @@
+"""Privacy attacks on trained models: how much does a model reveal about its training data?
+
+Membership inference (was this record in the training set?):
+
+* :class:`MembershipInferenceBlackBox`: an attack model on the target's probabilities and the
+  true label (Shokri et al., 2017; as used by Goldsteen et al., 2022, Sec. 4.3).
+* :class:`WorstCaseMembership`: the SACRO-ML / AI-SDC "worst case" attack, trained on the
+  target's own outputs for members vs non-members, with a no-signal baseline and
+  multiple-testing-corrected significance.
+* LiRA (Carlini et al., 2022) and RMIA (Zarifzadeh et al., 2024): shadow-model attacks.
+
+Attribute inference: attacks that recover a sensitive feature of a training record.
+
+Shared pieces: :class:`Target` (a model or its probabilities, with member and non-member data),
+:class:`AttackResult` and :func:`attack_result` (ROC, AUC and its p-value, advantage,
+TPR at low FPR, accuracy / precision / recall).
+
+Submodules are imported on first use; names whose module is not installed in this version
+raise an ``AttributeError`` that says so.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+#: public name -> module that defines it (imported on first use)
+_LAZY: dict[str, str] = {
+    # core
+    "Target": "anonml.attacks._core",
+    "AttackResult": "anonml.attacks._core",
+    "attack_result": "anonml.attacks._core",
+    "balanced_indices": "anonml.attacks._core",
+    "auc_score": "anonml.attacks._core",
+    "auc_pvalue": "anonml.attacks._core",
+    "membership_advantage": "anonml.attacks._core",
+    "tpr_at_fpr": "anonml.attacks._core",
+    "classification_metrics": "anonml.attacks._core",
+    "roc": "anonml.attacks._core",
+    # membership: black box and worst case
+    "MembershipInferenceBlackBox": "anonml.attacks._membership",
+    "WorstCaseMembership": "anonml.attacks._worst_case",
+    # membership: shadow-model attacks (written separately)
+    "LiRA": "anonml.attacks._lira",
+    "RMIA": "anonml.attacks._rmia",
+    # attribute inference (written separately)
+    "AttributeInferenceBlackBox": "anonml.attacks._attribute",
+    "AttributeInferenceBaseline": "anonml.attacks._attribute",
+    "AttributeAttackResult": "anonml.attacks._attribute",
+    "WorstCaseAttribute": "anonml.attacks._attribute",
+    "WorstCaseAttributeResult": "anonml.attacks._attribute",
+    "AttributeRisk": "anonml.attacks._attribute",
+    "risk_ratio_test": "anonml.attacks._attribute",
+}
+
+__all__ = [
+    "AttackResult",
+    "AttributeAttackResult",
+    "AttributeInferenceBaseline",
+    "AttributeInferenceBlackBox",
+    "AttributeRisk",
+    "LiRA",
+    "MembershipInferenceBlackBox",
+    "RMIA",
+    "Target",
+    "WorstCaseAttribute",
+    "WorstCaseAttributeResult",
+    "WorstCaseMembership",
+    "attack_result",
+    "auc_pvalue",
+    "auc_score",
+    "balanced_indices",
+    "classification_metrics",
+    "membership_advantage",
+    "risk_ratio_test",
+    "roc",
+    "tpr_at_fpr",
+]
+
+if TYPE_CHECKING:  # pragma: no cover
+    from anonml.attacks._core import (
+        AttackResult,
+        Target,
+        attack_result,
+        auc_pvalue,
+        auc_score,
+        balanced_indices,
+        classification_metrics,
+        membership_advantage,
+        roc,
+        tpr_at_fpr,
+    )
+    from anonml.attacks._membership import MembershipInferenceBlackBox
+    from anonml.attacks._worst_case import WorstCaseMembership
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module_name = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'anonml.attacks' has no attribute {name!r}") from None
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name != module_name:  # a real missing dependency inside the module: surface it
+            raise
+        raise AttributeError(
+            f"anonml.attacks.{name} is not available in this version ({module_name} is missing)"
+        ) from None
+    try:
+        value = getattr(module, name)
+    except AttributeError:
+        raise AttributeError(
+            f"anonml.attacks.{name} is not available in this version ({module_name} does not "
+            "define it)"
+        ) from None
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
