@@ -85,7 +85,7 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
         tags.transformer_tags.preserves_dtype = ["float64", "float32", "int64"]
         return tags
 
-    def fit(self, X: Any, y: Any) -> "BaseAnonymizer":
+    def fit(self, X: Any, y: Any = None) -> "BaseAnonymizer":
         """Learn the groups and their representatives from ``X`` and the labels ``y``.
 
         Parameters
@@ -322,14 +322,14 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
         if n_missing:
             raise InputError(f"y has {n_missing} missing values; drop those rows or impute y")
         y_arr = y_ser.to_numpy() if pd.api.types.is_numeric_dtype(y_ser.dtype) else None
-        task = self.task
+        task = getattr(self, "task", "auto")
         if task == "auto":
             # scikit-learn's rule (type_of_target): floats that are not all whole are continuous;
             # checked without its sort of y, which dominates on a million string labels
             is_float = y_arr is not None and y_arr.dtype.kind == "f"
             task = "regression" if is_float and np.any(y_arr != np.round(y_arr)) else "classification"
         if task not in ("classification", "regression"):
-            raise InputError(f"task={self.task!r}; use 'auto', 'classification' or 'regression'")
+            raise InputError(f"task={task!r}; use 'auto', 'classification' or 'regression'")
         self.task_ = task
         if task == "regression":
             try:
