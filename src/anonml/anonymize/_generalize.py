@@ -58,16 +58,18 @@ def generalize_labels(
 ) -> pd.DataFrame:
     """One row per group: the generalized, human-readable value of each QI.
 
-    Numeric QIs without a hierarchy become ``"lo-hi"`` (``"[lo, hi]"`` when lo is negative) or
-    the single value; a QI with a hierarchy becomes the label of the group's lowest common
-    ancestor; a categorical QI without one becomes ``"{a, b}"``, its values sorted as text.
+    Numeric QIs become ``"lo-hi"`` (``"[lo, hi]"`` when lo is negative) or the single value,
+    even when they have an interval hierarchy (the range is tighter than its nodes); a
+    categorical QI with a hierarchy becomes the label of the group's lowest common ancestor,
+    one without becomes ``"{a, b}"``, its values sorted as text.
     """
     hierarchies = hierarchies or {}
     cat = set(categorical)
     out: dict[Any, Any] = {}
     for c in qi:
         col = frame[c]
-        h = hierarchies.get(c)
+        # a numeric QI is written as its range, tighter than any interval hierarchy node
+        h = hierarchies.get(c) if c in cat else None
         if h is not None:
             codes = np.asarray(h.leaf_codes(col.to_numpy(dtype=object)), dtype=np.int64)
             levels, nodes = h.common_ancestor(codes, groups, n_groups)
@@ -123,7 +125,7 @@ def group_ncp(
     total = np.zeros(n_groups)
     for c in qi:
         col = frame[c]
-        h = hierarchies.get(c)
+        h = hierarchies.get(c) if c in cat else None
         if h is not None:
             codes = np.asarray(h.leaf_codes(col.to_numpy(dtype=object)), dtype=np.int64)
             levels, nodes = h.common_ancestor(codes, groups, n_groups)
