@@ -1,0 +1,1028 @@
+"""Attribute inference: how well does a model reveal a feature of its own training records?
+
+Two attacks, both run on a :class:`~anonml.attacks.Target`:
+
+* :class:`AttributeInferenceBlackBox` (ART's black-box attribute attack, as used by Goldsteen
+  et al., 2022, Sec. 4.4): an attack model learns the sensitive feature of a record from its
+  other features **plus the target's output** on that record. It is trained on one part of the
+  target's training set (``attack_train_ratio``) and evaluated on the rest, and compared with
+  the majority-value guess. :class:`AttributeInferenceBaseline` is the same attack model
+  *without* the target's output (ART's baseline, the "imputation" adversary of Jayaraman &
+  Evans, 2022): the black-box attack reveals something the model leaks only to the extent that
+  it beats this baseline.
+* :class:`WorstCaseAttribute` (the attribute attack of SACRO-ML / AI-SDC, Smith et al.): for
+  every record and every attribute, ask the target model about every completion of the record
+  (every value of a categorical attribute, a grid of values of a continuous one) and count the
+  records whose true value the model singles out. The **attribute risk ratio** ARR = (rate of
+  such records in the training set) / (rate in the test set) with a one-sided Fisher exact
+  test tells whether the model singles out the values of its *members* more often than those of
+  people it never saw.
+
+Definitions of the worst-case attack (following SACRO-ML's ``attribute_attack.py``)
+-----------------------------------------------------------------------------------------
+Let ``ŷ`` be the reference label of a record: the target's predicted class on the real record
+(``label="predicted"``, SACRO-ML's choice) or its true label (``label="true"``).
+
+*Categorical attribute* with candidate values ``v_1 .. v_m`` (every value seen in the training
+or test set). For each completion ``x[a := v_j]`` the model gives probabilities ``p_j``. The
+completions whose predicted class ``argmax p_j`` equals ``ŷ`` are *consistent*; their confidence
+is ``max p_j``. The attack makes an **inference** when the largest confidence among consistent
+completions is ``>= confidence_threshold`` and is reached by exactly one completion (exact
+floating-point equality, as SACRO-ML's ``np.unique``); the inferred value is that completion's.
+A record is **at risk** when an inference is made and it is the record's true value.
+
+*Continuous attribute*: a grid of ``n_grid`` evenly spaced values between the attribute's
+minimum and maximum over training and test set. For each grid completion take the probability
+of the class ``ŷ``; ``peak`` is the largest of them and ``[lo, hi]`` the smallest and largest
+grid values that reach it. A record with true value ``t`` is **at risk** when
+``peak >= confidence_threshold``, the real record's probability of ``ŷ`` is at least ``peak``
+(the true value is as good as the best guess) and ``[lo, hi]`` lies within
+``t ± protection_limit·|t|`` (SACRO-ML: 10 %). SACRO-ML compares the real record's probability
+with ``==`` and takes the grid range of each set separately; here ``>=`` (the true value may
+be better than every grid point) and one grid for both sets, so the two rates are comparable.
+
+*Attribute risk ratio*: with ``a`` of ``n1`` training records and ``b`` of ``n2`` test records
+at risk, ``ARR = (a/n1) / (b/n2)`` (``inf`` when ``b = 0 < a``, undefined when ``a = b = 0``),
+its 95 % confidence interval on the log scale (Katz et al., 1978; undefined when ``a`` or ``b``
+is 0), and the one-sided p-value of Fisher's exact test of the 2x2 table against
+"training records are at risk no more often than test records". SACRO-ML reports the counts
+but not the ratio.
+
+The completions of one attribute are built as one table (``n_records x n_candidates`` rows,
+cut into chunks of about ``batch_rows`` rows) and the model is asked once per chunk; there is
+no loop over records.
+
+References
+----------
+Goldsteen, Ezov, Shmelkin, Moffie & Farkash (2022). Anonymizing machine learning models.
+DPM/CBT 2021, LNCS 13140, Sec. 4.4.
+Nicolae et al. (2018). Adversarial Robustness Toolbox v1.0 (``AttributeInferenceBlackBox``,
+``AttributeInferenceBaseline``). arXiv:1807.01069.
+Jayaraman & Evans (2022). Are attribute inference attacks just imputation? ACM CCS.
+Smith, Preen, et al. SACRO-ML (formerly AI-SDC): tools for statistical disclosure control of
+trained machine-learning models, ``sacroml/attacks/attribute_attack.py``.
+Katz, Baptista, Azen & Pike (1978). Obtaining confidence intervals for the risk ratio in
+cohort studies. Biometrics 34(3).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from anonml._errors import InputError
+from anonml.attacks._core import Target, as_generator, json_safe
+from anonml.encoding import as_frame, detect_categorical, from_frame, resolve_columns
+
+__all__ = [
+    "AttributeAttackResult",
+    "AttributeInferenceBaseline",
+    "AttributeInferenceBlackBox",
+    "AttributeRisk",
+    "WorstCaseAttribute",
+    "WorstCaseAttributeResult",
+    "risk_ratio_test",
+]
+
+#: the black-box attack is a classification of the attribute; more values than this is
+#: almost surely a continuous column, which should be binned first
+_MAX_ATTACK_VALUES = 100
+
+
+def _values_str(values: Sequence[Any], limit: int = 10) -> str:
+    shown = ", ".join(repr(v) for v in list(values)[:limit])
+    return shown + (", ..." if len(values) > limit else "")
+
+
+def _check_target(target: Any, who: str) -> Target:
+    if not isinstance(target, Target):
+        raise InputError(
+            f"{who}.run expects an anonml.attacks.Target, got {type(target).__name__}; wrap the "
+            "model and data: Target(model, X_train, y_train, X_test, y_test)"
+        )
+    return target
+
+
+def _frame_of(target: Target, which: str, who: str) -> tuple[pd.DataFrame, bool]:
+    X = target.X(which)
+    if X is None:
+        raise InputError(
+            f"{who} needs the records X_{which}: pass X_{which}= to Target (the attack reads "
+            "the features of every record)"
+        )
+    return as_frame(X, what=f"X_{which}")
+
+
+def _check_fraction(name: str, value: Any, *, low_open: bool = True) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(value):
+        raise InputError(f"{name}={value!r} must be a number, e.g. {name}=0.5")
+    ok = (0 < value < 1) if low_open else (0 <= value <= 1)
+    if not ok:
+        rng = "in (0, 1)" if low_open else "in [0, 1]"
+        raise InputError(f"{name}={value!r} must be {rng}, e.g. {name}=0.5")
+    return float(value)
+
+
+def _check_positive_int(name: str, value: Any, minimum: int = 1) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise InputError(f"{name}={value!r} must be an integer >= {minimum}")
+    return int(value)
+
+
+def _factorize(col: pd.Series) -> tuple[np.ndarray, pd.Series]:
+    """Integer codes of ``col`` and the distinct values as a Series of the column's dtype.
+
+    Missing values count as one value of their own. The values are sorted when they can be.
+    """
+    codes, _ = pd.factorize(col, use_na_sentinel=False)
+    _, first = np.unique(codes, return_index=True)  # first row of each code, in code order
+    values = col.iloc[first].reset_index(drop=True)
+    try:
+        order = np.argsort(values.to_numpy(), kind="stable")
+    except TypeError:  # unorderable mix (e.g. a missing value among strings): keep first-seen
+        order = np.arange(values.size)
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    return rank[codes].astype(np.int64), values.iloc[order].reset_index(drop=True)
+
+
+# =============================================================================================
+# black-box attack and its baseline
+# =============================================================================================
+@dataclass
+class AttributeAttackResult:
+    """Outcome of an attribute-inference attack model (black-box or baseline).
+
+    Membership metrics (:class:`~anonml.attacks.AttackResult`) do not fit a multi-valued
+    prediction, so attribute attacks return this plain record. ``to_dict()`` is
+    JSON-serialisable and holds aggregate figures only, never a record.
+
+    Attributes
+    ----------
+    attack : str
+        ``"attribute-blackbox"`` or ``"attribute-baseline"``.
+    attack_feature : column name
+    positive_value : value or None
+        The value whose precision and recall are reported; ``None``: macro averages over the
+        values that occur (as truth or prediction) in the evaluated records.
+    values : list
+        The attribute's values (training and test set), the order of ``confusion``.
+    n_attack_train, n_evaluated : int
+        Training records used to fit the attack model / training records it was evaluated on
+        (disjoint; together the whole training set).
+    accuracy, precision, recall : float
+        Of the attack on the evaluated training records; precision is 0 when the value is
+        never predicted, recall 0 when it never occurs.
+    baseline_value : value
+        The majority value of the attribute in the attack-training part.
+    baseline_accuracy, baseline_precision, baseline_recall : float
+        The same metrics for guessing ``baseline_value`` for every evaluated record; the
+        attack learns something only if it does better.
+    confusion : ndarray of shape (n_values, n_values)
+        Counts of (true value, predicted value) over the evaluated records, rows true.
+    nonmember_accuracy, nonmember_precision, nonmember_recall, nonmember_baseline_accuracy :
+        float or None
+        The same attack model on the target's test records (non-members), when the target has
+        them: an attack as accurate on non-members infers the attribute from the population,
+        not from what the model memorized. ``None`` without test records.
+    extra : dict
+        Parameters of the run (target output used, attack model).
+    """
+
+    attack: str
+    attack_feature: Any
+    positive_value: Any
+    values: list
+    n_attack_train: int
+    n_evaluated: int
+    accuracy: float
+    precision: float
+    recall: float
+    baseline_value: Any
+    baseline_accuracy: float
+    baseline_precision: float
+    baseline_recall: float
+    confusion: np.ndarray
+    nonmember_accuracy: float | None = None
+    nonmember_precision: float | None = None
+    nonmember_recall: float | None = None
+    nonmember_baseline_accuracy: float | None = None
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def accuracy_gain(self) -> float:
+        """``accuracy - baseline_accuracy``: what the attack adds to the majority guess."""
+        return self.accuracy - self.baseline_accuracy
+
+    def to_dict(self) -> dict:
+        """JSON-serialisable summary (NaN/inf become ``None``); aggregate figures only."""
+        out = asdict(self)
+        out["accuracy_gain"] = self.accuracy_gain
+        return json_safe(out)
+
+    def __repr__(self) -> str:
+        return (
+            f"AttributeAttackResult({self.attack!r}, feature={self.attack_feature!r}, "
+            f"accuracy={self.accuracy:.3f} (baseline {self.baseline_accuracy:.3f}), "
+            f"precision={self.precision:.3f}, recall={self.recall:.3f}, "
+            f"n={self.n_evaluated})"
+        )
+
+
+def _metrics(true: np.ndarray, pred: np.ndarray, positive: int | None) -> tuple[float, float, float]:
+    """Accuracy and precision/recall of code ``positive`` (macro over present codes if None)."""
+    accuracy = float(np.mean(true == pred)) if true.size else float("nan")
+    if positive is not None:
+        tp = np.sum((pred == positive) & (true == positive))
+        n_pred, n_true = np.sum(pred == positive), np.sum(true == positive)
+        return accuracy, float(tp / n_pred) if n_pred else 0.0, float(tp / n_true) if n_true else 0.0
+    present = np.union1d(true, pred)
+    precisions, recalls = [], []
+    for c in present:  # loop over the attribute's values, not over records
+        tp = np.sum((pred == c) & (true == c))
+        n_pred, n_true = np.sum(pred == c), np.sum(true == c)
+        precisions.append(tp / n_pred if n_pred else 0.0)
+        recalls.append(tp / n_true if n_true else 0.0)
+    return accuracy, float(np.mean(precisions)), float(np.mean(recalls))
+
+
+class _AttributeModelAttack:
+    """Shared machinery of the black-box attack and its baseline (parameters documented there)."""
+
+    _name = "attribute"
+    _uses_output = True
+
+    def _output_features(self, target: Target, which: str) -> np.ndarray:
+        proba = target.proba(which)
+        if self.target_output == "proba":
+            return proba
+        onehot = np.zeros_like(proba)
+        onehot[np.arange(proba.shape[0]), np.argmax(proba, axis=1)] = 1.0
+        return onehot
+
+    def _label_features(self, target: Target, which: str) -> np.ndarray:
+        codes = target.label_codes(which)
+        onehot = np.zeros((codes.size, target.n_classes))
+        onehot[np.arange(codes.size), codes] = 1.0
+        return onehot
+
+    def _validate(self) -> None:
+        _check_fraction("attack_train_ratio", self.attack_train_ratio)
+        if self._uses_output and self.target_output not in ("proba", "label"):
+            raise InputError(
+                f"target_output={self.target_output!r} must be 'proba' (the target's "
+                "probabilities) or 'label' (its predicted class only)"
+            )
+        if not isinstance(self.use_true_label, (bool, np.bool_)):
+            raise InputError(f"use_true_label={self.use_true_label!r} must be True or False")
+        if self.attack_model is not None and not (
+            callable(getattr(self.attack_model, "fit", None))
+            and callable(getattr(self.attack_model, "predict", None))
+        ):
+            raise InputError(
+                f"attack_model {type(self.attack_model).__name__} has no fit/predict; pass a "
+                "scikit-learn classifier, e.g. RandomForestClassifier(), or None for the default"
+            )
+
+    def run(self, target: Target) -> AttributeAttackResult:
+        """Fit the attack model on part of the target's training records and evaluate it.
+
+        Parameters
+        ----------
+        target : Target
+            Needs ``X_train`` (a DataFrame, or an array with ``attack_feature`` a column
+            index) and, for the black-box attack, the target's probabilities on it (a model or
+            ``proba_train``). ``X_test`` (with its probabilities) is optional and gives the
+            non-member figures.
+
+        Returns
+        -------
+        AttributeAttackResult
+        """
+        from sklearn.base import clone
+        from sklearn.compose import ColumnTransformer
+        from sklearn.ensemble import RandomForestClassifier
+        from sklearn.preprocessing import OneHotEncoder, StandardScaler
+
+        who = type(self).__name__
+        target = _check_target(target, who)
+        self._validate()
+        rng = as_generator(self.random_state)
+        X_train, _ = _frame_of(target, "train", who)
+        X_test = None
+        if target.X("test") is not None:
+            X_test, _ = as_frame(target.X("test"), what="X_test")
+        feature = self.attack_feature
+        try:
+            known = feature in X_train.columns
+        except TypeError:  # unhashable, e.g. a list
+            known = False
+        if not known:
+            raise InputError(
+                f"attack_feature {feature!r} is not a column of X_train; pass one of: "
+                f"{_values_str(list(X_train.columns), 15)}"
+            )
+        if X_test is not None and list(X_test.columns) != list(X_train.columns):
+            raise InputError(
+                "X_test has other columns than X_train; pass members and non-members with the "
+                "same columns in the same order"
+            )
+        sides = [X_train[feature]] + ([X_test[feature]] if X_test is not None else [])
+        for name, col in zip(("X_train", "X_test"), sides):
+            n_missing = int(col.isna().sum())
+            if n_missing:
+                raise InputError(
+                    f"attack_feature {feature!r} has {n_missing} missing values in {name}; "
+                    "drop or fill those rows first"
+                )
+        all_codes, values = _factorize(pd.concat(sides, ignore_index=True))
+        n_train = X_train.shape[0]
+        codes_train, codes_test = all_codes[:n_train], all_codes[n_train:]
+        if values.size > _MAX_ATTACK_VALUES:
+            raise InputError(
+                f"attack_feature {feature!r} has {values.size} distinct values (more than "
+                f"{_MAX_ATTACK_VALUES}); bin it first, e.g. pd.cut(X[col], 10)"
+            )
+        positive = None
+        if self.positive_value is not None:
+            hit = np.flatnonzero((values == self.positive_value).to_numpy())
+            if hit.size == 0:
+                raise InputError(
+                    f"positive_value {self.positive_value!r} is not a value of attack_feature "
+                    f"{feature!r}; pass one of: {_values_str(values.tolist())} (or None)"
+                )
+            positive = int(hit[0])
+
+        n_fit = round(self.attack_train_ratio * n_train)
+        if n_fit < 1 or n_fit >= n_train:
+            raise InputError(
+                f"attack_train_ratio={self.attack_train_ratio} leaves {n_fit} of {n_train} "
+                "training records to fit the attack and the rest to evaluate it; both need "
+                "at least one record: pass a ratio nearer 0.5 or more records"
+            )
+        perm = rng.permutation(n_train)
+        fit_idx, eval_idx = np.sort(perm[:n_fit]), np.sort(perm[n_fit:])
+        if np.unique(codes_train[fit_idx]).size < 2:
+            raise InputError(
+                f"attack_feature {feature!r} has a single value in the attack-training part "
+                f"({values[codes_train[fit_idx][0]]!r}); nothing to infer: attack a feature "
+                "with at least two values, or raise attack_train_ratio"
+            )
+
+        others = [c for c in X_train.columns if c != feature]
+        categorical = detect_categorical(X_train, others, self.categorical_features)
+        numeric = [c for c in others if c not in set(categorical)]
+        encoder = None
+        if others:
+            encoder = ColumnTransformer(
+                [
+                    ("cat", OneHotEncoder(handle_unknown="ignore", sparse_output=False), categorical),
+                    ("num", StandardScaler(), numeric),
+                ],
+                sparse_threshold=0.0,
+            )
+            encoder.fit(X_train.iloc[fit_idx][others])
+
+        def design(X: pd.DataFrame, which: str, rows: np.ndarray | None) -> np.ndarray:
+            parts = []
+            if encoder is not None:
+                part = X[others] if rows is None else X.iloc[rows][others]
+                parts.append(np.asarray(encoder.transform(part), dtype=np.float64))
+            if self._uses_output:
+                out = self._output_features(target, which)
+                parts.append(out if rows is None else out[rows])
+            if self.use_true_label:
+                lab = self._label_features(target, which)
+                parts.append(lab if rows is None else lab[rows])
+            if not parts:
+                raise InputError(
+                    f"X_train has no column besides attack_feature {feature!r} and no target "
+                    "output is used; give the attack other features or use_true_label=True"
+                )
+            return np.hstack(parts)
+
+        if self.attack_model is None:
+            model = RandomForestClassifier(
+                n_estimators=100, n_jobs=self.n_jobs, random_state=int(rng.integers(2**31 - 1))
+            )
+        else:
+            model = clone(self.attack_model)
+        model.fit(design(X_train, "train", fit_idx), codes_train[fit_idx])
+        pred = np.asarray(model.predict(design(X_train, "train", eval_idx))).astype(np.int64)
+        true = codes_train[eval_idx]
+        accuracy, precision, recall = _metrics(true, pred, positive)
+
+        majority = int(np.argmax(np.bincount(codes_train[fit_idx], minlength=values.size)))
+        const = np.full_like(true, majority)
+        b_acc, b_prec, b_rec = _metrics(true, const, positive)
+        m = values.size
+        confusion = np.bincount(true * m + pred, minlength=m * m).reshape(m, m)
+
+        nm = dict.fromkeys(
+            ("nonmember_accuracy", "nonmember_precision", "nonmember_recall",
+             "nonmember_baseline_accuracy")
+        )
+        if X_test is not None:
+            pred_test = np.asarray(model.predict(design(X_test, "test", None))).astype(np.int64)
+            acc_t, prec_t, rec_t = _metrics(codes_test, pred_test, positive)
+            nm = {
+                "nonmember_accuracy": acc_t,
+                "nonmember_precision": prec_t,
+                "nonmember_recall": rec_t,
+                "nonmember_baseline_accuracy": float(np.mean(codes_test == majority)),
+            }
+        extra = {
+            "attack_model": type(model).__name__,
+            "attack_train_ratio": self.attack_train_ratio,
+            "use_true_label": bool(self.use_true_label),
+            "categorical_features": [str(c) for c in categorical],
+        }
+        if self._uses_output:
+            extra["target_output"] = self.target_output
+        return AttributeAttackResult(
+            attack=f"attribute-{self._name}",
+            attack_feature=feature,
+            positive_value=self.positive_value,
+            values=values.tolist(),
+            n_attack_train=int(fit_idx.size),
+            n_evaluated=int(eval_idx.size),
+            accuracy=accuracy,
+            precision=precision,
+            recall=recall,
+            baseline_value=values.iloc[majority],
+            baseline_accuracy=b_acc,
+            baseline_precision=b_prec,
+            baseline_recall=b_rec,
+            confusion=confusion,
+            extra=extra,
+            **nm,
+        )
+
+
+class AttributeInferenceBlackBox(_AttributeModelAttack):
+    """Black-box attribute inference: learn a feature from the others and the target's output.
+
+    The attacker knows, for some of the target's training records, every feature including
+    the sensitive ``attack_feature``, and can query the target. An attack model (a random
+    forest by default) learns ``attack_feature`` from the other features (categorical ones
+    one-hot encoded, numeric ones standardized) plus the target's output on the record. It is
+    fitted on a random ``attack_train_ratio`` share of the training records and evaluated on
+    the others (Goldsteen et al., 2022, Sec. 4.4, with ART's ``AttributeInferenceBlackBox``).
+
+    Parameters
+    ----------
+    attack_feature : column name
+        The sensitive feature to infer (a column of ``X_train``; for numpy input, its index).
+        Its distinct values are the classes of the attack model (at most 100: bin a
+        continuous feature first).
+    positive_value : value, optional
+        The value whose precision and recall are reported, e.g. ``"problematic"`` for
+        Nursery's ``social``. ``None``: precision and recall are macro averages.
+    attack_train_ratio : float, default 0.5
+        Share of the training records used to fit the attack model; the rest evaluate it.
+    attack_model : scikit-learn classifier, optional
+        Cloned and fitted; default ``RandomForestClassifier(n_estimators=100)``.
+    target_output : {"proba", "label"}, default "proba"
+        Give the attack the target's probabilities, or only its predicted class (one-hot).
+    use_true_label : bool, default False
+        Also give the attack the record's true label (one-hot), which an attacker who knows
+        the training record may know.
+    categorical_features : list of column names, optional
+        The categorical columns among the other features; default: detected from dtype.
+    n_jobs : int, optional
+        Passed to the default random forest.
+    random_state : int, Generator or None
+        Randomness of the split and of the default attack model.
+
+    Notes
+    -----
+    The attack model is evaluated on members only; the ``nonmember_*`` figures show whether it
+    does as well on people the target never saw (then the attack is inference from the
+    population, not a leak of the training records; Jayaraman & Evans, 2022). Compare with
+    :class:`AttributeInferenceBaseline` and with the majority guess.
+
+    *Nursery* is a full factorial design: every combination of the 7 other features occurs
+    once with each value of ``social``. A split into attack-training and evaluation records
+    puts the siblings of an evaluated record (same other features, the other ``social``
+    values) in the training part, so a memorizing attack model predicts a *wrong* value and
+    ends below the majority guess (undefended tree, binary ``social``: random forest 0.53,
+    majority 0.665, MLP 0.60, the paper 0.61; ``benchmarks/bench_attribute.py``).
+
+    Examples
+    --------
+    >>> from anonml.attacks import Target, AttributeInferenceBlackBox  # doctest: +SKIP
+    >>> res = AttributeInferenceBlackBox("social", positive_value="problematic",
+    ...                                  random_state=0).run(target)  # doctest: +SKIP
+    >>> res.accuracy, res.baseline_accuracy  # doctest: +SKIP
+    """
+
+    _name = "blackbox"
+    _uses_output = True
+
+    def __init__(
+        self,
+        attack_feature: Any,
+        *,
+        positive_value: Any = None,
+        attack_train_ratio: float = 0.5,
+        attack_model: Any = None,
+        target_output: str = "proba",
+        use_true_label: bool = False,
+        categorical_features: Sequence[Any] | None = None,
+        n_jobs: int | None = None,
+        random_state: Any = None,
+    ) -> None:
+        self.attack_feature = attack_feature
+        self.positive_value = positive_value
+        self.attack_train_ratio = attack_train_ratio
+        self.attack_model = attack_model
+        self.target_output = target_output
+        self.use_true_label = use_true_label
+        self.categorical_features = categorical_features
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+
+class AttributeInferenceBaseline(_AttributeModelAttack):
+    """The attack model of :class:`AttributeInferenceBlackBox` without the target's output.
+
+    What an attacker infers about ``attack_feature`` from the other features alone (ART's
+    ``AttributeInferenceBaseline``; the imputation adversary of Jayaraman & Evans, 2022). Run
+    both with the same ``random_state`` (same split, same evaluated records): the target leaks
+    the attribute only by as much as the black-box attack beats this baseline. The target's
+    model and probabilities are not used (except the true labels with ``use_true_label``).
+
+    Parameters
+    ----------
+    attack_feature, positive_value, attack_train_ratio, attack_model, use_true_label, \
+categorical_features, n_jobs, random_state
+        As in :class:`AttributeInferenceBlackBox`.
+    """
+
+    _name = "baseline"
+    _uses_output = False
+
+    def __init__(
+        self,
+        attack_feature: Any,
+        *,
+        positive_value: Any = None,
+        attack_train_ratio: float = 0.5,
+        attack_model: Any = None,
+        use_true_label: bool = False,
+        categorical_features: Sequence[Any] | None = None,
+        n_jobs: int | None = None,
+        random_state: Any = None,
+    ) -> None:
+        self.attack_feature = attack_feature
+        self.positive_value = positive_value
+        self.attack_train_ratio = attack_train_ratio
+        self.attack_model = attack_model
+        self.use_true_label = use_true_label
+        self.categorical_features = categorical_features
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+
+
+# =============================================================================================
+# worst-case attack (SACRO-ML) and the attribute risk ratio
+# =============================================================================================
+def risk_ratio_test(
+    train_risky: int, n_train: int, test_risky: int, n_test: int, confidence: float = 0.95
+) -> dict:
+    """Risk ratio of two proportions with its confidence interval and one-sided Fisher test.
+
+    Parameters
+    ----------
+    train_risky, n_train : int
+        Records at risk among the training records, and their number (``0 <= a <= n1``).
+    test_risky, n_test : int
+        The same for the test records.
+    confidence : float, default 0.95
+        Level of the interval.
+
+    Returns
+    -------
+    dict
+        ``train_rate``, ``test_rate``; ``arr`` = ``train_rate / test_rate`` (``inf`` when only
+        the test rate is 0, NaN when both are); ``ci_low``, ``ci_high``: the Katz log interval
+        ``exp(log arr ± z·sqrt(1/a − 1/n1 + 1/b − 1/n2))`` (NaN when ``a`` or ``b`` is 0);
+        ``pvalue``: one-sided Fisher exact test of the table ``[[a, n1−a], [b, n2−b]]``
+        against "training records are at risk no more often" (``alternative="greater"``).
+    """
+    from scipy.stats import fisher_exact, norm
+
+    a, n1, b, n2 = (
+        _check_positive_int(name, v, 0)
+        for name, v in (("train_risky", train_risky), ("n_train", n_train),
+                        ("test_risky", test_risky), ("n_test", n_test))
+    )
+    if n1 < 1 or n2 < 1 or a > n1 or b > n2:
+        raise InputError(
+            f"counts ({a} of {n1} training, {b} of {n2} test records) must satisfy "
+            "0 <= risky <= n and n >= 1 on both sides"
+        )
+    _check_fraction("confidence", confidence)
+    p1, p2 = a / n1, b / n2
+    if b > 0:
+        arr = p1 / p2
+    else:
+        arr = math.inf if a > 0 else math.nan
+    lo = hi = math.nan
+    if a > 0 and b > 0:
+        se = math.sqrt(max(1 / a - 1 / n1 + 1 / b - 1 / n2, 0.0))
+        z = float(norm.ppf(0.5 + confidence / 2))
+        lo, hi = arr * math.exp(-z * se), arr * math.exp(z * se)
+    pvalue = float(fisher_exact([[a, n1 - a], [b, n2 - b]], alternative="greater").pvalue)
+    return {"train_rate": p1, "test_rate": p2, "arr": arr, "ci_low": lo, "ci_high": hi,
+            "pvalue": min(max(pvalue, 0.0), 1.0)}
+
+
+@dataclass
+class AttributeRisk:
+    """Worst-case attribute risk of one feature (see :mod:`anonml.attacks._attribute`).
+
+    Attributes
+    ----------
+    feature : column name
+    kind : {"categorical", "continuous"}
+    n_candidates : int
+        Values tried per record (distinct values, or grid points).
+    n_train, n_test : int
+        Training / test records attacked.
+    train_risky, test_risky : int
+        Records whose true value the model singles out (see the module docstring).
+    train_inferred, test_inferred : int or None
+        Categorical only: records for which an inference was made at all (right or wrong),
+        SACRO-ML's ``total``; ``None`` for a continuous feature.
+    train_rate, test_rate : float
+        ``risky / n`` on each side.
+    arr, arr_ci_low, arr_ci_high, pvalue : float
+        Attribute risk ratio, its 95 % interval and the one-sided Fisher p-value
+        (:func:`risk_ratio_test`).
+    baseline_train, baseline_test : float or None
+        Categorical only: share of the most common value on each side (SACRO-ML's baseline
+        for the accuracy of the inferences, ``risky / inferred``).
+    """
+
+    feature: Any
+    kind: str
+    n_candidates: int
+    n_train: int
+    n_test: int
+    train_risky: int
+    test_risky: int
+    train_inferred: int | None
+    test_inferred: int | None
+    train_rate: float
+    test_rate: float
+    arr: float
+    arr_ci_low: float
+    arr_ci_high: float
+    pvalue: float
+    baseline_train: float | None = None
+    baseline_test: float | None = None
+
+    def to_dict(self) -> dict:
+        return json_safe(asdict(self))
+
+
+@dataclass
+class WorstCaseAttributeResult:
+    """Outcome of :class:`WorstCaseAttribute`: one :class:`AttributeRisk` per attacked feature.
+
+    Attributes
+    ----------
+    attack : str
+        ``"attribute-worst-case"``.
+    attributes : list of AttributeRisk
+        In the order the features were attacked.
+    params : dict
+        The attack's parameters (threshold, label, grid, protection limit, records attacked).
+    """
+
+    attack: str
+    attributes: list
+    params: dict = field(default_factory=dict)
+
+    def __getitem__(self, feature: Any) -> AttributeRisk:
+        for risk in self.attributes:
+            if risk.feature == feature:
+                return risk
+        raise KeyError(feature)
+
+    @property
+    def max_arr(self) -> float:
+        """The largest attribute risk ratio over the features (NaN ratios ignored)."""
+        arrs = [r.arr for r in self.attributes if not math.isnan(r.arr)]
+        return max(arrs) if arrs else math.nan
+
+    def significant(self, alpha: float = 0.05) -> list:
+        """Features whose ARR is significantly above 1 (one-sided p-value below ``alpha``).
+
+        No multiple-testing correction: divide ``alpha`` by ``len(attributes)`` for Bonferroni.
+        """
+        _check_fraction("alpha", alpha)
+        return [r.feature for r in self.attributes if r.pvalue < alpha]
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per feature, the columns of :class:`AttributeRisk`."""
+        return pd.DataFrame([asdict(r) for r in self.attributes])
+
+    def to_dict(self) -> dict:
+        """JSON-serialisable summary (NaN/inf become ``None``); counts only, never a record."""
+        return json_safe(
+            {"attack": self.attack, "params": self.params,
+             "attributes": [asdict(r) for r in self.attributes]}
+        )
+
+    def __repr__(self) -> str:
+        return (
+            f"WorstCaseAttributeResult({len(self.attributes)} features, "
+            f"max ARR {self.max_arr:.3g}, significant at 0.05: {self.significant(0.05)})"
+        )
+
+
+class WorstCaseAttribute:
+    """Worst-case attribute inference (SACRO-ML): does the model single out members' values?
+
+    For every attacked feature and every record of the training and test sets, the target is
+    asked about every completion of the record (all values of a categorical feature, an
+    ``n_grid``-point grid of a continuous one) and the record is *at risk* when the model's
+    answer singles out its true value; the exact rules are in the module docstring. Reports per
+    feature the counts on both sides, the attribute risk ratio ARR = train rate / test rate and
+    a one-sided Fisher exact test (:func:`risk_ratio_test`). ARR well above 1 means the model
+    reveals the attribute of the people it was trained on more than of others.
+
+    Parameters
+    ----------
+    features : list of column names, optional
+        The features to attack; default every column of ``X_train``.
+    categorical_features : list of column names, optional
+        Which of them are categorical; default: detected from dtype (non-numeric or bool).
+        Others are continuous and attacked with a grid.
+    confidence_threshold : float in [0, 1], default 0.0
+        Smallest confidence of an inference (SACRO-ML's ``attack_threshold``, default 0).
+    label : {"predicted", "true"}, default "predicted"
+        The reference class ``ŷ``: the target's prediction on the real record (SACRO-ML) or the
+        record's true label.
+    n_grid : int, default 100
+        Grid points of a continuous feature (SACRO-ML's ``feat_n``).
+    protection_limit : float, default 0.1
+        Half-width of the band around the true value, relative to ``|value|`` (SACRO-ML: 10 %).
+    max_records : int, optional
+        Attack at most this many records per side (a random subset); default all.
+    batch_rows : int, default 262144
+        Rows of completions per ``predict_proba`` call (bounds memory).
+    random_state : int, Generator or None
+        Randomness of the subset (only with ``max_records``).
+
+    Notes
+    -----
+    Needs a model (a probabilities-only target cannot be asked about completions) that takes
+    tables like ``X_train``, e.g. a scikit-learn ``Pipeline`` with a ``ColumnTransformer`` for
+    DataFrames. The cost is ``n_records x n_candidates`` model evaluations per feature: the 7
+    categorical features of Adult (86 values, 48,842 records, 4.2 million completions) take
+    about 8 CPU seconds on a one-hot decision-tree pipeline, most of it inside the pipeline
+    (``benchmarks/bench_attribute.py``).
+
+    **Which reference label.** With SACRO-ML's ``label="predicted"``, a fully grown decision
+    tree (pure leaves) gives confidence 1.0 to every consistent completion, so unique best
+    completions are rare on members and non-members alike: on Adult such a tree (training
+    accuracy 1.00, test 0.81) gets ARR 0.82–1.24 over the 7 categorical features, while
+    ``label="true"`` (the attacker knows the record's label, as an attacker holding the record
+    usually does) gets ARR 1.5–2.9 with p < 1e-15, and a 30-tree forest gets 1.2–2.1 with
+    either. Use ``label="true"`` when the labels are known to the attacker.
+    """
+
+    def __init__(
+        self,
+        features: Sequence[Any] | None = None,
+        *,
+        categorical_features: Sequence[Any] | None = None,
+        confidence_threshold: float = 0.0,
+        label: str = "predicted",
+        n_grid: int = 100,
+        protection_limit: float = 0.1,
+        max_records: int | None = None,
+        batch_rows: int = 262_144,
+        random_state: Any = None,
+    ) -> None:
+        self.features = features
+        self.categorical_features = categorical_features
+        self.confidence_threshold = confidence_threshold
+        self.label = label
+        self.n_grid = n_grid
+        self.protection_limit = protection_limit
+        self.max_records = max_records
+        self.batch_rows = batch_rows
+        self.random_state = random_state
+
+    # -- validation ------------------------------------------------------------------------------
+    def _validate(self) -> None:
+        _check_fraction("confidence_threshold", self.confidence_threshold, low_open=False)
+        if self.label not in ("predicted", "true"):
+            raise InputError(
+                f"label={self.label!r} must be 'predicted' (the target's class on the real "
+                "record, as SACRO-ML) or 'true' (the record's true label)"
+            )
+        _check_positive_int("n_grid", self.n_grid, 2)
+        pl = self.protection_limit
+        if isinstance(pl, bool) or not isinstance(pl, numbers.Real) or not (0 <= pl < math.inf):
+            raise InputError(
+                f"protection_limit={pl!r} must be a non-negative number, e.g. 0.1 for ±10 %"
+            )
+        if self.max_records is not None:
+            _check_positive_int("max_records", self.max_records)
+        _check_positive_int("batch_rows", self.batch_rows)
+
+    # -- model queries ---------------------------------------------------------------------------
+    def _completion_proba(
+        self, model: Any, frame: pd.DataFrame, like: Any, column: Any, candidates: pd.Series,
+        n_classes: int,
+    ) -> Any:
+        """Yield ``(start, stop, P)`` with ``P`` of shape (records, candidates, classes).
+
+        The completions of records ``start:stop`` (each record repeated once per candidate,
+        ``column`` set to the candidates in turn) go to the model in one call.
+        """
+        n, m = frame.shape[0], candidates.size
+        per = max(1, self.batch_rows // m)
+        for start in range(0, n, per):
+            stop = min(n, start + per)
+            r = stop - start
+            rows = frame.iloc[np.repeat(np.arange(start, stop), m)].reset_index(drop=True)
+            rows[column] = candidates.iloc[np.tile(np.arange(m), r)].reset_index(drop=True)
+            query = rows if isinstance(like, pd.DataFrame) else from_frame(rows, like)
+            proba = np.asarray(model.predict_proba(query), dtype=np.float64)
+            if proba.shape != (r * m, n_classes):
+                raise InputError(
+                    f"model.predict_proba returned shape {proba.shape} for {r * m} completions; "
+                    f"expected ({r * m}, {n_classes}), one column per class"
+                )
+            yield start, stop, proba.reshape(r, m, n_classes)
+
+    def _categorical(self, model, frame, like, column, n_classes, ref, true_codes, candidates):
+        n = frame.shape[0]
+        inferred = np.zeros(n, dtype=bool)
+        risky = np.zeros(n, dtype=bool)
+        thr = float(self.confidence_threshold)
+        for start, stop, P in self._completion_proba(model, frame, like, column, candidates,
+                                                     n_classes):
+            conf = P.max(axis=2)
+            consistent = P.argmax(axis=2) == ref[start:stop, None]
+            conf = np.where(consistent, conf, -np.inf)
+            best = conf.max(axis=1)
+            n_best = np.sum(conf == best[:, None], axis=1)
+            made = np.isfinite(best) & (best >= thr) & (n_best == 1)
+            guess = np.argmax(conf, axis=1)
+            inferred[start:stop] = made
+            risky[start:stop] = made & (guess == true_codes[start:stop])
+        return inferred, risky
+
+    def _continuous(self, model, frame, like, column, n_classes, ref, true_values, grid,
+                    true_scores):
+        n = frame.shape[0]
+        risky = np.zeros(n, dtype=bool)
+        thr = float(self.confidence_threshold)
+        g = grid.size
+        for start, stop, P in self._completion_proba(model, frame, like, column,
+                                                     pd.Series(grid), n_classes):
+            r = stop - start
+            scores = P[np.arange(r), :, ref[start:stop]]  # (r, g): probability of ŷ on the grid
+            peak = scores.max(axis=1)
+            at_peak = scores == peak[:, None]
+            lo = grid[np.argmax(at_peak, axis=1)]
+            hi = grid[g - 1 - np.argmax(at_peak[:, ::-1], axis=1)]
+            t = true_values[start:stop]
+            band = self.protection_limit * np.abs(t)
+            risky[start:stop] = (
+                (peak >= thr)
+                & (true_scores[start:stop] >= peak)
+                & (lo >= t - band)
+                & (hi <= t + band)
+            )
+        return risky
+
+    # -- the attack ------------------------------------------------------------------------------
+    def run(self, target: Target) -> WorstCaseAttributeResult:
+        """Attack every feature of ``features`` on the target's training and test records.
+
+        Parameters
+        ----------
+        target : Target
+            With a model (``predict_proba`` on tables like ``X_train``), ``X_train`` and
+            ``X_test`` with the same columns.
+
+        Returns
+        -------
+        WorstCaseAttributeResult
+        """
+        who = type(self).__name__
+        target = _check_target(target, who)
+        self._validate()
+        if not target.has_model:
+            raise InputError(
+                "WorstCaseAttribute asks the model about every completion of a record; a "
+                "probabilities-only target cannot answer: pass the fitted model to Target"
+            )
+        X_train, _ = _frame_of(target, "train", who)
+        X_test, _ = _frame_of(target, "test", who)
+        like = target.X("train")
+        if list(X_test.columns) != list(X_train.columns):
+            raise InputError(
+                "X_test has other columns than X_train; pass members and non-members with the "
+                "same columns in the same order"
+            )
+        features = resolve_columns(X_train, self.features, what="feature")
+        categorical = set(detect_categorical(X_train, features, self.categorical_features))
+        rng = as_generator(self.random_state)
+
+        n_tr, n_te = X_train.shape[0], X_test.shape[0]
+        idx_tr, idx_te = np.arange(n_tr), np.arange(n_te)
+        if self.max_records is not None:
+            if n_tr > self.max_records:
+                idx_tr = np.sort(rng.choice(n_tr, self.max_records, replace=False))
+            if n_te > self.max_records:
+                idx_te = np.sort(rng.choice(n_te, self.max_records, replace=False))
+        # one table of the attacked records of both sides: one model call per chunk for both
+        frame = pd.concat([X_train.iloc[idx_tr], X_test.iloc[idx_te]], ignore_index=True)
+        if not isinstance(like, pd.DataFrame):
+            like = np.asarray(like)
+        side = np.r_[np.ones(idx_tr.size, dtype=bool), np.zeros(idx_te.size, dtype=bool)]
+        proba_real = np.vstack([target.proba("train")[idx_tr], target.proba("test")[idx_te]])
+        if self.label == "predicted":
+            ref = np.argmax(proba_real, axis=1)
+        else:
+            ref = np.r_[target.label_codes("train")[idx_tr], target.label_codes("test")[idx_te]]
+        model, n_classes = target.model, target.n_classes
+
+        risks = []
+        for column in features:  # loop over attributes; records are vectorized inside
+            full = pd.concat([X_train[column], X_test[column]], ignore_index=True)
+            sub = frame[column]
+            if column in categorical:
+                codes_full, candidates = _factorize(full)
+                codes = np.r_[codes_full[:n_tr][idx_tr], codes_full[n_tr:][idx_te]]
+                inferred, risky = self._categorical(
+                    model, frame, like, column, n_classes, ref, codes, candidates
+                )
+                counts_tr = np.bincount(codes_full[:n_tr], minlength=candidates.size)
+                counts_te = np.bincount(codes_full[n_tr:], minlength=candidates.size)
+                extra = {
+                    "kind": "categorical",
+                    "n_candidates": int(candidates.size),
+                    "train_inferred": int(inferred[side].sum()),
+                    "test_inferred": int(inferred[~side].sum()),
+                    "baseline_train": float(counts_tr.max() / n_tr),
+                    "baseline_test": float(counts_te.max() / n_te),
+                }
+            else:
+                values = pd.to_numeric(full, errors="coerce").to_numpy(dtype=np.float64)
+                if not np.isfinite(values).all():
+                    raise InputError(
+                        f"continuous feature {column!r} has missing or infinite values; impute "
+                        "them first, or list it in categorical_features"
+                    )
+                grid = np.linspace(values.min(), values.max(), int(self.n_grid))
+                true_values = sub.to_numpy(dtype=np.float64)
+                true_scores = proba_real[np.arange(ref.size), ref]
+                risky = self._continuous(
+                    model, frame, like, column, n_classes, ref, true_values, grid, true_scores
+                )
+                extra = {"kind": "continuous", "n_candidates": int(grid.size),
+                             "train_inferred": None, "test_inferred": None}
+            a, b = int(risky[side].sum()), int(risky[~side].sum())
+            stats = risk_ratio_test(a, int(idx_tr.size), b, int(idx_te.size))
+            risks.append(
+                AttributeRisk(
+                    feature=column,
+                    n_train=int(idx_tr.size),
+                    n_test=int(idx_te.size),
+                    train_risky=a,
+                    test_risky=b,
+                    train_rate=stats["train_rate"],
+                    test_rate=stats["test_rate"],
+                    arr=stats["arr"],
+                    arr_ci_low=stats["ci_low"],
+                    arr_ci_high=stats["ci_high"],
+                    pvalue=stats["pvalue"],
+                    **extra,
+                )
+            )
+        params = {
+            "confidence_threshold": float(self.confidence_threshold),
+            "label": self.label,
+            "n_grid": int(self.n_grid),
+            "protection_limit": float(self.protection_limit),
+            "max_records": self.max_records,
+            "n_train": int(idx_tr.size),
+            "n_test": int(idx_te.size),
+        }
+        return WorstCaseAttributeResult("attribute-worst-case", risks, params)
