@@ -5,8 +5,15 @@
 * :class:`OutputPerturbationLogisticRegression`: that ε-DP model itself (Chaudhuri, Monteleoni &
   Sarwate, 2011).
 * :class:`InputPerturbation`: Laplace noise on each record and randomized response on labels.
+* :class:`DPRandomForestClassifier` and :class:`DPLogisticRegression`: diffprivlib's ε-DP random
+  forest and objective-perturbation logistic regression behind fail-closed adapters
+  (``pip install 'anonml[dp]'``).
+* :class:`DPSGDClassifier`: an (ε, δ)-DP multilayer perceptron trained with DP-SGD by Opacus, and
+  :class:`MLPTorchClassifier`, the same network trained without noise
+  (``pip install 'anonml[torch]'``).
 
-Every mechanism needs public bounds on the data and fails closed without them.
+Every mechanism needs public bounds on the data and fails closed without them. The optional
+libraries (diffprivlib, torch, opacus) are imported only when one of their estimators is fitted.
 """
 
 from anonml.dp._input_perturbation import InputPerturbation, randomized_response
@@ -14,10 +21,34 @@ from anonml.dp._logistic import OutputPerturbationLogisticRegression
 from anonml.dp._masking import MaskedDataGenerator
 from anonml.dp._noise import l2_laplace_noise
 
+_LAZY = {
+    "DPLogisticRegression": "anonml.dp._diffprivlib",
+    "DPRandomForestClassifier": "anonml.dp._diffprivlib",
+    "DPSGDClassifier": "anonml.dp._dpsgd",
+    "MLPTorchClassifier": "anonml.dp._dpsgd",
+}
+
 __all__ = [
+    "DPLogisticRegression",
+    "DPRandomForestClassifier",
+    "DPSGDClassifier",
     "InputPerturbation",
+    "MLPTorchClassifier",
     "MaskedDataGenerator",
     "OutputPerturbationLogisticRegression",
     "l2_laplace_noise",
     "randomized_response",
 ]
+
+
+def __getattr__(name: str):
+    # the adapter modules import nothing heavy at top level, but keep them out of `import anonml.dp`
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'anonml.dp' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
