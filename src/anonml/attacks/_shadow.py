@@ -23,13 +23,13 @@ ICML. arXiv:2312.03262.
 
 from __future__ import annotations
 
-import numbers
 import time
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from anonml.attacks._membership import check_n_jobs  # noqa: F401 - shared check, re-exported
 from anonml._errors import InputError
 
 __all__ = [
@@ -210,15 +210,6 @@ def build_pool(target: Any, attack: str) -> Pool:
 # ---------------------------------------------------------------------------------------------
 # training and scoring the models
 # ---------------------------------------------------------------------------------------------
-def check_n_jobs(n_jobs: Any) -> None:
-    if n_jobs is not None and (
-        isinstance(n_jobs, bool) or not isinstance(n_jobs, numbers.Integral) or n_jobs == 0
-    ):
-        raise InputError(
-            f"n_jobs={n_jobs!r} must be a non-zero int (-1 = all cores) or None (one core)"
-        )
-
-
 def resolve_estimator(target: Any, shadow_estimator: Any, attack: str) -> Any:
     """The unfitted estimator to train shadow models with: ``shadow_estimator`` or a clone
     of the target's model. InputError for a probabilities-only target without one."""
