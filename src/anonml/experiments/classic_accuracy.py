@@ -481,9 +481,9 @@ def _plot(summary: pd.DataFrame, plt):
         ax.set_ylabel("test accuracy (raw test rows)")
         ax.set_title(f"{fig_name}: {ds}, {model}, {int(part.n_qi.iloc[0])} QIs", fontsize=10)
         ax.grid(alpha=0.3)
+        ax.legend(loc="lower left", fontsize=6)
     for ax in list(axes.flat)[len(panels):]:
         ax.axis("off")
-    axes.flat[0].legend(loc="lower left", fontsize=7)
     fig.tight_layout()
     return fig
 
