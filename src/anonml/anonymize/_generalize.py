@@ -24,7 +24,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from anonml.encoding import TableEncoder
-from anonml.privacy import PrivacyModel
+from anonml.privacy import PrivacyModel, ncp
 
 __all__ = ["generalize_labels", "group_ncp", "select_suppressed", "merge_to_model", "SUPPRESSED"]
 
@@ -114,39 +114,10 @@ def group_ncp(
     n_groups: int,
     hierarchies: Mapping[Any, Any] | None = None,
 ) -> np.ndarray:
-    """Normalized Certainty Penalty of each group, averaged over the QIs (Xu et al. 2006).
-
-    Numeric: group range / column range. Categorical with a hierarchy: leaves under the
-    group's lowest common ancestor / all leaves (0 for a single value); without: distinct
-    values / domain size (0 for a single value). See :mod:`anonml.privacy` metrics.
-    """
-    hierarchies = hierarchies or {}
-    cat = set(categorical)
-    total = np.zeros(n_groups)
-    for c in qi:
-        col = frame[c]
-        h = hierarchies.get(c) if c in cat else None
-        if h is not None:
-            codes = np.asarray(h.leaf_codes(col.to_numpy(dtype=object)), dtype=np.int64)
-            levels, nodes = h.common_ancestor(codes, groups, n_groups)
-            share = np.zeros(n_groups)
-            for lev in np.unique(levels):
-                if lev == 0:
-                    continue
-                sel = levels == lev
-                share[sel] = np.asarray(h.subtree_size(int(lev)))[nodes[sel]] / h.n_leaves
-            total += share
-        elif c not in cat:
-            v = col.to_numpy(dtype=np.float64)
-            lo, hi = _group_min_max(v, groups, n_groups)
-            span = float(v.max() - v.min()) if v.size else 0.0
-            total += (hi - lo) / span if span > 0 else 0.0
-        else:
-            codes, uniques = pd.factorize(col, use_na_sentinel=False)
-            m = len(uniques)
-            distinct = (np.bincount(groups * m + codes, minlength=n_groups * m).reshape(n_groups, m) > 0).sum(1)
-            total += np.where(distinct > 1, distinct / max(m, 1), 0.0)
-    return total / max(len(qi), 1)
+    """Normalized Certainty Penalty of each group, averaged over the QIs (Xu et al. 2006):
+    :func:`anonml.privacy.ncp` divided by the number of QIs, in [0, 1]."""
+    per_class = ncp(frame, groups, list(qi), categorical=list(categorical), hierarchies=hierarchies)
+    return np.asarray(per_class, dtype=np.float64)[:n_groups] / max(len(qi), 1)
 
 
 def select_suppressed(ncp: np.ndarray, sizes: np.ndarray, budget_rows: int) -> np.ndarray:
