@@ -16,7 +16,7 @@ what lets a partitioner repair a violating group by merging it into a neighbour.
 from __future__ import annotations
 
 import numbers
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -72,7 +72,6 @@ class PrivacyModel:
     q: np.ndarray | None = None
     parents: list | None = None
     sensitive: Any = None
-    _onehot_cache: Any = field(default=None, repr=False)
 
     @property
     def trivial(self) -> bool:
@@ -119,14 +118,6 @@ class PrivacyModel:
         """Whether the training rows at positions ``rows`` may form one group."""
         counts = np.bincount(self.codes[np.asarray(rows)], minlength=self.n_values)
         return bool(self.allowed(counts[None, :])[0])
-
-    def onehot(self) -> np.ndarray:
-        """(n_rows, m) int32 one-hot of the codes, for cumulative segment counts."""
-        if self._onehot_cache is None:
-            oh = np.zeros((self.codes.size, self.n_values), dtype=np.int32)
-            oh[np.arange(self.codes.size), self.codes] = 1
-            self._onehot_cache = oh
-        return self._onehot_cache
 
     def describe(self) -> str:
         """Human-readable statement of the model, e.g. ``"10-anonymity, distinct 3-diversity"``."""
