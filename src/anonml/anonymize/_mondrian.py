@@ -157,9 +157,6 @@ class MondrianAnonymizer(BaseAnonymizer):
     """
 
     _needs_target = False
-    #: how the base reads a given ``y``: class labels, unless it holds non-whole numbers (there
-    #: is no ``task`` parameter; infogain needs classes and says so)
-    task = "auto"
 
     def __init__(
         self,
@@ -199,24 +196,6 @@ class MondrianAnonymizer(BaseAnonymizer):
         self.representative = representative
         self.handle_unknown = handle_unknown
         self.random_state = random_state
-
-    def fit(self, X: Any, y: Any = None) -> MondrianAnonymizer:
-        """Learn the groups from ``X`` (and, for ``criterion="infogain"``, the labels ``y``).
-
-        Parameters
-        ----------
-        X : DataFrame or 2-D array, shape (n_rows, n_columns)
-            Training data; only the quasi-identifiers are changed.
-        y : array-like of shape (n_rows,), optional
-            Class labels. Needed by ``criterion="infogain"``; with the median criterion they only
-            serve to pick each group's representative by majority label.
-
-        Returns
-        -------
-        self
-        """
-        self._fit(X, y)
-        return self
 
     # -- partition ---------------------------------------------------------------------------------
     def _partition(self, frame: pd.DataFrame, y_fit: np.ndarray | None) -> np.ndarray:

@@ -194,22 +194,6 @@ class RTreeAnonymizer(BaseAnonymizer):
         self.handle_unknown = handle_unknown
         self.random_state = random_state
 
-    def fit(self, X: Any, y: Any = None) -> RTreeAnonymizer:
-        """Build the tree on the training rows; ``y`` (optional) only picks majority
-        representatives.
-
-        Parameters
-        ----------
-        X : DataFrame or 2-D array, shape (n_rows, n_columns)
-        y : array-like of shape (n_rows,), optional
-
-        Returns
-        -------
-        self
-        """
-        self._fit(X, y)
-        return self
-
     def _fit(self, X: Any, y: Any) -> pd.DataFrame:
         out = super()._fit(X, y)
         self.timings_.update(self._partition_timings)

@@ -184,9 +184,6 @@ class SaNGreeAAnonymizer(BaseAnonymizer):
 
     _needs_target = False
     _merge_violations = False  # l and t are honoured while the clusters grow
-    #: how the base reads a given ``y`` (there is no ``task`` parameter): class labels, unless
-    #: it holds non-whole numbers
-    task = "auto"
 
     def __init__(
         self,
@@ -224,21 +221,6 @@ class SaNGreeAAnonymizer(BaseAnonymizer):
         self.representative = representative
         self.handle_unknown = handle_unknown
         self.random_state = random_state
-
-    def fit(self, X: Any, y: Any = None) -> SaNGreeAAnonymizer:
-        """Cluster the training rows; ``y`` (optional) only picks majority representatives.
-
-        Parameters
-        ----------
-        X : DataFrame or 2-D array, shape (n_rows, n_columns)
-        y : array-like of shape (n_rows,), optional
-
-        Returns
-        -------
-        self
-        """
-        self._fit(X, y)
-        return self
 
     # -- the pipeline hooks ----------------------------------------------------------------------
     def _fit(self, X: Any, y: Any) -> pd.DataFrame:
