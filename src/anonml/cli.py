@@ -10,8 +10,9 @@ import argparse
 import json
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from anonml import __version__
 from anonml._errors import AnonmlError, InputError, UntrustedModelError
@@ -23,6 +24,9 @@ examples:
   anonml anonymize adult.csv --k 100 --qi age,sex,race --target income --labels -o adult_k100.csv
   anonml anonymize train.parquet --k 50 --qi age,zip --target y --predictions preds.csv -o anon.parquet
   anonml anonymize train.csv --k 50 --qi age,zip --target y --model model.joblib --trust-model -o anon.csv
+  anonml audit --model model.skops --train train.csv --test test.csv --target income -o report/
+  anonml audit --train-proba p_train.csv --test-proba p_test.csv --train train.csv --test test.csv --target y -o report/
+  anonml rules init risk_appetite.toml
 """
 
 
@@ -155,7 +159,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(s))
         return 0
-    pct = lambda v: f"{100 * v:.2f}%"  # noqa: E731
+    pct = lambda v: f"{100 * v:.2f}%"
     print(
         f"anonml demo: Adult (32,561 train / 16,281 test rows), {s['n_quasi_identifiers']} "
         f"quasi-identifiers, k={s['k']}\n"
@@ -166,6 +170,117 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         f"  time: anonymize {s['seconds_anonymize']:.2f}s, total {s['seconds_total']:.1f}s\n"
         f"  wrote {Path(args.output) / 'adult_anonymized.csv'} and {Path(args.output) / 'summary.json'}"
     )
+    return 0
+
+
+def _read_labelled(path: str, target: str, what: str) -> tuple[Any, Any]:
+    from anonml._io import read_table
+
+    table = read_table(path)
+    if target not in table.columns:
+        raise InputError(f"--target {target!r} is not a column of the {what} table {path!r}; "
+                         f"fix: name one of {', '.join(map(str, table.columns[:8]))}")
+    return table.drop(columns=[target]), table[target].to_numpy()
+
+
+def _read_proba(path: str, what: str) -> Any:
+    import numpy as np
+
+    from anonml._io import read_table
+
+    if path.lower().endswith(".npy"):
+        if not Path(path).is_file():
+            raise InputError(f"{what} file {path!r} does not exist; check the path")
+        return np.load(path, allow_pickle=False)
+    return read_table(path).to_numpy(dtype=float)
+
+
+def _cmd_audit(args: argparse.Namespace) -> int:
+    from anonml.attacks import Target
+    from anonml.safemodel import load_model, load_rules, request_release
+
+    if args.model is None and (args.train_proba is None or args.test_proba is None):
+        raise InputError("give --model FILE, or both --train-proba and --test-proba for a "
+                         "black-box model")
+    if args.model is not None and (args.train_proba or args.test_proba):
+        raise InputError("give either --model or --train-proba/--test-proba, not both")
+    if (args.k is None) != (args.anonymized_qi is None):
+        raise InputError("--anonymized-qi and --k go together: the quasi-identifier columns and "
+                         "the k claimed for them")
+    out = Path(args.output)
+    if out.exists() and not out.is_dir():
+        raise InputError(f"-o {args.output!r} is a file; fix: give a folder")
+    formats = tuple(_split_names(args.formats, "formats"))
+    bad = [f for f in formats if f not in ("json", "html", "pdf")]
+    if bad:
+        raise InputError(f"--formats {bad[0]!r} is not known; fix: choose from json,html,pdf")
+    attacks = tuple(_split_names(args.attacks, "attacks")) if args.attacks != "none" else ()
+    t0 = time.perf_counter()
+
+    def say(message: str) -> None:
+        if not args.quiet:
+            print(f"[{time.perf_counter() - t0:6.1f}s] {message}", file=sys.stderr, flush=True)
+
+    rules = load_rules(args.rules)  # a bad rules file fails before any work
+    say(f"rules: {rules.name} ({len(rules)} rules, from {rules.origin})")
+    X_train, y_train = _read_labelled(args.train, args.target, "training")
+    X_test, y_test = _read_labelled(args.test, args.target, "test")
+    if args.model is not None:
+        model = load_model(args.model, trust=args.trust_model)
+        say(f"model: {type(model).__name__} from {args.model}")
+        target = Target(model, X_train, y_train, X_test, y_test)
+    else:
+        target = Target(None, None, y_train, None, y_test,
+                        proba_train=_read_proba(args.train_proba, "--train-proba"),
+                        proba_test=_read_proba(args.test_proba, "--test-proba"))
+    anonymization = None
+    if args.anonymized_qi:
+        anonymization = {"quasi_identifiers": _split_names(args.anonymized_qi, "anonymized-qi"),
+                         "k": args.k, "method": "declared on the command line"}
+    categorical = _split_names(args.categorical, "categorical") if args.categorical else None
+    decision = request_release(
+        target, rules, attacks=attacks, anonymization=anonymization,
+        categorical_features=categorical, model_file=args.model, target_name=args.target,
+        dataset_name=args.dataset or Path(args.train).name, n_jobs=args.n_jobs,
+        random_state=args.seed, progress=say)
+    say("writing the report")
+    out.mkdir(parents=True, exist_ok=True)
+    paths = decision.write(out, formats=formats)
+    v = decision.verdict
+    if args.json:
+        print(json.dumps({"decision": v.decision, "summary": v.summary,
+                          "conditions": v.conditions,
+                          "files": {k: str(p) for k, p in paths.items()}}))
+    else:
+        lines = [f"VERDICT: {v.label.upper()}", v.summary]
+        lines += [f"  condition: {c}" for c in v.conditions]
+        lines += [f"  reason: {r['text']} (measured {r['measured']}; needs {r['threshold']})"
+                  for r in v.reasons]
+        lines += [f"wrote {p}" for p in paths.values()]
+        print("\n".join(lines))
+    if args.fail_unless_release and v.decision != "release":
+        return 3
+    return 0
+
+
+def _cmd_rules(args: argparse.Namespace) -> int:
+    from anonml._io import atomic_write
+    from anonml.safemodel import default_rules_text, load_rules
+
+    if args.action == "init":
+        path = Path(args.file)
+        if path.exists() and not args.force:
+            raise InputError(f"{args.file!r} exists; fix: choose another name or pass --force")
+        text = default_rules_text()
+        atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+        print(f"wrote {path} ({len(load_rules(path))} rules); edit the values, then "
+              f"`anonml audit --rules {path} ...` or set ANONML_RULES={path}")
+        return 0
+    rules = load_rules(args.file)
+    print(f"{rules.origin}: {len(rules)} valid rules ({rules.name}, version {rules.version}, "
+          f"sha256 {rules.sha256[:16]}...)")
+    for rule in rules.rules:
+        print(f"  {rule.id:<28} {rule.effect:<9} {rule.title}")
     return 0
 
 
@@ -215,6 +330,50 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--json", action="store_true", help="print the summary as JSON")
     d.add_argument("-q", "--quiet", action="store_true", help="no progress messages")
     d.set_defaults(func=_cmd_demo)
+
+    au = sub.add_parser(
+        "audit", help="check a trained model for release: rules, attacks, verdict, report",
+        description="Run the risk-appetite checks and the privacy attacks on a trained model and "
+        "write report.json, report.html and report.pdf with the verdict.")
+    au.add_argument("--model", metavar="FILE", help="fitted model: .skops or XGBoost .json/.ubj "
+                    "(no code runs), or .pkl/.joblib with --trust-model")
+    au.add_argument("--trust-model", action="store_true",
+                    help="allow unpickling --model, and any type in a .skops file")
+    au.add_argument("--train-proba", metavar="FILE", help="black-box model: its class "
+                    "probabilities on the training rows (.csv/.npy, one column per class, "
+                    "sorted class order)")
+    au.add_argument("--test-proba", metavar="FILE", help="the same on the test rows")
+    au.add_argument("--train", required=True, help="training table (.csv, .csv.gz, .parquet)")
+    au.add_argument("--test", required=True, help="held-out table, same columns")
+    au.add_argument("--target", required=True, help="label column")
+    au.add_argument("--rules", metavar="FILE", help="risk-appetite rules (.toml/.json); "
+                    "default $ANONML_RULES, else anonml's defaults")
+    au.add_argument("-o", "--output", required=True, help="report folder (created if missing)")
+    au.add_argument("--attacks", default="worst_case,rmia,attribute",
+                    help="comma-separated: worst_case, rmia or lira, attribute; or none "
+                    "(default worst_case,rmia,attribute)")
+    au.add_argument("--categorical", help="comma-separated categorical columns for the "
+                    "attribute attack (default: from dtype)")
+    au.add_argument("--anonymized-qi", metavar="COLS", help="the training data was anonymized "
+                    "on these quasi-identifiers: verify k on it")
+    au.add_argument("--k", type=int, help="the k claimed for --anonymized-qi")
+    au.add_argument("--formats", default="json,html,pdf", help="report files (default all)")
+    au.add_argument("--dataset", help="data set name shown in the report")
+    au.add_argument("--n-jobs", type=int, default=None, help="parallel jobs of the attacks")
+    au.add_argument("--seed", type=int, default=0, help="random seed of the attacks (default 0)")
+    au.add_argument("--fail-unless-release", action="store_true",
+                    help="exit with status 3 unless the verdict is release")
+    au.add_argument("--json", action="store_true", help="print the verdict as JSON")
+    au.add_argument("-q", "--quiet", action="store_true", help="no progress messages")
+    au.set_defaults(func=_cmd_audit)
+
+    r = sub.add_parser("rules", help="write or check a risk-appetite rules file")
+    r.add_argument("action", choices=["init", "check"],
+                   help="init: write the default rules to FILE; check: validate FILE")
+    r.add_argument("file", nargs="?", default="risk_appetite.toml",
+                   help="rules file (default risk_appetite.toml)")
+    r.add_argument("--force", action="store_true", help="init: overwrite an existing file")
+    r.set_defaults(func=_cmd_rules)
     return parser
 
 

@@ -1,0 +1,69 @@
+"""Safe release of trained models (ante-hoc and post-hoc disclosure control).
+
+* Rules: :func:`load_rules`, :func:`default_rules` — the TRE's risk appetite (TOML/JSON).
+* Wrappers: :class:`SafeDecisionTreeClassifier`, :class:`SafeRandomForestClassifier`, ...,
+  :class:`SafeModel` for any classifier — drop-in estimators that warn at fit about rule
+  violations, record a fingerprint, and offer ``preliminary_check``, ``apply_constraints`` and
+  ``posthoc_check``.
+* :func:`request_release`: checks + attacks + verdict + report data (rendered by
+  :mod:`anonml.report`).
+
+Based on SACRO-ML (AI-SDC) ``safemodel`` and its attack suite; see ``docs/release.md``.
+"""
+
+from importlib import import_module
+from typing import Any
+
+from anonml.safemodel._family import model_family
+from anonml.safemodel._rules import (
+    FAMILIES,
+    Rule,
+    RuleOutcome,
+    RuleSet,
+    default_rules,
+    default_rules_text,
+    evaluate_rules,
+    load_rules,
+)
+from anonml.safemodel._wrappers import (
+    Finding,
+    PosthocResult,
+    SafeDecisionTreeClassifier,
+    SafeExtraTreesClassifier,
+    SafeGradientBoostingClassifier,
+    SafeHistGradientBoostingClassifier,
+    SafeLogisticRegression,
+    SafeMLPClassifier,
+    SafeModel,
+    SafeModelMixin,
+    SafeRandomForestClassifier,
+)
+
+_LAZY = {
+    "SafeDPRandomForestClassifier": "anonml.safemodel._optional",
+    "SafeDPLogisticRegression": "anonml.safemodel._optional",
+    "SafeDPSGDClassifier": "anonml.safemodel._optional",
+    "SafeXGBClassifier": "anonml.safemodel._optional",
+    "request_release": "anonml.safemodel._release",
+    "ReleaseDecision": "anonml.safemodel._release",
+    "fingerprint": "anonml.safemodel._fingerprint",
+    "diff_fingerprints": "anonml.safemodel._fingerprint",
+    "structural_measures": "anonml.safemodel._structure",
+    "load_model": "anonml.safemodel._model_file",
+    "save_model": "anonml.safemodel._model_file",
+}
+
+__all__ = [
+    "FAMILIES", "Finding", "PosthocResult", "Rule", "RuleOutcome", "RuleSet", "SafeModel",
+    "SafeModelMixin", "SafeDecisionTreeClassifier", "SafeExtraTreesClassifier",
+    "SafeGradientBoostingClassifier", "SafeHistGradientBoostingClassifier",
+    "SafeLogisticRegression", "SafeMLPClassifier", "SafeRandomForestClassifier",
+    "default_rules", "default_rules_text", "evaluate_rules", "load_rules", "model_family",
+    *_LAZY,
+]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

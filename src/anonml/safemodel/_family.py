@@ -1,0 +1,140 @@
+"""Which family of the rules a model belongs to, and the facts the rules read from it.
+
+Families are found by the classes in the model's MRO, by name, so that no optional library
+(xgboost, torch, diffprivlib) is imported to ask; a safe wrapper belongs to the family of the
+estimator it subclasses, and the generic :class:`~anonml.safemodel.SafeModel` to the family
+of the estimator it holds.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+# most specific first (DPSGDClassifier subclasses MLPTorchClassifier); matched by top-level
+# package and class name, so private module moves inside a library do not matter
+_BY_CLASS = (
+    ("anonml", "DPRandomForestClassifier", "dp_random_forest"),
+    ("anonml", "DPLogisticRegression", "dp_logistic_regression"),
+    ("anonml", "DPSGDClassifier", "dp_sgd"),
+    ("anonml", "MLPTorchClassifier", "mlp"),
+    ("xgboost", "XGBClassifier", "xgboost"),
+    ("sklearn", "DecisionTreeClassifier", "decision_tree"),
+    ("sklearn", "RandomForestClassifier", "random_forest"),
+    ("sklearn", "ExtraTreesClassifier", "extra_trees"),
+    ("sklearn", "GradientBoostingClassifier", "gradient_boosting"),
+    ("sklearn", "HistGradientBoostingClassifier", "hist_gradient_boosting"),
+    ("sklearn", "MLPClassifier", "mlp"),
+    ("sklearn", "LogisticRegression", "logistic_regression"),
+    ("sklearn", "KNeighborsClassifier", "knn"),
+    ("sklearn", "RadiusNeighborsClassifier", "knn"),
+    ("sklearn", "SVC", "svm"),
+    ("sklearn", "NuSVC", "svm"),
+)
+# families whose fitted model holds training records verbatim (support vectors, the kNN index)
+STORES_RECORDS = ("knn", "svm")
+
+
+def _class_keys(obj: Any) -> set:
+    return {(c.__module__.split(".")[0], c.__name__) for c in type(obj).__mro__}
+
+
+def _is_pipeline(obj: Any) -> bool:
+    return ("sklearn", "Pipeline") in _class_keys(obj) and hasattr(obj, "steps")
+
+
+def unwrap(model: Any) -> Any:
+    """The estimator the rules are about: the one inside a generic :class:`SafeModel` (the
+    fitted one when fitted), and the final step of a scikit-learn ``Pipeline``."""
+    if getattr(model, "_anonml_generic", False):
+        inner = getattr(model, "estimator_", None)
+        return unwrap(inner if inner is not None else model.estimator)
+    if _is_pipeline(model) and model.steps:
+        return unwrap(model.steps[-1][1])
+    return model
+
+
+def final_step(model: Any, X: Any) -> tuple[Any, Any]:
+    """``(estimator, X as that estimator sees it)``: pipelines transform ``X`` through their
+    first steps, generic wrappers are opened."""
+    if getattr(model, "_anonml_generic", False):
+        inner = getattr(model, "estimator_", None)
+        return final_step(inner if inner is not None else model.estimator, X)
+    if _is_pipeline(model) and len(model.steps) > 1:
+        head = model[:-1]
+        return final_step(model.steps[-1][1], head.transform(X) if X is not None else None)
+    return model, X
+
+
+def model_family(model: Any) -> str:
+    """The rules family of ``model`` (see :data:`anonml.safemodel.FAMILIES`)."""
+    keys = _class_keys(unwrap(model))
+    for package, name, family in _BY_CLASS:
+        if (package, name) in keys:
+            return family
+    return "generic"
+
+
+def _json_scalar(value: Any) -> Any:
+    """Hyperparameter value as a JSON scalar: numbers, bools, strings and None as they are,
+    anything else (arrays, estimators, callables) by a short description."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value) if math.isfinite(value) else str(value)
+    if hasattr(value, "item") and getattr(value, "ndim", 1) == 0:
+        return _json_scalar(value.item())
+    if isinstance(value, (list, tuple)) and all(
+            isinstance(v, (int, float, str, bool)) for v in value) and len(value) <= 16:
+        return str(list(value))
+    if hasattr(value, "get_params"):
+        return type(value).__name__
+    if callable(value):
+        return getattr(value, "__name__", type(value).__name__)
+    return f"<{type(value).__name__}>"
+
+
+def model_params(model: Any) -> dict:
+    """The hyperparameters of ``model`` (the inner one for a generic wrapper) as JSON scalars;
+    array-valued parameters (e.g. DP bounds) are described, never copied."""
+    inner = unwrap(model)
+    try:
+        params = inner.get_params(deep=False)
+    except Exception:  # not a scikit-learn estimator
+        return {}
+    return {str(k): _json_scalar(v) for k, v in sorted(params.items())}
+
+
+def rule_params(model: Any) -> dict:
+    """The raw hyperparameters the rules compare (numbers and flags kept as they are)."""
+    inner = unwrap(model)
+    try:
+        return dict(inner.get_params(deep=False))
+    except Exception:
+        return {}
+
+
+def dp_measures(model: Any) -> dict:
+    """``dp.epsilon``, ``dp.delta``, ``dp.noise_multiplier`` of a DP model, where known."""
+    inner = unwrap(model)
+    family = model_family(inner)
+    if not family.startswith("dp_"):
+        return {}
+    out = {}
+    eps = getattr(inner, "epsilon_spent_", None)
+    if eps is None:
+        eps = getattr(inner, "epsilon", None)
+    if eps is not None:
+        out["dp.epsilon"] = float(eps)
+    if getattr(inner, "delta", None) is not None:
+        out["dp.delta"] = float(inner.delta)
+    elif family != "dp_sgd":
+        out["dp.delta"] = 0.0  # pure epsilon-DP (diffprivlib's forest and regression)
+    noise = getattr(inner, "noise_multiplier_", None)
+    if noise is None:
+        noise = getattr(inner, "noise_multiplier", None)
+    if noise is not None:
+        out["dp.noise_multiplier"] = float(noise)
+    return out

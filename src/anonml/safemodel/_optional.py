@@ -1,0 +1,55 @@
+"""Safe wrappers of the estimators behind optional extras: the DP baselines (``anonml[dp]``,
+``anonml[torch]``) and XGBoost (``anonml[xgboost]``).
+
+The DP adapters import diffprivlib / torch only when fitted, so these classes can be defined
+without them; XGBoost is imported when :class:`SafeXGBClassifier` is first asked for.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from anonml.dp._diffprivlib import DPLogisticRegression, DPRandomForestClassifier
+from anonml.dp._dpsgd import DPSGDClassifier
+from anonml.safemodel._wrappers import SafeModelMixin
+
+
+class SafeDPRandomForestClassifier(SafeModelMixin, DPRandomForestClassifier):
+    """:class:`anonml.dp.DPRandomForestClassifier` (diffprivlib) with the risk-appetite checks
+    (privacy budget, leaf sizes)."""
+
+
+class SafeDPLogisticRegression(SafeModelMixin, DPLogisticRegression):
+    """:class:`anonml.dp.DPLogisticRegression` (diffprivlib) with the risk-appetite checks."""
+
+
+class SafeDPSGDClassifier(SafeModelMixin, DPSGDClassifier):
+    """:class:`anonml.dp.DPSGDClassifier` (Opacus DP-SGD) with the risk-appetite checks
+    (epsilon, delta, clipping, noise multiplier)."""
+
+
+def _xgb_class() -> Any:
+    try:
+        from xgboost import XGBClassifier
+    except ImportError:  # pragma: no cover - depends on the extra
+        from anonml._errors import InputError
+
+        raise InputError("SafeXGBClassifier needs xgboost; fix: pip install 'anonml[xgboost]'"
+                         ) from None
+
+    class SafeXGBClassifier(SafeModelMixin, XGBClassifier):
+        """:class:`xgboost.XGBClassifier` with the risk-appetite checks."""
+
+    SafeXGBClassifier.__module__ = __name__
+    return SafeXGBClassifier
+
+
+_CACHE: dict = {}
+
+
+def __getattr__(name: str) -> Any:
+    if name == "SafeXGBClassifier":
+        if name not in _CACHE:
+            _CACHE[name] = _xgb_class()
+        return _CACHE[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,143 @@
+"""The release report as data (schema v1 of :mod:`anonml.report`): assembled here, rendered
+there. Everything a renderer shows is computed and worded here; nothing here is a record."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from anonml.attacks._core import json_safe
+from anonml.safemodel._family import model_params, unwrap
+from anonml.safemodel._wrappers import fingerprint_holder
+
+SCHEMA_VERSION = "1.0"
+
+GLOSSARY = (
+    ("Membership inference", "An attack that guesses whether a given person's record was used "
+     "to train the model. If it works, releasing the model tells the world who was in the "
+     "data."),
+    ("Attribute inference", "An attack that fills in one unknown value of a person (say, their "
+     "income band) from their other values and the model's answers."),
+    ("AUC", "Area under the ROC curve: how well an attack separates members from non-members. "
+     "0.5 is a coin toss, 1.0 is perfect."),
+    ("ROC curve", "The share of members an attack finds (true-positive rate) against the share "
+     "of non-members it wrongly accuses (false-positive rate), over all its thresholds. The "
+     "diagonal is guessing."),
+    ("FPR / TPR", "False-positive rate: non-members wrongly flagged. True-positive rate: members "
+     "correctly flagged. A high TPR at a very low FPR means some people are exposed with "
+     "confidence."),
+    ("p-value", "How likely a result at least this strong is if the attack were really "
+     "guessing. Below 0.05 is called significant."),
+    ("Worst-case attack", "SACRO-ML's membership attack in which the attacker is given the "
+     "model's outputs on members and non-members and trains a classifier on them: a stronger "
+     "attacker than any real one, so a safe result here is reassuring."),
+    ("RMIA", "Robust membership inference (Zarifzadeh et al. 2024): compares the model's "
+     "confidence on a record with reference models trained without it."),
+    ("LiRA", "Likelihood-ratio attack (Carlini et al. 2022): the same idea as RMIA with many "
+     "shadow models trained with and without each record."),
+    ("Attribute risk ratio (ARR)", "How much more often the attribute attack singles out the "
+     "true value of a training record than of a new record. 1 means no difference. Its 95 % "
+     "interval is Katz's; when a count is zero, 0.5 is added to every count first."),
+    ("k-anonymity", "Every combination of identifying values is shared by at least k people, "
+     "so no one can be picked out from fewer than k."),
+    ("Equivalence class", "A group of training records the model cannot tell apart (same leaf, "
+     "or the same output)."),
+    ("Class disclosure", "A small group for which the model says some outcome is impossible: "
+     "that tells you something true about every person in the group."),
+    ("Residual degrees of freedom", "Training records minus numbers the model learned. Near "
+     "zero or below, the model can store its training data."),
+    ("Generalisation gap", "Accuracy on training records minus accuracy on new records; a large "
+     "gap means the model memorised its training records."),
+    ("Differential privacy (epsilon, delta)", "A guarantee that any one person changes the "
+     "model's behaviour by at most a factor e^epsilon, except with probability delta."),
+    ("Fingerprint", "A SHA-256 digest of the model's parameters and learned values taken when "
+     "it was trained; any later change shows up as a different digest."),
+    ("Risk appetite", "The thresholds a trusted research environment sets for release, in a "
+     "rules file it controls; each threshold in this report names its source."),
+)
+
+
+def _sha256_file(path: Any) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _evidence(outcomes: list) -> list:
+    return [{
+        "rule_id": o.rule.id, "title": o.rule.title, "category": o.rule.category,
+        "outcome": o.outcome, "effect": o.rule.effect, "measured": o.measured,
+        "threshold": o.threshold, "explanation": o.rule.explanation, "fix": o.rule.fix,
+        "source": o.rule.source, "condition": o.rule.condition,
+    } for o in outcomes]
+
+
+def _model_section(model: Any, family: str, target: Any, model_file: Any) -> dict:
+    X = target.X("train") if target.has_model else None
+    names = [str(c) for c in X.columns] if isinstance(X, pd.DataFrame) else []
+    holder = fingerprint_holder(model) if model is not None else None
+    fp = getattr(holder, "anonml_fingerprint_", None)
+    inner = unwrap(model) if model is not None else None
+    n_features = getattr(inner, "n_features_in_", None)
+    if n_features is None and X is not None:
+        n_features = X.shape[1]
+    return {
+        "class": type(model).__name__ if model is not None else "probabilities only",
+        "family": family,
+        "params": model_params(model) if model is not None else {},
+        "fingerprint": fp["digest"] if isinstance(fp, dict) and "digest" in fp else None,
+        "file": ({"name": Path(model_file).name, "sha256": _sha256_file(model_file)}
+                 if model_file is not None else None),
+        "n_features": int(n_features) if n_features is not None else None,
+        "n_classes": int(target.n_classes),
+        "feature_names": names,
+    }
+
+
+def build_report(*, verdict: Any, outcomes: list, ruleset: Any, target: Any, model: Any,
+                 family: str, tamper: tuple, structure: dict, anonymization: dict | None,
+                 membership: list, attribute: list, model_file: Any, target_name: str | None,
+                 dataset_name: str | None, timings: dict) -> dict:
+    """The report dict (see ``anonml/report/schema``); JSON-safe, no records."""
+    from anonml import __version__
+
+    model_desc = type(model).__name__ if model is not None else "a model (probabilities only)"
+    title = f"Release check: {model_desc}"
+    if dataset_name:
+        title += f" trained on {dataset_name}"
+    preliminary = [{"rule_id": o.rule.id,
+                    "message": f"{o.measured or 'not measured'}; needs {o.threshold}",
+                    "fix": o.rule.fix or ""}
+                   for o in outcomes
+                   if o.outcome == "fail" and o.rule.category in ("hyperparameter",
+                                                                   "privacy_budget")]
+    status, changed = tamper
+    report = {
+        "schema_version": SCHEMA_VERSION,
+        "report_type": "anonml.release-report",
+        "created_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "anonml_version": __version__,
+        "title": title,
+        "verdict": verdict.to_dict(),
+        "model": _model_section(model, family, target, model_file),
+        "data": {"n_train": int(target.n("train")), "n_test": int(target.n("test")),
+                 "target": target_name, "anonymization": anonymization},
+        "rules": {"name": ruleset.name, "version": ruleset.version, "origin": ruleset.origin,
+                  "sha256": ruleset.sha256, "n_rules": len(ruleset)},
+        "evidence": _evidence(outcomes),
+        "attacks": membership,
+        "attribute_risk": attribute,
+        "checks": {"preliminary": preliminary,
+                   "tamper": {"status": status, "changed": list(changed)},
+                   "structure": {k: v for k, v in structure.items()
+                                 if v is None or isinstance(v, (bool, int, float))}},
+        "glossary": [{"term": t, "definition": d} for t, d in GLOSSARY],
+        "timings": timings,
+    }
+    return json_safe(report)
