@@ -147,6 +147,7 @@ def fingerprint(estimator: Any, *, exclude: Iterable[str] = ()) -> dict[str, Any
     parts: dict[str, str] = {}
     for name, value in _learned_items(estimator, excluded):
         _walk(value, name, parts, ctx)
+    _walk_fitted_params(estimator, "params", parts, ctx, set())
     state = _state_digest(parts)
     digest = hashlib.sha256(f"{params}:{state}".encode()).hexdigest()
     return {
@@ -240,6 +241,7 @@ def _walk(obj: Any, path: str, parts: dict[str, str], ctx: _Context) -> None:
         parts[f"{path}.params"] = _params_digest(obj, ctx, f"{path}.params")
         for name, value in _learned_items(obj):
             _walk(value, f"{path}.{name}", parts, ctx)
+        _walk_fitted_params(obj, f"{path}.params", parts, ctx, set())
     elif _is_container_of_compound(obj):
         if isinstance(obj, dict):
             for key in sorted(obj, key=_key_order):
@@ -252,6 +254,27 @@ def _walk(obj: Any, path: str, parts: dict[str, str], ctx: _Context) -> None:
                 _walk(value, f"{path}[{i}]", parts, ctx)
     else:
         parts[path] = _value_digest(obj, ctx, path)
+
+
+def _walk_fitted_params(est: Any, path: str, parts: dict[str, str], ctx: _Context,
+                        seen: set) -> None:
+    """Learned state of estimators held in *parameters*: a fitted ``Pipeline`` keeps its steps
+    in ``steps``, a ``ColumnTransformer`` its fitted transformers beside them. Unfitted
+    templates (a forest's ``estimator``) have no learned attributes and add no part."""
+    if id(est) in seen:
+        return
+    seen.add(id(est))
+    for name, value in sorted(est.get_params(deep=False).items()):
+        stack = [(value, f"{path}.{name}")]
+        while stack:
+            obj, where = stack.pop()
+            if _is_estimator(obj):
+                learned = _learned_items(obj)
+                for attr, val in learned:
+                    _walk(val, f"{where}.{attr}", parts, ctx)
+                _walk_fitted_params(obj, where, parts, ctx, seen)
+            elif isinstance(obj, (list, tuple)):
+                stack.extend((v, f"{where}[{i}]") for i, v in enumerate(obj))
 
 
 def _key_order(key: Any) -> str:
