@@ -1,0 +1,732 @@
+"""Render a release report (schema v1) as a PDF with fpdf2.
+
+The page structure is fixed: "Verdict" (with the model, data and provenance), "Evidence" (with
+the structure and tamper checks), "Membership attacks", "Attribute inference", "Glossary".
+Each section starts on a new page with its heading as the first text. The core Helvetica font
+covers Latin-1 only, so other characters are spelled out (``≤`` -> ``<=``, ``ε`` -> ``epsilon``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import unicodedata
+from typing import Any
+
+from anonml._errors import InputError
+from anonml.report._common import (
+    CATEGORY_LABELS,
+    DECISION_COLOURS,
+    EFFECT_LABELS,
+    OUTCOME_LABELS,
+    ROC_X_TICKS,
+    ROC_Y_TICKS,
+    SERIES_COLOURS,
+    SERIES_DASHES,
+    TAMPER_LABELS,
+    arr_axis,
+    chance_line,
+    evidence_groups,
+    fmt,
+    fmt_ci,
+    fmt_param,
+    fmt_tick,
+    humanize,
+    roc_x,
+)
+
+__all__ = ["render_pdf", "to_latin1"]
+
+SECTIONS = ("Verdict", "Evidence", "Membership attacks", "Attribute inference", "Glossary")
+
+_SPELLED = {  # characters outside Latin-1 and how the PDF spells them
+    "\N{LESS-THAN OR EQUAL TO}": "<=",
+    "\N{GREATER-THAN OR EQUAL TO}": ">=",
+    "\N{NOT EQUAL TO}": "!=",
+    "\N{ALMOST EQUAL TO}": "~",
+    "\N{MINUS SIGN}": "-",
+    "\N{RIGHTWARDS ARROW}": "->",
+    "\N{LEFTWARDS ARROW}": "<-",
+    "\N{RIGHTWARDS DOUBLE ARROW}": "=>",
+    "\N{INFINITY}": "infinity",
+    "\N{SQUARE ROOT}": "sqrt",
+    "\N{N-ARY SUMMATION}": "sum",
+    "\N{HORIZONTAL ELLIPSIS}": "...",
+    "\N{BULLET}": "-",
+    "\N{EM DASH}": " - ",
+    "\N{EN DASH}": "-",
+    "\N{LEFT SINGLE QUOTATION MARK}": "'",
+    "\N{RIGHT SINGLE QUOTATION MARK}": "'",
+    "\N{LEFT DOUBLE QUOTATION MARK}": '"',
+    "\N{RIGHT DOUBLE QUOTATION MARK}": '"',
+    "\N{NARROW NO-BREAK SPACE}": " ",
+    "\N{GREEK SMALL LETTER EPSILON}": "epsilon",
+    "\N{GREEK SMALL LETTER DELTA}": "delta",
+    "\N{GREEK SMALL LETTER ALPHA}": "alpha",
+    "\N{GREEK SMALL LETTER BETA}": "beta",
+    "\N{GREEK SMALL LETTER GAMMA}": "gamma",
+    "\N{GREEK SMALL LETTER LAMDA}": "lambda",
+    "\N{GREEK SMALL LETTER MU}": "mu",
+    "\N{GREEK SMALL LETTER SIGMA}": "sigma",
+    "\N{GREEK SMALL LETTER THETA}": "theta",
+    "\N{GREEK SMALL LETTER PI}": "pi",
+    "\N{GREEK SMALL LETTER CHI}": "chi",
+    "\N{GREEK CAPITAL LETTER DELTA}": "Delta",
+    "\N{GREEK CAPITAL LETTER SIGMA}": "Sigma",
+}
+_SPELLED_TABLE = str.maketrans(_SPELLED)
+
+
+def to_latin1(text: Any) -> str:
+    """Spell out characters the PDF core fonts lack (``≤`` -> ``<=``, ``ε`` -> ``epsilon``).
+
+    Characters with no spelling lose their accents when that makes them Latin-1, else become "?".
+    """
+    text = str(text).translate(_SPELLED_TABLE)
+    try:
+        text.encode("latin-1")
+        return text
+    except UnicodeEncodeError:
+        pass
+    out = []
+    for ch in text:
+        try:
+            ch.encode("latin-1")
+            out.append(ch)
+        except UnicodeEncodeError:
+            plain = "".join(
+                c for c in unicodedata.normalize("NFKD", ch) if not unicodedata.combining(c)
+            )
+            out.append(plain if plain and plain.isascii() else "?")
+    return "".join(out)
+
+
+def _rgb(hex_colour: str) -> tuple[int, int, int]:
+    h = hex_colour.lstrip("#")
+    return int(h[0:2], 16), int(h[2:4], 16), int(h[4:6], 16)
+
+
+_INK, _MUTED, _LINE = (31, 41, 55), (91, 100, 114), (200, 205, 214)
+_OUTCOME_RGB = {
+    "fail": (185, 28, 28),
+    "pass": (30, 123, 52),
+    "not_evaluated": (180, 83, 9),
+    "not_applicable": (107, 114, 128),
+}
+_EFFECT_RGB = {"block": (185, 28, 28), "condition": (180, 83, 9), "warn": (107, 114, 128)}
+
+
+def _document(report: dict):
+    """An FPDF with fonts, margins, metadata and a page footer set up."""
+    from fpdf import FPDF
+
+    footer_text = to_latin1(f"{report['title']} | anonml {report['anonml_version']} | ")
+
+    class _ReportPDF(FPDF):
+        def footer(self) -> None:
+            self.set_y(-12)
+            self.set_font("Helvetica", "", 7.5)
+            self.set_text_color(*_MUTED)
+            self.cell(0, 6, footer_text + f"page {self.page_no()} of {{nb}}", align="C")
+
+    pdf = _ReportPDF(orientation="P", unit="mm", format="A4")
+    pdf.set_margins(16, 16, 16)
+    pdf.set_auto_page_break(True, margin=18)
+    pdf.set_title(to_latin1(report["title"]))
+    pdf.set_subject(to_latin1(f"Release report: {report['verdict']['label']}"))
+    pdf.set_creator(to_latin1(f"anonml {report['anonml_version']}"))
+    created = dt.datetime.strptime(report["created_utc"][:19], "%Y-%m-%dT%H:%M:%S")
+    pdf.set_creation_date(created.replace(tzinfo=dt.timezone.utc))
+    return pdf
+
+
+def _section(pdf, title: str) -> None:
+    pdf.add_page()
+    pdf.set_font("Helvetica", "B", 20)
+    pdf.set_text_color(*_INK)
+    pdf.cell(0, 11, title, new_x="LMARGIN", new_y="NEXT")
+    pdf.set_draw_color(*_LINE)
+    pdf.set_line_width(0.5)
+    pdf.line(pdf.l_margin, pdf.get_y(), pdf.w - pdf.r_margin, pdf.get_y())
+    pdf.ln(4)
+
+
+def _subheading(pdf, title: str) -> None:
+    if pdf.get_y() > pdf.h - 40:
+        pdf.add_page()
+    pdf.ln(3)
+    pdf.set_font("Helvetica", "B", 12.5)
+    pdf.set_text_color(*_INK)
+    pdf.cell(0, 7, title, new_x="LMARGIN", new_y="NEXT")
+    pdf.ln(1)
+
+
+def _para(pdf, text: str, size: float = 10, style: str = "", colour=_INK, h: float = 5) -> None:
+    pdf.set_font("Helvetica", style, size)
+    pdf.set_text_color(*colour)
+    pdf.multi_cell(0, h, to_latin1(text), align="L", new_x="LMARGIN", new_y="NEXT")
+
+
+def _bullets(pdf, items: list[str], numbered: bool = False) -> None:
+    pdf.set_font("Helvetica", "", 10)
+    pdf.set_text_color(*_INK)
+    for i, item in enumerate(items, 1):
+        mark = f"{i}." if numbered else "-"
+        pdf.cell(7, 5.5, mark)
+        pdf.multi_cell(0, 5.5, to_latin1(item), align="L", new_x="LMARGIN", new_y="NEXT")
+
+
+def _key_values(pdf, pairs: list[tuple[str, Any]], key_width: float = 46) -> None:
+    for key, value in pairs:
+        pdf.set_font("Helvetica", "", 9)
+        pdf.set_text_color(*_MUTED)
+        pdf.cell(key_width, 5, to_latin1(key))
+        pdf.set_text_color(*_INK)
+        pdf.multi_cell(0, 5, to_latin1(value), align="L", new_x="LMARGIN", new_y="NEXT")
+
+
+def _verdict(pdf, report: dict) -> None:
+    v = report["verdict"]
+    _section(pdf, "Verdict")
+    pdf.set_fill_color(*_rgb(DECISION_COLOURS[v["decision"]]))
+    pdf.set_text_color(255, 255, 255)
+    pdf.set_font("Helvetica", "B", 24)
+    pdf.multi_cell(
+        0,
+        12,
+        to_latin1(v["label"]),
+        fill=True,
+        align="L",
+        new_x="LMARGIN",
+        new_y="NEXT",
+        padding=(4, 5, 0, 5),
+    )
+    pdf.set_font("Helvetica", "", 11.5)
+    pdf.multi_cell(
+        0,
+        6,
+        to_latin1(v["summary"]),
+        fill=True,
+        align="L",
+        new_x="LMARGIN",
+        new_y="NEXT",
+        padding=(1, 5, 4, 5),
+    )
+    pdf.set_fill_color(255, 255, 255)
+    _para(pdf, report["title"], size=8.5, colour=_MUTED)
+    _subheading(pdf, "Why")
+    if not v["reasons"]:
+        _para(pdf, "The report gives no reason.", colour=_MUTED)
+    for r in v["reasons"]:
+        pdf.set_font("Helvetica", "B", 9)
+        pdf.set_text_color(*_EFFECT_RGB[r["effect"]])
+        pdf.cell(
+            0,
+            5.5,
+            to_latin1(f"{EFFECT_LABELS[r['effect']]}  ({r['rule_id']})"),
+            new_x="LMARGIN",
+            new_y="NEXT",
+        )
+        _para(pdf, r["text"], size=10.5, h=5.5)
+        _para(
+            pdf,
+            f"Measured: {r['measured'] or 'not measured'}   Threshold: {r['threshold']}   "
+            f"Source: {r['source']}",
+            size=8.5,
+            colour=_MUTED,
+            h=4.5,
+        )
+        pdf.ln(2)
+    if v["conditions"]:
+        _subheading(pdf, "Conditions of release")
+        _bullets(pdf, v["conditions"])
+    if v["next_steps"]:
+        _subheading(pdf, "Next steps")
+        _bullets(pdf, v["next_steps"], numbered=True)
+    _model_data(pdf, report)
+
+
+def _model_data(pdf, report: dict) -> None:
+    m, d, rules = report["model"], report["data"], report["rules"]
+    _subheading(pdf, "Model and data")
+    pairs = [
+        ("Model class", m["class"]),
+        ("Family", m["family"]),
+        (
+            "Features / classes",
+            f"{fmt(m['n_features'], 'unknown')} / {fmt(m['n_classes'], 'unknown')}",
+        ),
+        (
+            "Hyperparameters",
+            ", ".join(f"{k}={fmt_param(v)}" for k, v in m["params"].items()) or "none",
+        ),
+        ("Training / test rows", f"{fmt(d['n_train'], 'unknown')} / {fmt(d['n_test'], 'unknown')}"),
+        ("Target column", d["target"] if d["target"] is not None else "unknown"),
+    ]
+    anon = d["anonymization"]
+    if anon is None:
+        pairs.append(("Anonymization", "none"))
+    else:
+        pairs += [
+            (
+                "Anonymization",
+                (
+                    f"{anon['method']}: k asked {fmt(anon['k'])}, achieved "
+                    f"{fmt(anon['k_achieved'])}; l {fmt(anon['l'], 'not asked')}; "
+                    f"t {fmt(anon['t'], 'not asked')}; verified {fmt(anon['verified'])}"
+                ),
+            ),
+            ("Quasi-identifiers", ", ".join(anon["quasi_identifiers"]) or "none"),
+        ]
+        if anon["detail"]:
+            pairs.append(("Anonymization detail", anon["detail"]))
+    _key_values(pdf, pairs)
+    _subheading(pdf, "Provenance")
+    model_file = m["file"]
+    _key_values(
+        pdf,
+        [
+            (
+                "Rules",
+                (
+                    f"{rules['name']} version {rules['version']} ({fmt(rules['n_rules'])} rules), "
+                    f"from {rules['origin']}"
+                ),
+            ),
+            ("Rules sha256", rules["sha256"]),
+            ("Model fingerprint", m["fingerprint"] or "none"),
+            (
+                "Model file",
+                "none"
+                if model_file is None
+                else f"{model_file['name']} (sha256 {model_file['sha256']})",
+            ),
+            (
+                "Report",
+                (
+                    f"{report['report_type']} schema {report['schema_version']}, anonml "
+                    f"{report['anonml_version']}, created {report['created_utc']}"
+                ),
+            ),
+            ("Time taken", f"{fmt(report['timings']['total_seconds'])} s"),
+        ],
+    )
+
+
+def _evidence(pdf, report: dict) -> None:
+    from fpdf.fonts import FontFace
+
+    rules = report["rules"]
+    _section(pdf, "Evidence")
+    _para(
+        pdf,
+        f"Every rule of the rule set {rules['name']} (version {rules['version']}, from "
+        f"{rules['origin']}), failing rules first.",
+        size=9,
+        colour=_MUTED,
+    )
+    pdf.ln(2)
+    if not report["evidence"]:
+        _para(pdf, "No rule was evaluated.", colour=_MUTED)
+    else:
+        pdf.set_font("Helvetica", "", 8)
+        pdf.set_text_color(*_INK)
+        pdf.set_draw_color(*_LINE)
+        pdf.set_line_width(0.2)
+        heading = FontFace(emphasis="BOLD", fill_color=(238, 241, 245))
+        with pdf.table(
+            col_widths=(46, 24, 20, 28, 30, 30),
+            text_align="LEFT",
+            line_height=4,
+            headings_style=heading,
+            borders_layout="HORIZONTAL_LINES",
+            padding=1.2,
+        ) as table:
+            head = table.row()
+            for text in (
+                "Rule",
+                "Outcome",
+                "Measured",
+                "Threshold",
+                "Source of threshold",
+                "If it fails",
+            ):
+                head.cell(text)
+            for outcome, title, members in evidence_groups(report["evidence"]):
+                table.row().cell(
+                    title.upper(), colspan=6, style=FontFace(emphasis="BOLD", color=_MUTED)
+                )
+                for r in members:
+                    row = table.row()
+                    row.cell(
+                        to_latin1(
+                            f"{r['title']}\n[{r['rule_id']}] "
+                            f"{CATEGORY_LABELS[r['category']]}\n{r['explanation']}"
+                        )
+                    )
+                    row.cell(
+                        to_latin1(f"{OUTCOME_LABELS[outcome]}\n{EFFECT_LABELS[r['effect']]}"),
+                        style=FontFace(emphasis="BOLD", color=_OUTCOME_RGB[outcome]),
+                    )
+                    row.cell(
+                        to_latin1(r["measured"] if r["measured"] is not None else "not measured")
+                    )
+                    row.cell(to_latin1(r["threshold"]))
+                    row.cell(to_latin1(r["source"]))
+                    if r["outcome"] == "fail" and r["condition"]:
+                        action = f"Condition: {r['condition']}" + (
+                            f"\n{r['fix']}" if r["fix"] else ""
+                        )
+                    else:
+                        action = r["fix"] or "none"
+                    row.cell(to_latin1(action))
+    _checks(pdf, report)
+
+
+def _checks(pdf, report: dict) -> None:
+    c = report["checks"]
+    _subheading(pdf, "Structure and tamper checks")
+    tamper = c["tamper"]
+    _key_values(pdf, [("Tamper check", TAMPER_LABELS[tamper["status"]])])
+    if tamper["changed"]:
+        _key_values(pdf, [("Changed parts", ", ".join(tamper["changed"]))])
+    if c["preliminary"]:
+        _key_values(
+            pdf,
+            [
+                (
+                    f"Finding {p['rule_id']}",
+                    p["message"] + (f" Fix: {p['fix']}" if p["fix"] else ""),
+                )
+                for p in c["preliminary"]
+            ],
+        )
+    else:
+        _key_values(pdf, [("Hyperparameter findings", "none")])
+    if c["structure"]:
+        _key_values(pdf, [(humanize(k), fmt(v)) for k, v in c["structure"].items()])
+
+
+def _metrics_table(pdf, attacks: list[dict]) -> None:
+    from fpdf.fonts import FontFace
+
+    pdf.set_font("Helvetica", "", 8)
+    pdf.set_text_color(*_INK)
+    pdf.set_draw_color(*_LINE)
+    pdf.set_line_width(0.2)
+    keys = (
+        "auc",
+        "auc_pvalue",
+        "accuracy",
+        "advantage",
+        "tpr_at_fpr_0.001",
+        "tpr_at_fpr_0.01",
+        "tpr_at_fpr_0.1",
+    )
+    with pdf.table(
+        col_widths=(46, 14, 17, 16, 17, 17, 17, 17, 17),
+        text_align="RIGHT",
+        line_height=4,
+        borders_layout="HORIZONTAL_LINES",
+        padding=1.2,
+        cell_fill_color=(255, 255, 255),
+        cell_fill_mode="ALL",
+        headings_style=FontFace(emphasis="BOLD", fill_color=(238, 241, 245)),
+    ) as table:
+        head = table.row()
+        for i, text in enumerate(
+            (
+                "Attack",
+                "AUC",
+                "AUC p-value",
+                "Accuracy",
+                "Advantage",
+                "TPR at FPR 0.001",
+                "TPR at FPR 0.01",
+                "TPR at FPR 0.1",
+                "Seconds",
+            )
+        ):
+            head.cell(text, align="LEFT" if i == 0 else "RIGHT")
+        for a in attacks:
+            row = table.row()
+            row.cell(to_latin1(f"{a['name']}\n[{a['id']}]"), align="LEFT")
+            for key in keys:
+                row.cell(fmt(a["metrics"][key]))
+            row.cell(fmt(a["seconds"]))
+
+
+def _set_series(pdf, i: int) -> None:
+    pdf.set_draw_color(*_rgb(SERIES_COLOURS[i % len(SERIES_COLOURS)]))
+    dash = SERIES_DASHES[i % len(SERIES_DASHES)]
+    pdf.set_dash_pattern(
+        dash=dash[0] * 0.35, gap=dash[1] * 0.35
+    ) if dash else pdf.set_dash_pattern()
+
+
+def _roc_chart(pdf, attacks: list[dict]) -> None:
+    width, height = 150.0, 100.0
+    if pdf.get_y() + height + 22 > pdf.h - pdf.b_margin:
+        pdf.add_page()
+    x0, y0 = pdf.l_margin + 16, pdf.get_y() + 4
+
+    def pt(x: float, y: float) -> tuple[float, float]:
+        return x0 + x * width, y0 + (1 - y) * height
+
+    pdf.set_line_width(0.15)
+    pdf.set_draw_color(236, 239, 243)
+    for tick in ROC_X_TICKS[:-1]:
+        for m in range(2, 10):
+            x = x0 + roc_x(tick * m) * width
+            pdf.line(x, y0, x, y0 + height)
+    pdf.set_draw_color(215, 220, 227)
+    pdf.set_font("Helvetica", "", 8)
+    pdf.set_text_color(*_INK)
+    for tick in ROC_X_TICKS:
+        x = x0 + roc_x(tick) * width
+        pdf.line(x, y0, x, y0 + height)
+        label = fmt_tick(tick)
+        pdf.text(x - pdf.get_string_width(label) / 2, y0 + height + 4.5, label)
+    for tick in ROC_Y_TICKS:
+        y = y0 + (1 - tick) * height
+        pdf.line(x0, y, x0 + width, y)
+        label = fmt_tick(tick)
+        pdf.text(x0 - 2 - pdf.get_string_width(label), y + 1.2, label)
+    pdf.set_draw_color(154, 163, 175)
+    pdf.rect(x0, y0, width, height)
+    pdf.set_font("Helvetica", "", 9)
+    title = "False positive rate (log scale)"
+    pdf.text(x0 + width / 2 - pdf.get_string_width(title) / 2, y0 + height + 10, title)
+    with pdf.rotation(90, x0 - 11, y0 + height / 2):
+        title = "True positive rate"
+        pdf.text(x0 - 11 - pdf.get_string_width(title) / 2, y0 + height / 2, title)
+    pdf.set_draw_color(138, 146, 158)
+    pdf.set_line_width(0.3)
+    pdf.set_dash_pattern(dash=1.5, gap=1.2)
+    pdf.polyline([pt(x, y) for x, y in chance_line()])
+    pdf.set_line_width(0.7)
+    for i, attack in enumerate(attacks):
+        _set_series(pdf, i)
+        pdf.polyline(
+            [
+                pt(roc_x(f), t)
+                for f, t in zip(attack["roc"]["fpr"], attack["roc"]["tpr"], strict=True)
+            ]
+        )
+    # legend, top left inside the plot
+    pdf.set_font("Helvetica", "", 8)
+    names = [to_latin1(a["name"]) for a in attacks] + ["Chance (a guess)"]
+    lw = 16 + max(pdf.get_string_width(n) for n in names)
+    pdf.set_dash_pattern()
+    pdf.set_fill_color(255, 255, 255)
+    pdf.set_draw_color(197, 204, 214)
+    pdf.set_line_width(0.2)
+    pdf.rect(x0 + 3, y0 + 3, min(lw, width - 6), 3 + 5 * len(names), style="FD")
+    for i, name in enumerate(names):
+        y = y0 + 7 + 5 * i
+        if i < len(attacks):
+            pdf.set_line_width(0.7)
+            _set_series(pdf, i)
+        else:
+            pdf.set_line_width(0.3)
+            pdf.set_draw_color(138, 146, 158)
+            pdf.set_dash_pattern(dash=1.5, gap=1.2)
+        pdf.line(x0 + 5, y - 1, x0 + 13, y - 1)
+        pdf.set_dash_pattern()
+        pdf.text(x0 + 15, y, name)
+    pdf.set_line_width(0.2)
+    pdf.set_y(y0 + height + 14)
+
+
+def _attacks(pdf, report: dict) -> None:
+    attacks = report["attacks"]
+    _section(pdf, "Membership attacks")
+    _para(
+        pdf,
+        "Each attack tries to tell whether a person was in the training data. An AUC of 0.5 "
+        "and a curve on the chance line mean the attack does no better than a guess; what "
+        "matters most is the true positive rate at a low false positive rate.",
+        size=9,
+        colour=_MUTED,
+    )
+    pdf.ln(2)
+    if not attacks:
+        _para(pdf, "No membership attack was run.", size=11)
+        return
+    _metrics_table(pdf, attacks)
+    pdf.ln(4)
+    _roc_chart(pdf, attacks)
+    _para(
+        pdf,
+        "ROC curves. The false positive rate axis is logarithmic; the dashed grey curve is "
+        "the chance line (true positive rate = false positive rate).",
+        size=8.5,
+        colour=_MUTED,
+    )
+
+
+def _arr_chart(pdf, rows: list[dict]) -> None:
+    row_h, label_w, plot_w = 8.0, 38.0, 88.0
+    hi, ticks = arr_axis(rows)
+    x0 = pdf.l_margin + label_w
+    if pdf.get_y() + 14 + row_h * len(rows) + 12 > pdf.h - pdf.b_margin:
+        pdf.add_page()
+    top = pdf.get_y() + 8
+    bottom = top + row_h * len(rows)
+
+    def px(v: float) -> float:
+        return x0 + v / hi * plot_w
+
+    pdf.set_font("Helvetica", "", 8)
+    pdf.set_text_color(*_INK)
+    pdf.set_line_width(0.15)
+    pdf.set_draw_color(225, 229, 235)
+    for tick in ticks:
+        pdf.line(px(tick), top - 2, px(tick), bottom)
+        label = fmt_tick(tick)
+        pdf.text(px(tick) - pdf.get_string_width(label) / 2, bottom + 4.5, label)
+    pdf.set_draw_color(55, 65, 81)
+    pdf.set_line_width(0.35)
+    pdf.set_dash_pattern(dash=1.5, gap=1.0)
+    pdf.line(px(1.0), top - 3, px(1.0), bottom)
+    pdf.set_dash_pattern()
+    pdf.text(px(1.0) + 1.5, top - 3.5, "ARR = 1: no extra risk")
+    pdf.set_font("Helvetica", "B", 8)
+    pdf.text(x0 + plot_w + 6, top - 3.5, "ARR [95% CI]")
+    for i, r in enumerate(rows):
+        y = top + row_h * (i + 0.5)
+        sig = r["significant"]
+        pdf.set_font("Helvetica", "B" if sig else "", 8.5)
+        pdf.set_text_color(*_INK)
+        name = to_latin1(r["feature"])
+        pdf.text(x0 - 3 - pdf.get_string_width(name), y + 1.2, name)
+        if r["arr"] is None:
+            pdf.set_font("Helvetica", "I", 8)
+            pdf.set_text_color(*_MUTED)
+            pdf.text(x0 + 2, y + 1.2, "not measured")
+            continue
+        colour = (185, 28, 28) if sig else (51, 65, 85)
+        pdf.set_draw_color(*colour)
+        pdf.set_line_width(0.45)
+        if r["ci_low"] is not None and r["ci_high"] is not None:
+            a, b = px(r["ci_low"]), px(r["ci_high"])
+            pdf.line(a, y, b, y)
+            pdf.line(a, y - 1.6, a, y + 1.6)
+            pdf.line(b, y - 1.6, b, y + 1.6)
+            text = f"{fmt(r['arr'])} [{fmt(r['ci_low'])}, {fmt(r['ci_high'])}]"
+        else:
+            text = fmt(r["arr"])
+        pdf.set_fill_color(*(colour if sig else (255, 255, 255)))
+        pdf.ellipse(px(r["arr"]) - 1.7, y - 1.7, 3.4, 3.4, style="FD")
+        pdf.set_font("Helvetica", "", 8)
+        pdf.text(x0 + plot_w + 6, y + 1.2, text)
+        if sig:
+            pdf.set_font("Helvetica", "B", 8)
+            pdf.set_text_color(*colour)
+            pdf.text(x0 + plot_w + 40, y + 1.2, "significant")
+    pdf.set_font("Helvetica", "", 9)
+    pdf.set_text_color(*_INK)
+    title = "Attribute risk ratio (ARR) with 95% confidence interval"
+    pdf.text(x0 + plot_w / 2 - pdf.get_string_width(title) / 2, bottom + 10, title)
+    pdf.set_line_width(0.2)
+    pdf.set_y(bottom + 15)
+
+
+def _attribute(pdf, report: dict) -> None:
+    from fpdf.fonts import FontFace
+
+    rows = report["attribute_risk"]
+    _section(pdf, "Attribute inference")
+    _para(
+        pdf,
+        "For each feature, how much better an attacker who has the model guesses its value "
+        "for people in the training data than for other people (attribute risk ratio, ARR). "
+        "An ARR of 1 means no extra risk; filled red dots mark features where the extra risk "
+        "is statistically significant.",
+        size=9,
+        colour=_MUTED,
+    )
+    if not rows:
+        pdf.ln(2)
+        _para(pdf, "No attribute inference attack was run.", size=11)
+        return
+    _arr_chart(pdf, rows)
+    pdf.set_font("Helvetica", "", 8)
+    pdf.set_text_color(*_INK)
+    pdf.set_draw_color(*_LINE)
+    with pdf.table(
+        col_widths=(34, 20, 16, 30, 18, 20, 20, 20),
+        text_align="RIGHT",
+        line_height=4,
+        borders_layout="HORIZONTAL_LINES",
+        padding=1.2,
+        cell_fill_color=(255, 255, 255),
+        cell_fill_mode="ALL",
+        headings_style=FontFace(emphasis="BOLD", fill_color=(238, 241, 245)),
+    ) as table:
+        head = table.row()
+        for i, text in enumerate(
+            (
+                "Feature",
+                "Kind",
+                "ARR",
+                "95% CI",
+                "p-value",
+                "Success, training rows",
+                "Success, other rows",
+                "Significant",
+            )
+        ):
+            head.cell(text, align="LEFT" if i < 2 else "RIGHT")
+        for r in rows:
+            row = table.row()
+            row.cell(to_latin1(r["feature"]), align="LEFT")
+            row.cell(r["kind"], align="LEFT")
+            row.cell(fmt(r["arr"]))
+            row.cell(fmt_ci(r["ci_low"], r["ci_high"]))
+            row.cell(fmt(r["p_value"]))
+            row.cell(fmt(r["train_rate"]))
+            row.cell(fmt(r["test_rate"]))
+            row.cell("significant" if r["significant"] else "no")
+
+
+def _glossary(pdf, report: dict) -> None:
+    _section(pdf, "Glossary")
+    for g in report["glossary"]:
+        _para(pdf, g["term"], size=10.5, style="B", h=5.5)
+        _para(pdf, g["definition"], size=10, h=5)
+        pdf.ln(2.5)
+
+
+def render_pdf(report: dict) -> bytes:
+    """Render a release report as a PDF document.
+
+    Parameters
+    ----------
+    report : dict
+        A release report of schema v1 (see :func:`anonml.report.validate`); not validated here.
+
+    Returns
+    -------
+    bytes
+        The PDF. Its sections, each starting on a new page with its heading as the first text,
+        are "Verdict", "Evidence", "Membership attacks", "Attribute inference" and "Glossary".
+        The output depends on the report only (its creation date is ``created_utc``).
+
+    Raises
+    ------
+    anonml.InputError
+        If fpdf2 is not installed.
+    """
+    try:
+        import fpdf  # noqa: F401
+    except ImportError:
+        raise InputError(
+            "rendering a PDF report needs fpdf2; run: pip install 'anonml[report]'"
+        ) from None
+    pdf = _document(report)
+    _verdict(pdf, report)
+    _evidence(pdf, report)
+    _attacks(pdf, report)
+    _attribute(pdf, report)
+    _glossary(pdf, report)
+    return bytes(pdf.output())
