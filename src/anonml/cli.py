@@ -233,13 +233,19 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         target = Target(None, None, y_train, None, y_test,
                         proba_train=_read_proba(args.train_proba, "--train-proba"),
                         proba_test=_read_proba(args.test_proba, "--test-proba"))
-    anonymization = None
+    anonymization = anonymized_train = None
     if args.anonymized_qi:
         anonymization = {"quasi_identifiers": _split_names(args.anonymized_qi, "anonymized-qi"),
                          "k": args.k, "method": "declared on the command line"}
+        if args.anonymized_train:
+            anonymized_train = _read_labelled(args.anonymized_train, args.target,
+                                              "anonymized training")[0]
+    elif args.anonymized_train:
+        raise InputError("--anonymized-train needs --anonymized-qi and --k")
     categorical = _split_names(args.categorical, "categorical") if args.categorical else None
     decision = request_release(
         target, rules, attacks=attacks, anonymization=anonymization,
+        anonymized_train=anonymized_train,
         categorical_features=categorical, model_file=args.model, target_name=args.target,
         dataset_name=args.dataset or Path(args.train).name, n_jobs=args.n_jobs,
         random_state=args.seed, progress=say)
@@ -357,6 +363,9 @@ def build_parser() -> argparse.ArgumentParser:
     au.add_argument("--anonymized-qi", metavar="COLS", help="the training data was anonymized "
                     "on these quasi-identifiers: verify k on it")
     au.add_argument("--k", type=int, help="the k claimed for --anonymized-qi")
+    au.add_argument("--anonymized-train", metavar="FILE", help="the anonymized training table "
+                    "the model was fitted on, row for row with --train (which then holds the "
+                    "original rows the attacks test); default: --train itself")
     au.add_argument("--formats", default="json,html,pdf", help="report files (default all)")
     au.add_argument("--dataset", help="data set name shown in the report")
     au.add_argument("--n-jobs", type=int, default=None, help="parallel jobs of the attacks")

@@ -7,6 +7,7 @@ opens offline and prints as it shows. Every string from the report is escaped.
 from __future__ import annotations
 
 import html
+import re
 from typing import Any
 
 from anonml.report._common import (
@@ -93,6 +94,8 @@ th, td { text-align:left; vertical-align:top; padding:7px 9px;
 thead th { background:var(--soft); border-bottom:2px solid #c5ccd6; font-weight:650; }
 td.num, th.num { text-align:right; font-variant-numeric:tabular-nums; white-space:nowrap; }
 tr { break-inside:avoid; }
+table.evidence-table { table-layout:fixed; }
+td.measured { overflow-wrap:anywhere; font-variant-numeric:tabular-nums; }
 tr.group th { background:#fff; font-size:.8rem; letter-spacing:.08em; text-transform:uppercase;
   color:var(--muted); padding-top:14px; border-bottom:1px solid #c5ccd6; }
 .badge { display:inline-block; font-size:.76rem; font-weight:700; border-radius:999px;
@@ -245,6 +248,11 @@ def _model_data(report: dict) -> str:
     )
 
 
+def _wbr(escaped: str) -> str:
+    """Allow line breaks after the dots of measurement names (``membership.<wbr>max_auc``)."""
+    return re.sub(r"\.(?=[A-Za-z_])", ".<wbr>", escaped)
+
+
 def _evidence(report: dict) -> str:
     rules = report["rules"]
     head = (
@@ -273,14 +281,17 @@ def _evidence(report: dict) -> str:
                 f'<td><span class="badge o-{_e(outcome)}">{_e(OUTCOME_LABELS[outcome])}</span>'
                 f'<div class="explain e-{_e(r["effect"])}">'
                 f"{_e(EFFECT_LABELS[r['effect']])}</div></td>"
-                f'<td class="num">{_e(fmt(r["measured"]))}</td>'
-                f"<td>{_e(r['threshold'])}</td>"
+                f'<td class="measured">{_wbr(_e(fmt(r["measured"])))}</td>'
+                f'<td class="measured">{_wbr(_e(r["threshold"]))}</td>'
                 f'<td class="small">{_e(r["source"])}</td>'
                 f'<td class="small">{action_html}</td></tr>'
             )
     return (
-        head + '<table class="evidence-table"><thead><tr><th>Rule</th><th>Outcome</th>'
-        '<th class="num">Measured</th><th>Threshold</th><th>Source of threshold</th>'
+        head + '<table class="evidence-table"><colgroup><col style="width:26%">'
+        '<col style="width:13%"><col style="width:16%"><col style="width:16%">'
+        '<col style="width:14%"><col style="width:15%"></colgroup>'
+        '<thead><tr><th>Rule</th><th>Outcome</th>'
+        "<th>Measured</th><th>Threshold</th><th>Source of threshold</th>"
         "<th>If it fails</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table></section>"
     )
 

@@ -66,6 +66,18 @@ def final_step(model: Any, X: Any) -> tuple[Any, Any]:
     return model, X
 
 
+def describe_model(model: Any) -> str:
+    """``"RandomForestClassifier"``, ``"Pipeline(encode → SafeRandomForestClassifier)"``,
+    ``"SafeModel(KNeighborsClassifier)"``: the class names a checker recognises."""
+    if getattr(model, "_anonml_generic", False):
+        inner = getattr(model, "estimator_", None)
+        return f"{type(model).__name__}({describe_model(inner or model.estimator)})"
+    if _is_pipeline(model) and model.steps:
+        names = [name for name, _ in model.steps[:-1]]
+        return f"Pipeline({' → '.join([*names, describe_model(model.steps[-1][1])])})"
+    return type(model).__name__
+
+
 def model_family(model: Any) -> str:
     """The rules family of ``model`` (see :data:`anonml.safemodel.FAMILIES`)."""
     keys = _class_keys(unwrap(model))

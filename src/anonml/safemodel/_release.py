@@ -100,8 +100,10 @@ def plain_estimator(model: Any) -> Any:
     return clone(model)
 
 
-def _check_anonymization(spec: Any, target: Target, target_name: str | None) -> dict:
-    """Independent k (l, t) verification of the training table the model was fitted on."""
+def _check_anonymization(spec: Any, target: Target, target_name: str | None,
+                         table: Any = None) -> dict:
+    """Independent k (l, t) verification of the anonymized training table (``table``, else the
+    target's training data)."""
     from anonml.privacy import k_anonymity, l_diversity, t_closeness
 
     if hasattr(spec, "get_params") and hasattr(spec, "quasi_identifiers"):
@@ -113,10 +115,15 @@ def _check_anonymization(spec: Any, target: Target, target_name: str | None) -> 
         raise InputError("anonymization= needs the fitted anonymizer or a dict with "
                          "'quasi_identifiers' and 'k'; fix: pass e.g. {'quasi_identifiers': "
                          "['age', 'sex'], 'k': 10}")
-    X = target.X("train")
+    X = target.X("train") if table is None else table
     if not isinstance(X, pd.DataFrame):
-        raise InputError("anonymization check needs X_train as a DataFrame with the "
-                         "quasi-identifier columns; fix: pass a DataFrame to Target")
+        raise InputError("the anonymization check needs the anonymized training table as a "
+                         "DataFrame with the quasi-identifier columns; fix: pass it as "
+                         "anonymized_train=")
+    if len(X) != target.n("train"):
+        raise InputError(f"anonymized_train has {len(X)} rows, the training data "
+                         f"{target.n('train')}; fix: pass the anonymized version of the same "
+                         "training rows")
     qi = list(spec["quasi_identifiers"]) if spec["quasi_identifiers"] is not None else None
     if qi is None:
         qi = list(X.columns)
@@ -197,7 +204,8 @@ def _membership_summary(attack_id: str, result: Any, seconds: float, settings: d
 
 
 def _run_attacks(target: Target, model: Any, attacks: tuple, *, n_reference: int,
-                 attribute_features: Any, max_attribute_records: int | None,
+                 attribute_features: Any, attribute_label: str,
+                 max_attribute_records: int | None,
                  categorical_features: Any, n_jobs: Any, random_state: Any,
                  stage: Callable) -> tuple[dict, dict, list, list]:
     from anonml.attacks import RMIA, LiRA, WorstCaseAttribute, WorstCaseMembership
@@ -228,7 +236,8 @@ def _run_attacks(target: Target, model: Any, attacks: tuple, *, n_reference: int
             with stage("worst-case attribute attack"):
                 res = WorstCaseAttribute(
                     attribute_features, categorical_features=categorical_features,
-                    max_records=max_attribute_records, random_state=random_state,
+                    label=attribute_label, max_records=max_attribute_records,
+                    random_state=random_state,
                 ).run(target)
             results[attack_id] = res
             n = max(len(res.attributes), 1)
@@ -288,9 +297,11 @@ def request_release(
     *,
     attacks: Any = DEFAULT_ATTACKS,
     anonymization: Any = None,
+    anonymized_train: Any = None,
     n_reference: int = 4,
     attribute_features: Any = None,
     categorical_features: Any = None,
+    attribute_label: str = "true",
     max_attribute_records: int | None = 2000,
     model_file: Any = None,
     target_name: str | None = None,
@@ -313,11 +324,23 @@ def request_release(
     anonymization : fitted anonymizer or dict, optional
         When the training data was anonymized by anonml: the anonymizer, or
         ``{"quasi_identifiers": [...], "k": k, "sensitive": ..., "l": ..., "t": ...}``;
-        k (l, t) is verified again on ``target``'s training table.
+        k (l, t) is verified again on ``anonymized_train``.
+    anonymized_train : DataFrame, optional
+        The anonymized training table the model was fitted on, row for row with ``target``'s
+        training data. Give ``target`` the *original* training rows: the people whose
+        membership the attacks test are the real ones, not their group representatives
+        (auditing the anonymized rows as members measures how well the model fits the
+        representatives, which is not a risk to anyone). Default: ``target``'s training
+        data is itself the anonymized table.
     n_reference : int, default 4
         Reference (shadow) models of RMIA or LiRA.
     attribute_features, categorical_features : optional
         Features for the attribute attack (default all) and which are categorical.
+    attribute_label : {"true", "predicted"}, default "true"
+        The reference class of the worst-case attribute attack: the record's true label (the
+        attacker knows it: the worst case) or the model's prediction (SACRO-ML's choice, under
+        which an overfit tree looks safe on most Adult features; see
+        :class:`~anonml.attacks.WorstCaseAttribute`).
     max_attribute_records : int or None, default 2000
         Records per side attacked by the attribute attack (a random subset; ``None`` all).
     model_file : path, optional
@@ -358,7 +381,9 @@ def request_release(
         with stage("hyperparameter checks"):
             facts = ante_hoc_facts(model, n_samples=target.n("train"))
         with stage("tamper and structure checks"):
-            post = posthoc_facts(model, target.X("train"), target.y("train"),
+            # leaf sizes count the rows the model was fitted on (the anonymized table)
+            fitted_on = target.X("train") if anonymized_train is None else anonymized_train
+            post = posthoc_facts(model, fitted_on, target.y("train"),
                                  target.X("test"), target.y("test"))
         facts["measures"].update(post["measures"])
         tamper = post["tamper"]
@@ -367,12 +392,13 @@ def request_release(
     anon = None
     if anonymization is not None:
         with stage("anonymization verification"):
-            anon = _check_anonymization(anonymization, target, target_name)
+            anon = _check_anonymization(anonymization, target, target_name, anonymized_train)
         facts["measures"]["anonymization.k_achieved"] = anon["k_achieved"]
         facts["measures"]["anonymization.verified"] = anon["verified"]
 
     results, attack_measures, membership, attribute = _run_attacks(
         target, model, attacks, n_reference=n_reference, attribute_features=attribute_features,
+        attribute_label=attribute_label,
         max_attribute_records=max_attribute_records, categorical_features=categorical_features,
         n_jobs=n_jobs, random_state=random_state, stage=stage)
     facts["measures"].update(attack_measures)

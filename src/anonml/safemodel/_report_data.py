@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 
 from anonml.attacks._core import json_safe
-from anonml.safemodel._family import model_params, unwrap
+from anonml.safemodel._family import describe_model, model_params, unwrap
 from anonml.safemodel._wrappers import fingerprint_holder
 
 SCHEMA_VERSION = "1.0"
@@ -88,7 +88,7 @@ def _model_section(model: Any, family: str, target: Any, model_file: Any) -> dic
     if n_features is None and X is not None:
         n_features = X.shape[1]
     return {
-        "class": type(model).__name__ if model is not None else "probabilities only",
+        "class": describe_model(model) if model is not None else "probabilities only",
         "family": family,
         "params": model_params(model) if model is not None else {},
         "fingerprint": fp["digest"] if isinstance(fp, dict) and "digest" in fp else None,
@@ -107,7 +107,8 @@ def build_report(*, verdict: Any, outcomes: list, ruleset: Any, target: Any, mod
     """The report dict (see ``anonml/report/schema``); JSON-safe, no records."""
     from anonml import __version__
 
-    model_desc = type(model).__name__ if model is not None else "a model (probabilities only)"
+    model_desc = (describe_model(unwrap(model)) if model is not None
+                  else "a model (probabilities only)")
     title = f"Release check: {model_desc}"
     if dataset_name:
         title += f" trained on {dataset_name}"
