@@ -406,8 +406,23 @@ def _checks(pdf, report: dict) -> None:
         _key_values(pdf, [(humanize(k), fmt(v)) for k, v in c["structure"].items()])
 
 
-def _metrics_table(pdf, attacks: list[dict]) -> None:
+
+def _numeric_table(pdf: Any, col_widths: tuple) -> Any:
+    """An fpdf2 table of right-aligned figures with a shaded header row."""
     from fpdf.fonts import FontFace
+
+    return pdf.table(
+        col_widths=col_widths,
+        text_align="RIGHT",
+        line_height=4,
+        borders_layout="HORIZONTAL_LINES",
+        padding=1.2,
+        cell_fill_color=(255, 255, 255),
+        cell_fill_mode="ALL",
+        headings_style=FontFace(emphasis="BOLD", fill_color=(238, 241, 245)),
+    )
+
+def _metrics_table(pdf, attacks: list[dict]) -> None:
 
     pdf.set_font("Helvetica", "", 8)
     pdf.set_text_color(*_INK)
@@ -422,16 +437,7 @@ def _metrics_table(pdf, attacks: list[dict]) -> None:
         "tpr_at_fpr_0.01",
         "tpr_at_fpr_0.1",
     )
-    with pdf.table(
-        col_widths=(46, 14, 17, 16, 17, 17, 17, 17, 17),
-        text_align="RIGHT",
-        line_height=4,
-        borders_layout="HORIZONTAL_LINES",
-        padding=1.2,
-        cell_fill_color=(255, 255, 255),
-        cell_fill_mode="ALL",
-        headings_style=FontFace(emphasis="BOLD", fill_color=(238, 241, 245)),
-    ) as table:
+    with _numeric_table(pdf, (46, 14, 17, 16, 17, 17, 17, 17, 17)) as table:
         head = table.row()
         for i, text in enumerate(
             (
@@ -632,7 +638,6 @@ def _arr_chart(pdf, rows: list[dict]) -> None:
 
 
 def _attribute(pdf, report: dict) -> None:
-    from fpdf.fonts import FontFace
 
     rows = report["attribute_risk"]
     _section(pdf, "Attribute inference")
@@ -653,16 +658,7 @@ def _attribute(pdf, report: dict) -> None:
     pdf.set_font("Helvetica", "", 8)
     pdf.set_text_color(*_INK)
     pdf.set_draw_color(*_LINE)
-    with pdf.table(
-        col_widths=(34, 20, 16, 30, 18, 20, 20, 20),
-        text_align="RIGHT",
-        line_height=4,
-        borders_layout="HORIZONTAL_LINES",
-        padding=1.2,
-        cell_fill_color=(255, 255, 255),
-        cell_fill_mode="ALL",
-        headings_style=FontFace(emphasis="BOLD", fill_color=(238, 241, 245)),
-    ) as table:
+    with _numeric_table(pdf, (34, 20, 16, 30, 18, 20, 20, 20)) as table:
         head = table.row()
         for i, text in enumerate(
             (
