@@ -33,7 +33,7 @@ from anonml.attacks._core import Target, json_safe
 from anonml.safemodel._family import _is_pipeline, model_family
 from anonml.safemodel._rules import evaluate_rules, resolve_rules
 from anonml.safemodel._verdict import Verdict, decide
-from anonml.safemodel._wrappers import SafeModelMixin, ante_hoc_facts, posthoc_facts
+from anonml.safemodel._wrappers import SafeModelMixin, posthoc_facts
 
 ATTACKS = ("worst_case", "rmia", "lira", "attribute")
 DEFAULT_ATTACKS = ("worst_case", "rmia", "attribute")
@@ -378,16 +378,14 @@ def request_release(
     tamper = ("no_fingerprint", [])
     structure: dict = {}
     if model is not None:
-        with stage("hyperparameter checks"):
-            facts = ante_hoc_facts(model, n_samples=target.n("train"))
-        with stage("tamper and structure checks"):
+        with stage("hyperparameter, tamper and structure checks"):
             # leaf sizes count the rows the model was fitted on (the anonymized table)
             fitted_on = target.X("train") if anonymized_train is None else anonymized_train
-            post = posthoc_facts(model, fitted_on, target.y("train"),
-                                 target.X("test"), target.y("test"))
-        facts["measures"].update(post["measures"])
-        tamper = post["tamper"]
-        structure = post["structure"]
+            facts = posthoc_facts(model, fitted_on, target.y("train"),
+                                  target.X("test"), target.y("test"))
+        facts["n_samples"] = target.n("train")
+        tamper = facts["tamper"]
+        structure = facts["structure"]
 
     anon = None
     if anonymization is not None:
