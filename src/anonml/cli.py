@@ -66,15 +66,19 @@ def _load_model(path: str, trust: bool) -> Any:
         raise InputError(f"cannot load model {path!r}: {type(exc).__name__}: {exc}") from None
 
 
-def _load_predictions(path: str) -> Any:
+def _read_npy(path: str, what: str) -> Any:
     import numpy as np
 
+    if not Path(path).is_file():
+        raise InputError(f"{what} file {path!r} does not exist; check the path")
+    return np.load(path, allow_pickle=False)
+
+
+def _load_predictions(path: str) -> Any:
     from anonml._io import read_table
 
     if path.lower().endswith(".npy"):
-        if not Path(path).is_file():
-            raise InputError(f"predictions file {path!r} does not exist; check the path")
-        return np.load(path, allow_pickle=False)
+        return _read_npy(path, "predictions")
     table = read_table(path)
     if table.shape[1] != 1:
         raise InputError(
@@ -184,14 +188,10 @@ def _read_labelled(path: str, target: str, what: str) -> tuple[Any, Any]:
 
 
 def _read_proba(path: str, what: str) -> Any:
-    import numpy as np
-
     from anonml._io import read_table
 
     if path.lower().endswith(".npy"):
-        if not Path(path).is_file():
-            raise InputError(f"{what} file {path!r} does not exist; check the path")
-        return np.load(path, allow_pickle=False)
+        return _read_npy(path, what)
     return read_table(path).to_numpy(dtype=float)
 
 

@@ -43,27 +43,23 @@ def _is_pipeline(obj: Any) -> bool:
     return ("sklearn", "Pipeline") in _class_keys(obj) and hasattr(obj, "steps")
 
 
-def unwrap(model: Any) -> Any:
-    """The estimator the rules are about: the one inside a generic :class:`SafeModel` (the
-    fitted one when fitted), and the final step of a scikit-learn ``Pipeline``."""
-    if getattr(model, "_anonml_generic", False):
-        inner = getattr(model, "estimator_", None)
-        return unwrap(inner if inner is not None else model.estimator)
-    if _is_pipeline(model) and model.steps:
-        return unwrap(model.steps[-1][1])
-    return model
-
-
-def final_step(model: Any, X: Any) -> tuple[Any, Any]:
-    """``(estimator, X as that estimator sees it)``: pipelines transform ``X`` through their
-    first steps, generic wrappers are opened."""
+def final_step(model: Any, X: Any = None) -> tuple[Any, Any]:
+    """``(estimator, X as that estimator sees it)``: the estimator inside a generic
+    :class:`SafeModel` (the fitted one when fitted), and the final step of a scikit-learn
+    ``Pipeline``, with ``X`` transformed through the steps before it."""
     if getattr(model, "_anonml_generic", False):
         inner = getattr(model, "estimator_", None)
         return final_step(inner if inner is not None else model.estimator, X)
-    if _is_pipeline(model) and len(model.steps) > 1:
-        head = model[:-1]
-        return final_step(model.steps[-1][1], head.transform(X) if X is not None else None)
+    if _is_pipeline(model) and model.steps:
+        if X is not None and len(model.steps) > 1:
+            X = model[:-1].transform(X)
+        return final_step(model.steps[-1][1], X)
     return model, X
+
+
+def unwrap(model: Any) -> Any:
+    """The estimator the rules are about (see :func:`final_step`)."""
+    return final_step(model)[0]
 
 
 def describe_model(model: Any) -> str:
@@ -108,24 +104,19 @@ def _json_scalar(value: Any) -> Any:
     return f"<{type(value).__name__}>"
 
 
-def model_params(model: Any) -> dict:
-    """The hyperparameters of ``model`` (the inner one for a generic wrapper) as JSON scalars;
-    array-valued parameters (e.g. DP bounds) are described, never copied."""
-    inner = unwrap(model)
-    try:
-        params = inner.get_params(deep=False)
-    except Exception:  # not a scikit-learn estimator
-        return {}
-    return {str(k): _json_scalar(v) for k, v in sorted(params.items())}
-
-
 def rule_params(model: Any) -> dict:
     """The raw hyperparameters the rules compare (numbers and flags kept as they are)."""
     inner = unwrap(model)
     try:
         return dict(inner.get_params(deep=False))
-    except Exception:
+    except Exception:  # not a scikit-learn estimator
         return {}
+
+
+def model_params(model: Any) -> dict:
+    """:func:`rule_params` as JSON scalars, for the report; array-valued parameters (e.g. DP
+    bounds) are described, never copied."""
+    return {str(k): _json_scalar(v) for k, v in sorted(rule_params(model).items())}
 
 
 def dp_measures(model: Any) -> dict:

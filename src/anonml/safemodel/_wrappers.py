@@ -42,6 +42,7 @@ from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils.metaestimators import available_if
 
 from anonml._errors import AnonmlWarning, InputError
+from anonml.attacks._core import _n_rows
 from anonml.safemodel._family import (
     STORES_RECORDS,
     _is_pipeline,
@@ -78,10 +79,6 @@ def _findings(outcomes: list) -> list:
                 f"{o.measured or 'not measured'}; the rule needs {o.threshold}", o.rule.fix)
         for o in outcomes if o.outcome == "fail"
     ]
-
-
-def _n_rows(X: Any) -> int:
-    return int(X.shape[0]) if hasattr(X, "shape") else len(X)
 
 
 def ante_hoc_facts(model: Any, n_samples: int | None = None) -> dict:
