@@ -229,14 +229,36 @@ def test_onehot_layout() -> None:
     df = pd.DataFrame({"x": [1.5, 2.0, 3.0], "c": ["b", "a", None], "d": ["u", "v", "u"]})
     enc = TableEncoder(["x", "c", "d"], ["c", "d"]).fit(df)
     M = enc.onehot(df)
-    # x | c=a c=b c=missing | d=u d=v
-    expected = [[1.5, 0, 1, 0, 1, 0], [2.0, 1, 0, 0, 0, 1], [3.0, 0, 0, 1, 1, 0]]
+    # rank of x | c=a c=b c=missing | d=u d=v
+    expected = [[0, 0, 1, 0, 1, 0], [1, 1, 0, 0, 0, 1], [2, 0, 0, 1, 1, 0]]
     np.testing.assert_array_equal(M, np.array(expected, dtype=np.float32))
-    # unknown values (and missing, when unseen in fit) are all-zero blocks
-    new = pd.DataFrame({"x": [0.0, 0.0], "c": ["zz", "a"], "d": ["u", None]})
+    # unknown values (and missing, when unseen in fit) are all-zero blocks; a number not seen
+    # in fit ranks between its neighbours (i - 0.5, i = the number of fit values below it)
+    new = pd.DataFrame({"x": [0.0, 2.5], "c": ["zz", "a"], "d": ["u", None]})
     np.testing.assert_array_equal(
-        enc.onehot(new, "ignore"), np.array([[0, 0, 0, 0, 1, 0], [0, 1, 0, 0, 0, 0]], np.float32)
+        enc.onehot(new, "ignore"),
+        np.array([[-0.5, 0, 0, 0, 1, 0], [1.5, 1, 0, 0, 0, 0]], np.float32),
     )
+
+
+def test_onehot_ranks_keep_the_order_of_extreme_and_subnormal_floats() -> None:
+    # float32 (scikit-learn's tree dtype) overflows at 3.4e38 and flushes subnormals to 0
+    x = [1.7e308, -1.7e308, 5e-324, 0.0, -5e-324, 1e-323]
+    df = pd.DataFrame({"x": x})
+    M = TableEncoder(["x"], []).fit(df).onehot(df)
+    assert np.isfinite(M).all()
+    np.testing.assert_array_equal(M[:, 0], np.argsort(np.argsort(x)).astype(np.float32))
+
+
+def test_extreme_floats_have_finite_zscores_and_bins() -> None:
+    df = pd.DataFrame({"x": [1.79e308, -1.79e308, 0.0, 1e308, 5e-324]})
+    enc = TableEncoder(["x"], []).fit(df)
+    z = enc.zscores(df)
+    assert np.isfinite(z).all()
+    assert np.argsort(z[:, 0]).tolist() == np.argsort(df["x"].to_numpy()).tolist()
+    B, _, n_bins = enc.bins(df)
+    assert n_bins.tolist() == [5] and sorted(B[:, 0].tolist()) == [0, 1, 2, 3, 4]
+    assert np.isfinite(enc.thresholds_["x"]).all()
 
 
 def test_zscores() -> None:

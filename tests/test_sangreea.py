@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import math
-from collections import Counter
 
 import numpy as np
 import pandas as pd
@@ -21,6 +20,7 @@ from sklearn.base import clone
 
 from anonml._errors import InputError
 from anonml.anonymize import _sangreea as sangreea
+from anonml.anonymize import _sangreea_space as sangreea_space
 from anonml.anonymize._sangreea import SaNGreeAAnonymizer
 from anonml.hierarchies import Hierarchy
 from anonml.privacy import k_anonymity, l_diversity
@@ -32,15 +32,34 @@ SG = SaNGreeAAnonymizer
 # the slow reference: plain Python, straight from Campan & Truta (alpha = 1, beta = 0)
 # ================================================================================================
 def reference_sangreea(frame, qi, categorical, hierarchies, weights, k, model=None):
-    """Return (cluster id per row, GIL) of the textbook algorithm, in plain Python.
+    """Return (cluster id per row, GIL) of the textbook algorithm on weighted points, in plain
+    Python.
 
-    ``weights`` are the rescaled weights (``SaNGreeAAnonymizer.weights_``). ``model`` is the
-    fitted estimator's ``model_`` (l-diversity / t-closeness), used only as the predicate
-    "these sensitive-value counts are allowed". Loss terms are summed in QI order, a numeric
-    term as ``(max - min) * (w / range)``, a categorical one as ``w * (level / height)``.
+    Rows with identical QI values form one *point* (in order of first occurrence) whose weight
+    is its number of rows; a point is never split. A cluster's size is the sum of its points'
+    weights (toward k and the GIL), its sensitive-value counts those of their rows.
+    ``weights`` are the rescaled QI weights (``SaNGreeAAnonymizer.weights_``). ``model`` is the
+    fitted estimator's ``model_`` (l-diversity / t-closeness), used only as the predicate "these
+    sensitive-value counts are allowed". Loss terms are summed in QI order, a numeric term as
+    ``(max - min) * (w / range)``, a categorical one as ``w * (level / height)``.
     """
     n = len(frame)
-    cols = {c: frame[c].tolist() for c in qi}
+    rows = {c: frame[c].tolist() for c in qi}
+    # points: distinct QI tuples, by first occurrence (missing values equal each other)
+    def norm(v):
+        return "<missing>" if v is None or (isinstance(v, float) and math.isnan(v)) else v
+
+    point_of, key_to_point, point_rows = [], {}, []
+    for i in range(n):
+        key = tuple(norm(rows[c][i]) for c in qi)
+        if key not in key_to_point:
+            key_to_point[key] = len(point_rows)
+            point_rows.append([])
+        point_of.append(key_to_point[key])
+        point_rows[key_to_point[key]].append(i)
+    n_points = len(point_rows)
+    weight = [len(r) for r in point_rows]
+    cols = {c: [rows[c][r[0]] for r in point_rows] for c in qi}
     rng = {}
     for c in qi:
         if c not in categorical:
@@ -65,7 +84,7 @@ def reference_sangreea(frame, qi, categorical, hierarchies, weights, k, model=No
                 return j
         raise AssertionError("no root")
 
-    def loss(members):  # GIL(cl) / |cl|
+    def loss(members):  # GIL(cl) / |cl|: depends on the values only, not on the weights
         acc = 0.0
         for c in qi:
             w = weights[c]
@@ -76,42 +95,43 @@ def reference_sangreea(frame, qi, categorical, hierarchies, weights, k, model=No
                 acc += (max(vals) - min(vals)) * (w / rng[c])
         return acc
 
+    def size_of(members):
+        return sum(weight[i] for i in members)
+
     trivial = model is None or model.trivial
     if not trivial:
         codes = [int(v) for v in model.codes]
         m = model.n_values
+        values_of = [[codes[r] for r in point_rows[p]] for p in range(n_points)]
 
     def counts_of(members, extra=None):
         cnt = [0] * m
-        for i in members:
-            cnt[codes[i]] += 1
-        if extra is not None:
-            cnt[extra] += 1
+        for i in members + ([extra] if extra is not None else []):
+            for v in values_of[i]:
+                cnt[v] += 1
         return cnt
 
     def allowed(members):
-        if len(members) < k:
+        if size_of(members) < k:
             return False
         return trivial or bool(model.allowed(np.array([counts_of(members)]))[0])
 
-    def preferred(cl, remaining):  # sensitive values allowed past k (the documented rule)
-        present = sorted({codes[i] for i in remaining})
-        finish = {v for v in present if model.allowed(np.array([counts_of(cl, v)]))[0]}
+    def preferred(cl, remaining):  # points allowed past k (the documented rule)
+        finish = [x for x in remaining if model.allowed(np.array([counts_of(cl, x)]))[0]]
         if finish:
             return finish
-        cnt = counts_of(cl)
-        under = {v for v in present if cnt[v] / len(cl) < model.q[v]}
-        return under or set(present)
+        cnt, size = counts_of(cl), size_of(cl)
+        under = [x for x in remaining if any(cnt[v] / size < model.q[v] for v in values_of[x])]
+        return under or remaining
 
-    remaining = list(range(n))
+    remaining = list(range(n_points))
     clusters, leftover = [], []
     while remaining:
-        cl = [remaining.pop(0)]  # seed: the first record not yet clustered
+        cl = [remaining.pop(0)]  # seed: the first point not yet clustered
         while remaining and not allowed(cl):
             cands = remaining
-            if len(cl) >= k:
-                ok = preferred(cl, remaining)
-                cands = [x for x in remaining if codes[x] in ok]
+            if size_of(cl) >= k:
+                cands = preferred(cl, remaining)
             best, best_val = None, math.inf
             for x in cands:
                 val = loss(cl + [x])
@@ -124,14 +144,14 @@ def reference_sangreea(frame, qi, categorical, hierarchies, weights, k, model=No
         else:
             leftover = cl
     violating = False
-    for x in leftover:  # DisperseCluster: each record joins the cluster whose GIL grows least
+    for x in leftover:  # DisperseCluster: each point joins the cluster whose GIL grows least
         best, best_inc = None, math.inf
         fits = [g for g in range(len(clusters)) if allowed(clusters[g] + [x])]
         if not fits:
             fits, violating = list(range(len(clusters))), True
         for g in fits:
-            size = len(clusters[g])
-            inc = (size + 1.0) * loss(clusters[g] + [x]) - size * loss(clusters[g])
+            size = size_of(clusters[g])
+            inc = (size + weight[x]) * loss(clusters[g] + [x]) - size * loss(clusters[g])
             if inc < best_inc:
                 best, best_inc = g, inc
         clusters[best].append(x)
@@ -140,23 +160,24 @@ def reference_sangreea(frame, qi, categorical, hierarchies, weights, k, model=No
         if not bad:
             break
         a = bad[0]
-        la, sa = loss(clusters[a]), len(clusters[a])
+        la, sa = loss(clusters[a]), size_of(clusters[a])
         best, best_inc = None, math.inf
         for b in range(len(clusters)):
             if b == a:
                 continue
-            sb = len(clusters[b])
+            sb = size_of(clusters[b])
             inc = loss(clusters[a] + clusters[b]) * (sb + sa) - sb * loss(clusters[b]) - sa * la
             if inc < best_inc:
                 best, best_inc = b, inc
         clusters[best].extend(clusters[a])
         del clusters[a]
-    groups = np.empty(n, dtype=np.int64)
+    point_group = [0] * n_points
     gil = 0.0
     for g, members in enumerate(clusters):
-        groups[members] = g
-        gil += len(members) * loss(members)
-    return groups, gil
+        for p in members:
+            point_group[p] = g
+        gil += size_of(members) * loss(members)
+    return np.array([point_group[p] for p in point_of], dtype=np.int64), gil
 
 
 # ================================================================================================
@@ -404,7 +425,7 @@ def test_without_leaf_tables_same_result(monkeypatch):
          "c1": rng.choice(list("xyz"), 20)}
     )
     with_tables = _check_against_reference(frame, ["c0", "x0", "c1"], {"c0": h}, None, 4)
-    monkeypatch.setattr(sangreea, "_MAX_TABLE_LEAVES", 0)
+    monkeypatch.setattr(sangreea_space, "_MAX_TABLE_LEAVES", 0)
     without = _check_against_reference(frame, ["c0", "x0", "c1"], {"c0": h}, None, 4, pool=(1, 1))
     assert without._space.table == [None, None]
     assert without.groups_.tolist() == with_tables.groups_.tolist()
@@ -421,18 +442,13 @@ def test_output_is_k_anonymous_and_training_rows_map_back(problem):
     sg = SG(k=k, quasi_identifiers=qi, hierarchies=hierarchies or None, weights=weights)
     out = sg.fit_transform(frame)
     assert k_anonymity(out, qi) >= k
-    again = sg.transform(frame)
-    # a row whose QIs appear once in the training data maps back to its own cluster
-    unique = ~frame.duplicated(subset=qi, keep=False).to_numpy()
-    pd.testing.assert_frame_equal(again[unique], out[unique])
-    # identical rows go to the cluster holding most of their copies (the lowest id on ties)
+    # identical QI vectors are never split: every training row maps back to its own cluster,
+    # so transform of the training data is fit_transform
     key = frame.groupby(qi, sort=False).ngroup().to_numpy()
-    votes = Counter(zip(key.tolist(), sg.groups_.tolist()))
-    best = {}
-    for (g, cl), cnt in sorted(votes.items()):
-        if g not in best or cnt > votes[(g, best[g])]:
-            best[g] = cl
-    assert sg._assign(frame).tolist() == [best[g] for g in key]
+    clusters_of_key = pd.Series(sg.groups_).groupby(key).nunique()
+    assert (clusters_of_key == 1).all()
+    pd.testing.assert_frame_equal(sg.transform(frame), out)
+    assert sg._assign(frame).tolist() == sg.groups_.tolist()
 
 
 def test_dispersal_of_the_last_cluster():

@@ -16,6 +16,13 @@ Conventions
   bool), unless the caller lists the categorical columns.
 * A missing value in a categorical column is a category of its own ("missing").
 * A missing or infinite value in a numeric quasi-identifier is an error: impute or drop first.
+  Every finite float is accepted, from subnormals to ``±1.8e308``: numeric views scale each
+  column by a power of two (:func:`pow2_scale`) before they subtract or average, so no range
+  overflows, and the exact tree reads ranks (a tree only needs the order).
+* A datetime, timedelta or period column is categorical like any non-numeric dtype: its values
+  are unordered categories (a missing ``NaT`` is the "missing" category) and a representative
+  is one of them. To have it ordered (ranges, cuts between dates), convert it to numbers first,
+  e.g. ``df[col].dt.year`` or ``df[col].astype("int64")``.
 * A column that mixes types (strings and numbers) is an error: cast it to one type first.
 """
 
@@ -38,6 +45,8 @@ __all__ = [
     "detect_categorical",
     "check_table",
     "TableEncoder",
+    "pow2_scale",
+    "scaled_values",
 ]
 
 
@@ -121,6 +130,27 @@ def _is_categorical_dtype(series: pd.Series) -> bool:
     )
 
 
+def pow2_scale(values: np.ndarray) -> int:
+    """Exponent ``e`` with ``max|values| / 2**e`` in [0.5, 1) (0 for an all-zero column).
+
+    ``np.ldexp(values, -e)`` then lies in [-1, 1], so differences and sums of the scaled values
+    never overflow, even for ``±1.8e308``; scaling by a power of two is exact for normal numbers
+    (subnormals are scaled up, exactly), so ratios of ranges equal those of the raw values.
+    """
+    if values.size == 0:
+        return 0
+    top = float(np.max(np.abs(values)))
+    if not np.isfinite(top) or top == 0.0:
+        return 0
+    return int(np.frexp(top)[1])
+
+
+def scaled_values(values: np.ndarray) -> np.ndarray:
+    """``values`` scaled by a power of two into [-1, 1] (see :func:`pow2_scale`)."""
+    values = np.asarray(values, dtype=np.float64)
+    return np.ldexp(values, -pow2_scale(values))
+
+
 def detect_categorical(
     frame: pd.DataFrame, columns: Sequence[Any], categorical_features: Sequence[Any] | None
 ) -> list[Any]:
@@ -132,7 +162,12 @@ def detect_categorical(
     """
     if categorical_features is None:
         return [c for c in columns if _is_categorical_dtype(frame[c])]
-    given = resolve_columns(frame, categorical_features, what="categorical feature")
+    if not isinstance(categorical_features, (str, int, np.integer)) and not len(
+        list(categorical_features)
+    ):
+        given = []  # an empty list: no categorical column
+    else:
+        given = resolve_columns(frame, categorical_features, what="categorical feature")
     given_set = set(given)
     for c in columns:
         if c not in given_set and not pd.api.types.is_numeric_dtype(frame[c].dtype):
@@ -214,6 +249,8 @@ class TableEncoder:
     scale_: dict[Any, float] = field(default_factory=dict)
     cats_: dict[Any, _CatSpec] = field(default_factory=dict)
     thresholds_: dict[Any, np.ndarray] = field(default_factory=dict)
+    exponent_: dict[Any, int] = field(default_factory=dict)
+    values_: dict[Any, np.ndarray] = field(default_factory=dict)
 
     @property
     def numeric(self) -> list[Any]:
@@ -223,10 +260,15 @@ class TableEncoder:
     def fit(self, frame: pd.DataFrame) -> "TableEncoder":
         for c in self.numeric:
             v = frame[c].to_numpy(dtype=np.float64)
-            self.mean_[c] = float(v.mean())
-            std = float(v.std())
+            # mean and std of the values scaled by a power of two: finite for any finite floats
+            e = pow2_scale(v)
+            z = np.ldexp(v, -e)
+            self.exponent_[c] = e
+            self.mean_[c] = float(z.mean())
+            std = float(z.std())
             self.scale_[c] = std if std > 0 else 1.0
-            self.thresholds_[c] = _bin_thresholds(v, self.max_bins)
+            self.values_[c] = np.sort(pd.unique(v))
+            self.thresholds_[c] = _bin_thresholds(v, self.max_bins, self.values_[c])
         memo = self._memo if getattr(self, "_memo_frame", None) is frame else None
         for c in self.categorical:
             s = frame[c]
@@ -287,20 +329,42 @@ class TableEncoder:
         return codes
 
     def zscores(self, frame: pd.DataFrame, columns: Sequence[Any] | None = None) -> np.ndarray:
-        """Numeric columns (all, or those given) standardized with the fit's mean and std."""
+        """Numeric columns (all, or those given) standardized with the fit's mean and std.
+
+        The mean and std are those of the column scaled by ``2**-exponent_`` (the same
+        z-scores, without overflow on extreme values).
+        """
         cols = self.numeric if columns is None else list(columns)
         out = np.empty((frame.shape[0], len(cols)), dtype=np.float64)
         for j, c in enumerate(cols):
-            out[:, j] = (frame[c].to_numpy(dtype=np.float64) - self.mean_[c]) / self.scale_[c]
+            z = np.ldexp(frame[c].to_numpy(dtype=np.float64), -self.exponent_[c])
+            out[:, j] = (z - self.mean_[c]) / self.scale_[c]
         return out
 
+    def ranks(self, frame: pd.DataFrame, column: Any) -> np.ndarray:
+        """Rank of each value among the fit's distinct values of a numeric column.
+
+        A value seen in fit gets its rank ``0 .. m-1``; any other value ``i - 0.5``, where
+        ``i`` is the number of fit values below it, so that the order is kept.
+        """
+        u = self.values_[column]
+        v = frame[column].to_numpy(dtype=np.float64)
+        i = np.searchsorted(u, v, side="left")
+        seen = np.take(u, np.minimum(i, u.size - 1)) == v
+        return np.where(seen, i, i - 0.5)
+
     def onehot(self, frame: pd.DataFrame, handle_unknown: str = "error") -> np.ndarray:
-        """Numeric columns as they are, then one indicator per seen category (and 'missing')."""
+        """Ranks of the numeric columns (:meth:`ranks`), then one indicator per seen category
+        (and 'missing').
+
+        A tree only needs the order of a numeric column; ranks keep it in float32 (the dtype of
+        scikit-learn's trees), where ``±1.8e308`` would overflow and subnormals become 0.
+        """
         blocks: list[np.ndarray] = []
         n = frame.shape[0]
         num = self.numeric
         if num:
-            blocks.append(frame[num].to_numpy(dtype=np.float32))
+            blocks.append(np.column_stack([self.ranks(frame, c) for c in num]).astype(np.float32))
         for c in self.categorical:
             spec = self.cats_[c]
             codes = self.codes(frame, c, handle_unknown)
@@ -342,14 +406,25 @@ class TableEncoder:
 _BIN_SAMPLE = 200_000
 
 
-def _bin_thresholds(values: np.ndarray, max_bins: int) -> np.ndarray:
+def _midpoints(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """A point in ``[a, b)`` for each ``a < b``: their midpoint, computed without overflow."""
+    m = a / 2.0 + b / 2.0  # (a + b) / 2 overflows for a, b near the largest float
+    return np.where((m >= a) & (m < b), m, a)  # adjacent (or subnormal) floats: a itself
+
+
+def _bin_thresholds(
+    values: np.ndarray, max_bins: int, distinct: np.ndarray | None = None
+) -> np.ndarray:
     """Upper bin edges: midpoints between distinct values, or quantiles when there are more
     than ``max_bins`` distinct values. As in histogram gradient boosting, quantiles of a large
-    column come from a fixed subsample of 200,000 values (deterministic: seed 0)."""
-    distinct = np.sort(pd.unique(values))
+    column come from a fixed subsample of 200,000 values (deterministic: seed 0). Quantiles are
+    taken of the values scaled by a power of two, so that they cannot overflow."""
+    if distinct is None:
+        distinct = np.sort(pd.unique(values))
     if len(distinct) <= max_bins:
-        return (distinct[:-1] + distinct[1:]) / 2.0
+        return _midpoints(distinct[:-1], distinct[1:])
     if values.size > _BIN_SAMPLE:
         values = values[np.random.default_rng(0).choice(values.size, _BIN_SAMPLE, replace=False)]
-    q = np.quantile(values, np.linspace(0, 1, max_bins + 1)[1:-1], method="midpoint")
-    return np.unique(q)
+    e = pow2_scale(values)
+    q = np.quantile(np.ldexp(values, -e), np.linspace(0, 1, max_bins + 1)[1:-1], method="midpoint")
+    return np.unique(np.ldexp(q, e))

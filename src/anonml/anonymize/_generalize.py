@@ -79,9 +79,12 @@ def generalize_labels(
                 labels[sel] = [str(x) for x in np.asarray(h.labels(int(lev)), dtype=object)[nodes[sel]]]
             out[c] = labels
         elif c not in cat:
-            v = col.to_numpy(dtype=np.float64)
-            lo, hi = _group_min_max(v, groups, n_groups)
             is_int = pd.api.types.is_integer_dtype(col.dtype) or pd.api.types.is_bool_dtype(col.dtype)
+            if is_int:  # exact: 2**63 - 1 is not a float64
+                by_group = pd.Series(col.to_numpy(), copy=False).groupby(groups, sort=True)
+                lo, hi = by_group.min().to_numpy(), by_group.max().to_numpy()
+            else:
+                lo, hi = _group_min_max(col.to_numpy(dtype=np.float64), groups, n_groups)
             fmt = (lambda x: str(int(x))) if is_int else _fmt
             out[c] = np.array(
                 [

@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from anonml._errors import InputError
-from anonml.encoding import TableEncoder
+from anonml.encoding import TableEncoder, scaled_values
 
 __all__ = ["Axis", "QIGrid"]
 
@@ -182,8 +182,11 @@ class QIGrid:
                 values = values[order]
                 ranks = rank_of_unique[row_codes]
                 if h is None:
-                    span = values[-1] - values[0]
-                    norm = (values - values[0]) / span if span > 0 else np.zeros(values.size)
+                    # scaled by a power of two first (exact), so that the span of values near
+                    # +-1.8e308 cannot overflow; the same numbers as (v - min) / (max - min)
+                    scaled = scaled_values(values)
+                    span = scaled[-1] - scaled[0]
+                    norm = (scaled - scaled[0]) / span if span > 0 else np.zeros(values.size)
                     axis = Axis(c, "num", values.size, values=values, norm=norm)
                     out[:, j] = ranks
                 else:

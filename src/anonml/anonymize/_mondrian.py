@@ -34,6 +34,7 @@ from scipy.special import xlogy
 
 from anonml._errors import InputError
 from anonml.anonymize._base import BaseAnonymizer
+from anonml.encoding import scaled_values
 
 __all__ = ["MondrianAnonymizer"]
 
@@ -252,7 +253,12 @@ class MondrianAnonymizer(BaseAnonymizer):
                 rank_of = np.empty(order.size, dtype=np.int64)
                 rank_of[order] = np.arange(order.size)
                 values = np.asarray(uniques, dtype=np.float64)[order]
-                dims.append(_Dim(_ORDERED, values, float(values[-1] - values[0]), np.inf))
+                # widths are measured on the values scaled by a power of two (exact): the span
+                # of values near +-1.8e308 would overflow
+                scaled = scaled_values(values)
+                dims.append(
+                    _Dim(_ORDERED, values, float(scaled[-1] - scaled[0]), np.inf, scaled=scaled)
+                )
                 cols.append(rank_of[codes])
                 continue
             spec = self.encoder_.cats_[c]
@@ -319,6 +325,7 @@ class _Dim:
     cat_to_leaf: np.ndarray | None = None
     sizes_at: np.ndarray | None = None  # (n_leaves, height+1): leaves under each ancestor
     starts_at: np.ndarray | None = None  # (n_leaves, height+1): first leaf of each ancestor
+    scaled: np.ndarray | None = None  # numbers: ``values`` scaled by 2**-e, ranges of ``span``
 
     @property
     def n_ranks(self) -> int:
@@ -599,7 +606,8 @@ class _CutTree:
             lo, hi = self.mn[:, j], self.mx[:, j]
             if d.kind == _ORDERED:
                 if d.span > 0:
-                    W[:, j] = (d.values[hi] - d.values[lo]) / d.span
+                    v = d.values if d.scaled is None else d.scaled
+                    W[:, j] = (v[hi] - v[lo]) / d.span
             else:
                 ids = d.hier.node_ids
                 lev = np.argmax(ids[lo] == ids[hi], axis=1)

@@ -131,8 +131,9 @@ def recode(
 
     Non-QI columns, the column order and the index are unchanged. With ``cast`` (representative
     records), a QI column keeps the dtype of ``frame`` where the representatives' values fit it
-    (a category column gains the categories it lacks; an integer column holding suppressed,
-    missing values becomes float). Without it (generalized labels) the QI columns hold text.
+    (a category column gains the categories it lacks; an integer or bool column holding
+    suppressed, missing values becomes its pandas nullable twin, ``Int64``, ``UInt64``, ...,
+    ``boolean``, so that every integer keeps its exact value). Without it (generalized labels) the QI columns hold text.
     """
     out = frame.copy()
     for c in qi:
@@ -142,10 +143,7 @@ def recode(
             continue
         target = frame[c].dtype
         if isinstance(target, np.dtype) and values.isna().any():  # suppressed: missing values
-            if target.kind in "iu":
-                target = np.dtype(np.float64)
-            elif target.kind == "b":
-                target = np.dtype(object)
+            target = _nullable(target)
         if isinstance(target, pd.CategoricalDtype):
             seen = pd.Index(pd.unique(values.dropna().to_numpy(dtype=object)))
             extra = seen.difference(target.categories)
@@ -158,6 +156,15 @@ def recode(
         # infer the 'str' dtype for an object column of strings
         out[c] = values.set_axis(out.index)
     return out
+
+
+def _nullable(dtype: np.dtype) -> Any:
+    """The pandas dtype that holds ``dtype``'s values exactly plus missing values."""
+    if dtype.kind in "iu":
+        return pd.api.types.pandas_dtype(f"{'U' if dtype.kind == 'u' else ''}Int{8 * dtype.itemsize}")
+    if dtype.kind == "b":
+        return pd.BooleanDtype()
+    return dtype
 
 
 def verify_k_anonymity(table: pd.DataFrame, qi: Sequence[Any], k: int) -> int:

@@ -21,15 +21,22 @@ ancestor of the cluster's values in the attribute's generalization hierarchy ``H
 ``w_a = 1`` this is Campan & Truta's GIL, and ``NGIL = GIL / (n * (#numeric + #categorical))``
 lies in [0, 1].
 
-The algorithm (Campan & Truta, Alg. SaNGreeA, with alpha = 1, beta = 0):
+The algorithm (Campan & Truta, Alg. SaNGreeA, with alpha = 1, beta = 0) runs on *weighted
+points*: the rows with identical QI values form one point, whose weight is their number of rows,
+numbered in order of first occurrence. A point is never split (a split would release two
+classes with the same QI values, and :meth:`~SaNGreeAAnonymizer.transform` could not send the
+training rows back to their clusters); it counts ``weight`` rows toward k, toward the GIL and,
+with its rows' sensitive values, toward l or t. Without duplicates this is the textbook
+algorithm; with them it is also faster.
 
-1. The seed of a new cluster is the first record (in row order) not yet clustered. The paper
-   takes the node of maximum degree, which has no meaning without the graph; Malle's ports
-   take the first unclustered record, as here.
-2. The cluster grows by the unclustered record ``x`` that minimizes ``GIL(cl + {x})``, the
-   first such record on ties, until it holds ``k`` records (and, when l-diversity or
-   t-closeness is asked, satisfies it).
-3. A last cluster that cannot be completed is dispersed: each of its records, in the order they
+1. The seed of a new cluster is the first point (in order of first occurrence) not yet
+   clustered. The paper takes the node of maximum degree, which has no meaning without the
+   graph; Malle's ports take the first unclustered record, as here.
+2. The cluster grows by the unclustered point ``x`` that minimizes the per-record loss
+   ``GIL(cl + {x}) / |cl + {x}|`` (which depends on the values only: with single rows, the
+   textbook ``GIL(cl + {x})``), the first such point on ties, until it holds ``k`` rows (and,
+   when l-diversity or t-closeness is asked, satisfies it).
+3. A last cluster that cannot be completed is dispersed: each of its points, in the order they
    joined it, joins the cluster whose GIL grows least (the first such cluster on ties).
 
 Speed, with the same result
@@ -61,17 +68,14 @@ import pandas as pd
 
 from anonml._errors import InputError
 from anonml.anonymize._base import BaseAnonymizer
+from anonml.anonymize._sangreea_space import _Data, _Space
 
 __all__ = ["SaNGreeAAnonymizer"]
 
-#: full leaf-by-leaf LCA tables up to this many leaves (int8/int16, at most a few MB)
-_MAX_TABLE_LEAVES = 2048
 #: first pool of exact evaluations per cluster: the _POOL_FACTOR * k (at least _POOL_MIN)
 #: records of least loss with the seed; it grows fourfold when that is not enough
 _POOL_FACTOR = 8
 _POOL_MIN = 32
-#: cells of one rows x clusters block in ``_assign``
-_BLOCK_CELLS = 1 << 21
 
 
 class SaNGreeAAnonymizer(BaseAnonymizer):
@@ -99,12 +103,12 @@ class SaNGreeAAnonymizer(BaseAnonymizer):
         ``age`` 0.88 with the other QIs 0.01, and ``race`` 0.88 with the others 0.01.
     sensitive, l, l_kind, c, t, t_distance : optional
         Privacy model on top of k (l-diversity or t-closeness of one sensitive column). A
-        cluster is closed only once it has ``k`` records *and* satisfies the model; past ``k``
-        it grows by the record of least GIL among those whose sensitive value completes the
-        model in one step, else among those whose value is under-represented in the cluster
-        (share below its share in the table), else among all. When dispersing a last cluster,
-        a record joins the cheapest cluster that still satisfies the model with it; if none
-        does, the cheapest one, and clusters left violating are then merged, each into the
+        cluster is closed only once it has ``k`` rows *and* satisfies the model; past ``k``
+        it grows by the point (identical rows, see the module docstring) of least GIL among
+        those whose rows' sensitive values complete the model in one step, else among those
+        holding a value that is under-represented in the cluster (share below its share in the
+        table), else among all. When dispersing a last cluster, a point joins the cheapest
+        cluster that still satisfies the model with it; if none does, the cheapest one, and clusters left violating are then merged, each into the
         cluster whose GIL grows least, until all satisfy the model.
     hierarchies : dict, optional
         ``{column: Hierarchy}``: the generalization hierarchy of each categorical QI
@@ -144,8 +148,10 @@ class SaNGreeAAnonymizer(BaseAnonymizer):
         Per-record weighted loss of each cluster, ``GIL(cl) / |cl|``.
     weights_ : dict
         The rescaled weights used (sum = number of QIs).
+    n_points_ : int
+        Distinct QI vectors of the training data: the weighted points that were clustered.
     n_dispersed_ : int
-        Records of the last, incomplete cluster that were dispersed into other clusters.
+        Rows of the last, incomplete cluster that were dispersed into other clusters.
     n_repair_merges_ : int
         Merges made to repair clusters that a dispersed record left violating l or t (0 for
         k-anonymity alone).
@@ -164,10 +170,8 @@ class SaNGreeAAnonymizer(BaseAnonymizer):
     with other jobs (``benchmarks/bench_sangreea.py``), where the public Python port of Malle
     et al. takes 9,214 s at k = 3, i.e. hours. :meth:`transform` sends a row whose QIs equal
     those of a training row to that row's cluster, and any other row to the cluster whose GIL
-    grows least. Identical training rows can sit in several clusters (a seed with more than
-    ``k - 1`` copies); transform sends them all to the cluster holding most of them, so such
-    rows may get another output than in :meth:`fit_transform` (2.5% of Adult's training rows
-    at k = 10, 12 QIs).
+    grows least. Identical training rows always share a cluster (see the module docstring), so
+    ``transform`` of the training data equals :meth:`fit_transform`.
 
     Examples
     --------
@@ -236,12 +240,15 @@ class SaNGreeAAnonymizer(BaseAnonymizer):
         space = _Space.build(frame, self.qi_, set(self.categorical_), weights, self)
         self._space = space
         model = self.model_
+        # identical QI vectors form one point, weighted by its number of rows
+        point, first = _points(frame[self.qi_])
         t1 = time.perf_counter()
-        engine = _Greedy(space, space.encode(frame), int(self.k), model)
+        data = space.encode(frame.iloc[first])
+        engine = _Greedy(space, data, np.bincount(point), int(self.k), model, point)
         engine.run()
         t2 = time.perf_counter()
         engine.disperse()
-        groups = engine.groups
+        groups = engine.groups[point]
         t3 = time.perf_counter()
         st = engine.finished_states()
         self._lo, self._hi, self._rep, self._lvl, self._sizes = st
@@ -252,10 +259,12 @@ class SaNGreeAAnonymizer(BaseAnonymizer):
         self.gil_ = float(np.dot(sizes, loss))
         self.ngil_ = self.gil_ / (n * len(self.qi_))
         self.attribute_loss_ = {c: float(np.dot(sizes, parts[c]) / n) for c in self.qi_}
+        self.n_points_ = int(first.size)
         self.n_dispersed_ = engine.n_dispersed
         self.n_repair_merges_ = engine.n_repair_merges
         self._n_pool_growths = engine.n_pool_growths
-        self._train_keys, self._train_key_group = space.training_lookup(engine.data, groups)
+        self._train_points = frame[self.qi_].iloc[first].reset_index(drop=True)
+        self._train_point_group = engine.groups
         self._partition_timings = {
             "partition_prepare": t1 - t0,
             "partition_greedy": t2 - t1,
@@ -266,7 +275,7 @@ class SaNGreeAAnonymizer(BaseAnonymizer):
     def _assign(self, frame: pd.DataFrame) -> np.ndarray:
         space = self._space
         data = space.encode(frame, self.handle_unknown)
-        out = space.lookup(self._train_keys, self._train_key_group, data)
+        out = _lookup(self._train_points, self._train_point_group, frame[self.qi_])
         todo = np.flatnonzero(out < 0)
         if todo.size:
             out[todo] = space.cheapest_cluster(
@@ -274,6 +283,35 @@ class SaNGreeAAnonymizer(BaseAnonymizer):
                 self.cluster_loss_,
             )
         return out
+
+
+def _row_keys(qi_frame: pd.DataFrame) -> np.ndarray:
+    """One id per distinct QI vector (missing values equal each other), in no set order."""
+    cols = list(qi_frame.columns)
+    grouped = qi_frame.groupby(cols, sort=False, dropna=False, observed=True)
+    return grouped.ngroup().to_numpy(dtype=np.int64)
+
+
+def _points(qi_frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Point of each row (rows with identical QI values share one), numbered in order of first
+    occurrence, and the first row of each point."""
+    key = _row_keys(qi_frame)
+    first = np.full(int(key.max()) + 1, key.size, dtype=np.int64)
+    np.minimum.at(first, key, np.arange(key.size))
+    order = np.argsort(first, kind="stable")  # keys by first occurrence
+    rank = np.empty_like(order)
+    rank[order] = np.arange(order.size)
+    return rank[key], first[order]
+
+
+def _lookup(points: pd.DataFrame, point_group: np.ndarray, qi_frame: pd.DataFrame) -> np.ndarray:
+    """Cluster of each row whose QIs equal those of a training point, -1 for the others."""
+    both = pd.concat([points, qi_frame.reset_index(drop=True)], ignore_index=True)
+    key = _row_keys(both)
+    n_points = points.shape[0]
+    group_of_key = np.full(int(key.max()) + 1, -1, dtype=np.int64)
+    group_of_key[key[:n_points]] = point_group  # the points are distinct: one key each
+    return group_of_key[key[n_points:]]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -315,327 +353,46 @@ def _check_weights(weights: Any, qi: Sequence[Any]) -> np.ndarray:
     return np.asarray([v * d / total for v in values], dtype=np.float64)
 
 
-class _Data:
-    """Encoded QIs of some rows: numeric values (p, n) and leaf codes (c, n).
-
-    Leaf codes are *offset*: categorical QI ``j`` uses codes ``off[j] .. off[j] + L_j``, so one
-    gather from a concatenated table gives every categorical term at once.
-    """
-
-    __slots__ = ("cat", "num")
-
-    def __init__(self, num: np.ndarray, cat: np.ndarray):
-        self.num = num
-        self.cat = cat
-
-    @property
-    def n(self) -> int:
-        return self.num.shape[1]
-
-    def take(self, idx: np.ndarray) -> _Data:
-        return _Data(self.num[:, idx], self.cat[:, idx])
-
-
-class _Space:
-    """The loss of the fitted QIs: scales of numeric ones, LCA tables of categorical ones.
-
-    The loss of a cluster is summed term by term in QI order (``order``: ``(0, j)`` numeric
-    ``j``, ``(1, j)`` categorical ``j``), always in that order, so that every evaluation of the
-    same cluster gives the same floating-point number (and ties are ties everywhere). A numeric
-    term is ``(max - min) * (w / range)``; a categorical one ``w * (level / height)``.
-    """
-
-    def __init__(self) -> None:
-        self.order: list[tuple[int, int]] = []
-        self.num_cols: list[Any] = []
-        self.cat_cols: list[Any] = []
-        self.scale = np.zeros(0)  # w / range of each numeric QI (0 for a constant column)
-        self.inv_range = np.zeros(0)  # 1 / range, for the unweighted attribute loss
-        self.hier: list[Any] = []  # Hierarchy or None (flat, on the encoder's codes)
-        self.node_ids: list[np.ndarray] = []  # (L + 1, h + 1), last row: the "unknown" leaf
-        self.height: list[int] = []
-        self.wlev: list[np.ndarray] = []  # w * (level / height), per level
-        self.table: list[np.ndarray | None] = []  # (L + 1, L + 1) LCA levels, or None
-        self.off = np.zeros(0, dtype=np.int64)  # first offset code of each categorical QI
-        self.n_codes = 0
-        self.encoder: Any = None
-
-    # -- construction ----------------------------------------------------------------------------
-    @classmethod
-    def build(
-        cls, frame: pd.DataFrame, qi: Sequence[Any], cat: set, weights: np.ndarray, est: Any
-    ) -> _Space:
-        sp = cls()
-        sp.encoder = est.encoder_
-        hierarchies = est._check_hierarchies(frame)
-        scale, inv_range, off = [], [], []
-        for a, col in enumerate(qi):
-            w = float(weights[a])
-            if col in cat:
-                h = hierarchies.get(col)
-                if h is not None:
-                    node_ids = np.asarray(h.node_ids, dtype=np.int64)
-                    height = int(h.height)
-                else:  # flat: the encoder's codes (known values, then 'missing') under one root
-                    n_leaves = sp.encoder.cats_[col].n_codes
-                    node_ids = np.zeros((n_leaves, 2), dtype=np.int64)
-                    node_ids[:, 0] = np.arange(n_leaves)
-                    height = 1
-                unknown = np.full((1, height + 1), -1, dtype=np.int64)
-                unknown[0, height] = node_ids[0, height]
-                node_ids = np.vstack([node_ids, unknown])
-                sp.order.append((1, len(sp.cat_cols)))
-                sp.cat_cols.append(col)
-                sp.hier.append(h)
-                sp.node_ids.append(node_ids)
-                sp.height.append(height)
-                sp.wlev.append(w * (np.arange(height + 1, dtype=np.float64) / height))
-                n_leaves = node_ids.shape[0]
-                sp.table.append(
-                    _lca_rows(node_ids, np.arange(n_leaves))
-                    if n_leaves <= _MAX_TABLE_LEAVES
-                    else None
-                )
-                off.append(sp.n_codes)
-                sp.n_codes += n_leaves
-            else:
-                v = frame[col].to_numpy(dtype=np.float64)
-                rng = float(v.max() - v.min())
-                sp.order.append((0, len(sp.num_cols)))
-                sp.num_cols.append(col)
-                scale.append(w / rng if rng > 0 else 0.0)
-                inv_range.append(1.0 / rng if rng > 0 else 0.0)
-        sp.scale = np.asarray(scale, dtype=np.float64)
-        sp.inv_range = np.asarray(inv_range, dtype=np.float64)
-        sp.off = np.asarray(off, dtype=np.int64)
-        # terms that are always 0 (weight 0, constant column) add nothing: skip them
-        sp.active = [
-            (kind, j)
-            for kind, j in sp.order
-            if (sp.scale[j] if kind == 0 else sp.wlev[j][-1]) != 0.0
-        ]
-        return sp
-
-    # -- encoding --------------------------------------------------------------------------------
-    def encode(self, frame: pd.DataFrame, handle_unknown: str = "error") -> _Data:
-        n = frame.shape[0]
-        num = np.empty((len(self.num_cols), n), dtype=np.float64)
-        for j, col in enumerate(self.num_cols):
-            num[j] = frame[col].to_numpy(dtype=np.float64)
-        cat = np.empty((len(self.cat_cols), n), dtype=np.int64)
-        for j, col in enumerate(self.cat_cols):
-            unknown_leaf = self.node_ids[j].shape[0] - 1
-            h = self.hier[j]
-            if h is None:
-                codes = self.encoder.codes(frame, col, handle_unknown)
-                cat[j] = np.minimum(codes, unknown_leaf)
-            else:
-                cat[j] = _hierarchy_codes(h, frame[col], col, handle_unknown, unknown_leaf)
-            cat[j] += self.off[j]
-        return _Data(num, cat)
-
-    # -- LCA levels ------------------------------------------------------------------------------
-    def lca_row(self, j: int, leaf: int) -> np.ndarray:
-        """LCA level of (raw) ``leaf`` with every leaf of categorical QI ``j``."""
-        tab = self.table[j]
-        if tab is not None:
-            return tab[leaf]
-        return _lca_rows(self.node_ids[j], np.array([leaf]))[0]
-
-    def lca_rows(self, j: int, leaves: np.ndarray) -> np.ndarray:
-        tab = self.table[j]
-        if tab is not None:
-            return tab[leaves]
-        return _lca_rows(self.node_ids[j], leaves)
-
-    def segment(self, j: int, rep: int, lvl: int) -> np.ndarray:
-        """Weighted term of categorical QI ``j`` for a cluster (rep, lvl) plus each leaf."""
-        return self.wlev[j][np.maximum(self.lca_row(j, rep), lvl)]
-
-    def cat_table(self, rep: np.ndarray, lvl: np.ndarray) -> np.ndarray:
-        """All categorical terms of a cluster plus each (offset) leaf, concatenated."""
-        out = np.empty(self.n_codes, dtype=np.float64)
-        for j in range(len(self.cat_cols)):
-            out[self.off[j] : self.off[j] + self.node_ids[j].shape[0]] = self.segment(
-                j, rep[j], lvl[j]
-            )
-        return out
-
-    # -- losses ----------------------------------------------------------------------------------
-    def loss_of(self, lo, hi, tab, data: _Data) -> np.ndarray:
-        """Per-record loss of one cluster (ranges lo/hi, categorical table) plus each row."""
-        n = data.n
-        if not self.active:
-            return np.zeros(n, dtype=np.float64)
-        if self.num_cols:
-            tn = np.maximum(data.num, hi[:, None])
-            tn -= np.minimum(data.num, lo[:, None])
-            tn *= self.scale[:, None]
-        if self.cat_cols:
-            tc = tab[data.cat]
-        acc = None
-        for kind, j in self.active:
-            row = tn[j] if kind == 0 else tc[j]
-            if acc is None:
-                acc = row.copy()
-            else:
-                acc += row
-        return acc
-
-    def cluster_loss(self, lo, hi, lvl, parts: bool = False):
-        """Per-record loss of each cluster (G,), and the unweighted term of each QI."""
-        acc = np.zeros(lvl.shape[0], dtype=np.float64)
-        terms: dict = {}
-        for kind, j in self.order:
-            if kind == 0:
-                width = hi[:, j] - lo[:, j]
-                if self.scale[j] != 0.0:
-                    acc += width * self.scale[j]
-                if parts:
-                    terms[self.num_cols[j]] = width * self.inv_range[j]
-            else:
-                levels = lvl[:, j]
-                if self.wlev[j][-1] != 0.0:
-                    acc += self.wlev[j][levels]
-                if parts:
-                    terms[self.cat_cols[j]] = levels / self.height[j]
-        return (acc, terms) if parts else acc
-
-    def loss_with(self, lo, hi, rep, lvl, data: _Data, i: int) -> np.ndarray:
-        """Per-record loss of every cluster plus row ``i`` of ``data``."""
-        acc = np.zeros(lvl.shape[0], dtype=np.float64)
-        for kind, j in self.active:
-            if kind == 0:
-                v = data.num[j, i]
-                t = np.maximum(hi[:, j], v)
-                t -= np.minimum(lo[:, j], v)
-                t *= self.scale[j]
-                acc += t
-            else:
-                leaf = data.cat[j, i] - self.off[j]
-                lev = np.maximum(self.lca_row(j, leaf)[rep[:, j]], lvl[:, j])  # lca is symmetric
-                acc += self.wlev[j][lev]
-        return acc
-
-    def cheapest_cluster(self, data: _Data, lo, hi, rep, lvl, sizes, loss) -> np.ndarray:
-        """For each row, the cluster whose GIL grows least when the row joins it (first on ties).
-
-        Vectorized over blocks of rows x clusters.
-        """
-        n = data.n
-        G = sizes.shape[0]
-        size = sizes.astype(np.float64)
-        base = size * loss
-        out = np.zeros(n, dtype=np.int64)
-        best_val = np.full(n, np.inf)
-        widest = max([self.node_ids[j].shape[0] for kind, j in self.active if kind == 1] + [64])
-        gb = max(1, min(G, _BLOCK_CELLS // widest))
-        rb = max(1, _BLOCK_CELLS // gb)
-        for g0 in range(0, G, gb):  # blocks of clusters, in order: ties go to the first
-            g1 = min(G, g0 + gb)
-            tabs = {}  # categorical QIs: weighted level of (cluster, leaf), (gb, L + 1)
-            for kind, j in self.active:
-                if kind == 1:
-                    lev = np.maximum(self.lca_rows(j, rep[g0:g1, j]), lvl[g0:g1, j][:, None])
-                    tabs[j] = self.wlev[j][lev]
-            for r0 in range(0, n, rb):
-                r1 = min(n, r0 + rb)
-                acc = np.zeros((r1 - r0, g1 - g0), dtype=np.float64)
-                for kind, j in self.active:
-                    if kind == 0:
-                        v = data.num[j, r0:r1][:, None]
-                        t = np.maximum(hi[None, g0:g1, j], v)
-                        t -= np.minimum(lo[None, g0:g1, j], v)
-                        t *= self.scale[j]
-                        acc += t
-                    else:
-                        acc += tabs[j][:, data.cat[j, r0:r1] - self.off[j]].T
-                inc = acc * (size[g0:g1] + 1.0) - base[g0:g1]
-                best = inc.argmin(axis=1)
-                val = inc[np.arange(r1 - r0), best]
-                better = val < best_val[r0:r1]
-                out[r0:r1][better] = best[better] + g0
-                best_val[r0:r1][better] = val[better]
-        return out
-
-    # -- training rows ---------------------------------------------------------------------------
-    @staticmethod
-    def _keys(data: _Data) -> np.ndarray:
-        return np.vstack([data.num, data.cat.astype(np.float64)]).T
-
-    def training_lookup(self, data: _Data, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Distinct training QI rows and, for each, the cluster holding most of its copies
-        (the lowest cluster id on ties)."""
-        uniq, inv = np.unique(self._keys(data), axis=0, return_inverse=True)
-        inv = inv.ravel()
-        G = int(groups.max()) + 1
-        pairs, count = np.unique(inv * G + groups, return_counts=True)
-        row, group = pairs // G, pairs % G
-        order = np.lexsort((group, -count, row))
-        first = order[np.r_[True, row[order][1:] != row[order][:-1]]]
-        out = np.empty(uniq.shape[0], dtype=np.int64)
-        out[row[first]] = group[first]
-        return uniq, out
-
-    def lookup(self, keys: np.ndarray, key_group: np.ndarray, data: _Data) -> np.ndarray:
-        """Cluster of each row equal to a training row, -1 for the others."""
-        both = np.vstack([keys, self._keys(data)])
-        _, inv = np.unique(both, axis=0, return_inverse=True)
-        inv = inv.ravel()
-        group_of = np.full(int(inv.max()) + 1, -1, dtype=np.int64)
-        group_of[inv[: keys.shape[0]]] = key_group
-        return group_of[inv[keys.shape[0] :]]
-
-
-def _lca_rows(node_ids: np.ndarray, leaves: np.ndarray) -> np.ndarray:
-    """LCA level of each of ``leaves`` with every leaf: (len(leaves), L) small ints."""
-    height = node_ids.shape[1] - 1
-    dtype = np.int8 if height < 127 else np.int16
-    out = np.full((len(leaves), node_ids.shape[0]), height, dtype=dtype)
-    for j in range(height - 1, -1, -1):
-        eq = node_ids[leaves, j][:, None] == node_ids[None, :, j]
-        out[eq] = j
-    return out
-
-
-def _hierarchy_codes(h: Any, column: pd.Series, col: Any, handle_unknown: str, unknown: int):
-    """Leaf index of each value of ``column`` in hierarchy ``h`` (unknown values: ``unknown``)."""
-    row_codes, uniques = pd.factorize(column, use_na_sentinel=False)
-    uniq = pd.Series(np.asarray(uniques, dtype=object), dtype=object)
-    try:
-        leaf = h.leaf_codes(uniq)
-    except InputError as exc:
-        if handle_unknown == "error":
-            raise InputError(f"categorical quasi-identifier {col!r}: {exc}") from None
-        leaf = np.empty(len(uniq), dtype=np.int64)
-        for i, value in enumerate(uniq):  # distinct values only, not rows
-            try:
-                leaf[i] = h.leaf_codes(pd.Series([value], dtype=object))[0]
-            except InputError:
-                leaf[i] = unknown
-    return np.asarray(leaf, dtype=np.int64)[row_codes]
-
-
 class _Greedy:
-    """The greedy clustering of one training table (see the module docstring)."""
+    """The greedy clustering of one training table (see the module docstring).
 
-    def __init__(self, space: _Space, data: _Data, k: int, model: Any):
+    It works on *points*: the distinct QI vectors, in order of first occurrence, each weighted
+    by its number of rows (``weight``). A point is never split; its weight counts toward k and
+    toward the GIL, and its rows' sensitive values toward l or t.
+    """
+
+    def __init__(
+        self,
+        space: _Space,
+        data: _Data,
+        weight: np.ndarray,
+        k: int,
+        model: Any,
+        point_of_row: np.ndarray,
+    ):
         self.space = space
-        self.data = data
+        self.data = data  # one column per point
+        self.weight = np.asarray(weight, dtype=np.int64)
         self.k = k
         self.model = model
         n = data.n
         self.n = n
         self.trivial = model is None or model.trivial
         if not self.trivial:
-            self.codes = np.asarray(model.codes, dtype=np.int64)
-            self.m = int(model.n_values)
+            codes = np.asarray(model.codes, dtype=np.int64)
+            self.m = m = int(model.n_values)
             q = getattr(model, "q", None)
             self.q = (
                 np.asarray(q, dtype=np.float64)
                 if q is not None
-                else np.bincount(self.codes, minlength=self.m) / n
+                else np.bincount(codes, minlength=m) / codes.size
             )
+            # sensitive-value counts of each point, and its profile: points of one profile
+            # (the same counts) are interchangeable for the model
+            pc = np.bincount(point_of_row * m + codes, minlength=n * m).reshape(n, m)
+            self.point_counts = pc
+            self.profiles, prof = np.unique(pc, axis=0, return_inverse=True)
+            self.profile = prof.reshape(-1).astype(np.int64)
         self.groups = np.full(n, -1, dtype=np.int64)
         self.states: list[tuple] = []  # per closed cluster: lo, hi, rep, lvl, size
         self.leftover: list[int] = []
@@ -647,15 +404,18 @@ class _Greedy:
     def run(self) -> np.ndarray:
         sp, k, n = self.space, self.k, self.n
         n_cat = len(sp.cat_cols)
-        # working copies, compacted now and then (compaction keeps the row order)
+        weight = self.weight
+        # working copies, compacted now and then (compaction keeps the point order)
         pos = np.arange(n)
         num = self.data.num.copy()
         cat = self.data.cat.copy()
+        wt = weight.copy()
         alive = np.ones(n, dtype=bool)
         alive_counts = None
         if not self.trivial:
-            codes_w = self.codes.copy()
-            alive_counts = np.bincount(self.codes, minlength=self.m)
+            prof_w = self.profile.copy()
+            pcounts = self.profiles
+            alive_counts = np.bincount(self.profile, minlength=pcounts.shape[0])
         n_alive = n
         first = 0
         dead = 0
@@ -663,9 +423,9 @@ class _Greedy:
         while n_alive > 0:
             if dead > 256 and dead * 8 > pos.size:
                 keep = np.flatnonzero(alive)
-                pos, num, cat, alive = pos[keep], num[:, keep], cat[:, keep], alive[keep]
+                pos, num, cat, alive, wt = pos[keep], num[:, keep], cat[:, keep], alive[keep], wt[keep]
                 if not self.trivial:
-                    codes_w = codes_w[keep]
+                    prof_w = prof_w[keep]
                 first, dead = 0, 0
             while not alive[first]:
                 first += 1
@@ -679,15 +439,14 @@ class _Greedy:
             lvl = np.zeros(n_cat, dtype=np.int64)
             tab = sp.cat_table(rep, lvl)
             members = [int(pos[seed])]
+            size = int(wt[seed])
             if not self.trivial:
-                cnt = np.zeros(self.m, dtype=np.int64)
-                cnt[codes_w[seed]] += 1
-                alive_counts[codes_w[seed]] -= 1
+                cnt = pcounts[prof_w[seed]].copy()
+                alive_counts[prof_w[seed]] -= 1
             c0 = None  # loss of {seed, x}: a lower bound of every later loss of x
             pool = None
             v = np.inf
             M = m0
-            size = 1
             closed = False
             while True:
                 if size >= k and (self.trivial or bool(self.model.allowed(cnt[None, :])[0])):
@@ -710,7 +469,7 @@ class _Greedy:
                         pool_data = _Data(num[:, pool], cat[:, pool])
                     ok = alive[pool]
                     if elig is not None:
-                        ok &= elig[codes_w[pool]]
+                        ok &= elig[prof_w[pool]]
                     if ok.any():
                         s = sp.loss_of(lo, hi, tab, pool_data)
                         s[~ok] = np.inf
@@ -718,12 +477,12 @@ class _Greedy:
                         if s[i] <= v:
                             x = int(pool[i])
                             break
-                    if v == np.inf:  # pragma: no cover - elig always holds an alive value
+                    if v == np.inf:  # pragma: no cover - elig always holds an alive point
                         raise RuntimeError("internal: no candidate left for a SaNGreeA cluster")
                     M *= 4
                     pool = None
                     self.n_pool_growths += 1
-                # add x to the cluster
+                # add point x to the cluster
                 alive[x] = False
                 c0[x] = np.inf
                 n_alive -= 1
@@ -737,10 +496,10 @@ class _Greedy:
                         a = sp.off[j]
                         tab[a : a + sp.node_ids[j].shape[0]] = sp.segment(j, rep[j], lev)
                 members.append(int(pos[x]))
-                size += 1
+                size += int(wt[x])
                 if not self.trivial:
-                    cnt[codes_w[x]] += 1
-                    alive_counts[codes_w[x]] -= 1
+                    cnt += pcounts[prof_w[x]]
+                    alive_counts[prof_w[x]] -= 1
             if closed:
                 self.groups[members] = len(self.states)
                 self.states.append((lo, hi, rep, lvl, size))
@@ -749,14 +508,16 @@ class _Greedy:
         return self.groups
 
     def _preferred(self, cnt: np.ndarray, size: int, alive_counts: np.ndarray) -> np.ndarray:
-        """Sensitive values a record must have to be added past k (see the class docstring)."""
-        m = self.m
+        """Profiles a point must have to be added past k (see the class docstring): those that
+        complete the model in one step, else those holding a sensitive value whose share in the
+        cluster is below its share in the table, else any; only profiles of unclustered
+        points count."""
         present = alive_counts > 0
-        trial = cnt[None, :] + np.eye(m, dtype=np.int64)
-        finish = self.model.allowed(trial) & present
+        finish = self.model.allowed(cnt[None, :] + self.profiles) & present
         if finish.any():
             return finish
-        under = (cnt / size < self.q) & present
+        under = (cnt / size < self.q) & (self.q > 0)
+        under = (self.profiles[:, under] > 0).any(axis=1) & present
         if under.any():
             return under
         return present
@@ -771,8 +532,15 @@ class _Greedy:
         size = np.array([s[4] for s in self.states], dtype=np.int64)
         return lo, hi, rep, lvl, size
 
+    def _counts(self, G: int) -> np.ndarray:
+        """Sensitive-value counts of every cluster, (G, m)."""
+        counts = np.zeros((G, self.m), dtype=np.int64)
+        done = self.groups >= 0
+        np.add.at(counts, self.groups[done], self.point_counts[done])
+        return counts
+
     def disperse(self) -> None:
-        """Each record of the incomplete last cluster joins the cluster whose GIL grows least."""
+        """Each point of the incomplete last cluster joins the cluster whose GIL grows least."""
         if not self.states:  # pragma: no cover - the first cluster always reaches k
             raise RuntimeError("internal: SaNGreeA found no complete cluster")
         lo, hi, rep, lvl, size = self._stacked()
@@ -782,19 +550,14 @@ class _Greedy:
         sp, data = self.space, self.data
         loss = sp.cluster_loss(lo, hi, lvl)
         if not self.trivial:
-            done = self.groups >= 0
-            G, m = len(self.states), self.m
-            counts = np.bincount(
-                self.groups[done] * m + self.codes[done], minlength=G * m
-            ).reshape(G, m)
+            counts = self._counts(len(self.states))
         violating = False
         for x in self.leftover:
+            w = int(self.weight[x])
             s = sp.loss_with(lo, hi, rep, lvl, data, x)
-            inc = s * (size + 1.0) - size * loss
+            inc = s * (size + float(w)) - size * loss
             if not self.trivial:
-                trial = counts.copy()
-                trial[:, self.codes[x]] += 1
-                ok = self.model.allowed(trial)
+                ok = self.model.allowed(counts + self.point_counts[x])
                 if ok.any():
                     inc = np.where(ok, inc, np.inf)
                 else:
@@ -806,12 +569,12 @@ class _Greedy:
             for j in range(rep.shape[1]):
                 lev = sp.lca_row(j, rep[g, j])[data.cat[j, x] - sp.off[j]]
                 lvl[g, j] = max(lvl[g, j], lev)
-            size[g] += 1
+            size[g] += w
             loss[g] = s[g]
             if not self.trivial:
-                counts[g, self.codes[x]] += 1
+                counts[g] += self.point_counts[x]
             self.groups[x] = g
-        self.n_dispersed = len(self.leftover)
+        self.n_dispersed = int(self.weight[self.leftover].sum())
         self.leftover = []
         if violating:
             lo, hi, rep, lvl, size = self._repair(lo, hi, rep, lvl, size)
@@ -826,7 +589,7 @@ class _Greedy:
         sp, model = self.space, self.model
         while True:
             G = size.size
-            bad = np.flatnonzero(~model.allowed(model.counts(self.groups, G)))
+            bad = np.flatnonzero(~model.allowed(self._counts(G)))
             if bad.size == 0:
                 return lo, hi, rep, lvl, size
             a = int(bad[0])

@@ -67,7 +67,7 @@ import numpy as np
 import pandas as pd
 
 from anonml._errors import InputError
-from anonml.encoding import as_frame, detect_categorical, resolve_columns
+from anonml.encoding import as_frame, detect_categorical, resolve_columns, scaled_values
 
 __all__ = [
     "average_class_size",
@@ -240,7 +240,12 @@ def _prepare(
 
 
 def _range_share(values: np.ndarray, cls: np.ndarray, n_classes: int) -> np.ndarray:
-    """(max - min) of each class over the whole column's (max - min); 0 for a constant column."""
+    """(max - min) of each class over the whole column's (max - min); 0 for a constant column.
+
+    The values are scaled by a power of two first (exact), so that ranges of values near
+    ``±1.8e308`` cannot overflow.
+    """
+    values = scaled_values(values)
     span = float(values.max() - values.min())
     keep = cls >= 0
     lo = np.full(n_classes, np.inf)
