@@ -10,6 +10,7 @@ __all__ = [
     "AnonmlError",
     "InputError",
     "NotFittedError",
+    "OutputError",
     "PrivacyViolationError",
     "UntrustedModelError",
     "AnonmlWarning",
@@ -26,6 +27,11 @@ class InputError(AnonmlError, ValueError):
     """A parameter, table, column or value is not acceptable; the message names it and the fix."""
 
 
+class OutputError(AnonmlError, OSError):
+    """A file or folder could not be written (disk full, permission denied, ...); nothing was
+    left behind. The message names the path and the fix."""
+
+
 class NotFittedError(AnonmlError, _SklearnNotFittedError):
     """An estimator was used before ``fit``."""
 
@@ -40,3 +46,12 @@ class UntrustedModelError(AnonmlError, PermissionError):
 
 class AnonmlWarning(UserWarning):
     """Base class of every warning issued by anonml."""
+
+
+def one_line(text: object, limit: int = 240) -> str:
+    """``text`` (an exception or a message) squeezed onto one line of at most ``limit``
+    characters, for a message that quotes another library's multi-line error."""
+    if isinstance(text, BaseException):
+        text = str(text).strip() or type(text).__name__
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 import time
 from collections.abc import Sequence
@@ -15,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from anonml import __version__
-from anonml._errors import AnonmlError, InputError, UntrustedModelError
+from anonml._errors import AnonmlError, InputError, one_line
 
 EXAMPLES = """\
 examples:
@@ -49,36 +50,11 @@ def _split_names(text: str, what: str) -> list[str]:
     return names
 
 
-def _load_model(path: str, trust: bool) -> Any:
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(f"model file {path!r} does not exist; check the path")
-    if not trust:
-        raise UntrustedModelError(
-            f"loading {path!r} unpickles it, which runs code from the file; pass --trust-model "
-            "if you trust its source, or pass --predictions FILE instead"
-        )
-    import joblib
-
-    try:
-        return joblib.load(p)
-    except Exception as exc:  # unpickling can fail in many ways; report the first line
-        raise InputError(f"cannot load model {path!r}: {type(exc).__name__}: {exc}") from None
-
-
-def _read_npy(path: str, what: str) -> Any:
-    import numpy as np
-
-    if not Path(path).is_file():
-        raise InputError(f"{what} file {path!r} does not exist; check the path")
-    return np.load(path, allow_pickle=False)
-
-
 def _load_predictions(path: str) -> Any:
-    from anonml._io import read_table
+    from anonml._io import read_array, read_table
 
     if path.lower().endswith(".npy"):
-        return _read_npy(path, "predictions")
+        return read_array(path, "predictions")
     table = read_table(path)
     if table.shape[1] != 1:
         raise InputError(
@@ -88,14 +64,33 @@ def _load_predictions(path: str) -> Any:
     return table.iloc[:, 0].to_numpy()
 
 
+def _predict(model: Any, features: Any, path: str) -> Any:
+    try:
+        return model.predict(features)
+    except Exception as exc:  # the model's own check; its message can span several lines
+        raise InputError(
+            f"the model {path!r} could not predict on the input ({type(exc).__name__}: "
+            f"{one_line(exc, 200)}); fix: give the columns it was trained on, with --target "
+            "naming the label column"
+        ) from None
+
+
 def _cmd_anonymize(args: argparse.Namespace) -> int:
     from anonml import AccuracyGuidedAnonymizer
-    from anonml._io import read_table, table_format, write_table
+    from anonml._io import (
+        check_output_file,
+        read_table,
+        table_format,
+        table_packages,
+        write_table,
+    )
 
     say = Progress(args.quiet)
-    table_format(args.output)  # fail on a bad output name before any work
-    if Path(args.output).resolve() == Path(args.input).resolve():
-        raise InputError("the output path is the input path; write to another file")
+    # everything that can be known before the work: names, folders, packages
+    table_format(args.output)
+    check_output_file(args.output, inputs=[args.input, args.predictions, args.model])
+    table_packages(args.input)
+    table_packages(args.output, reading=False)
     say(f"reading {args.input}")
     frame = read_table(args.input)
     qi = _split_names(args.qi, "qi")
@@ -113,15 +108,11 @@ def _cmd_anonymize(args: argparse.Namespace) -> int:
     elif args.predictions:
         y = _load_predictions(args.predictions)
     else:
-        model = _load_model(args.model, args.trust_model)
+        from anonml.safemodel import load_model
+
+        model = load_model(args.model, trust=args.trust_model)
         say("predicting with the model")
-        try:
-            y = model.predict(features)
-        except Exception as exc:
-            raise InputError(
-                f"the model could not predict on the input ({type(exc).__name__}: {exc}); "
-                "check that the columns match its training data"
-            ) from None
+        y = _predict(model, features, args.model)
     categorical = _split_names(args.categorical, "categorical") if args.categorical else None
     anonymizer = AccuracyGuidedAnonymizer(
         k=args.k,
@@ -156,8 +147,10 @@ def _cmd_anonymize(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
+    from anonml._io import check_output_folder
     from anonml.experiments._demo import run_demo
 
+    check_output_folder(args.output)
     say = Progress(args.quiet)
     s = run_demo(args.output, k=args.k, random_state=args.seed, progress=say)
     if args.json:
@@ -188,15 +181,23 @@ def _read_labelled(path: str, target: str, what: str) -> tuple[Any, Any]:
 
 
 def _read_proba(path: str, what: str) -> Any:
-    from anonml._io import read_table
+    from anonml._io import read_array, read_table
 
     if path.lower().endswith(".npy"):
-        return _read_npy(path, what)
-    return read_table(path).to_numpy(dtype=float)
+        return read_array(path, what)
+    table = read_table(path)
+    try:
+        return table.to_numpy(dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{what} file {path!r} holds values that are not numbers "
+                         f"({one_line(exc, 120)}); fix: one column of probabilities per class"
+                         ) from None
 
 
 def _cmd_audit(args: argparse.Namespace) -> int:
+    from anonml._io import check_output_folder, table_packages
     from anonml.attacks import Target
+    from anonml.report import check_formats
     from anonml.safemodel import load_model, load_rules, request_release
 
     if args.model is None and (args.train_proba is None or args.test_proba is None):
@@ -214,6 +215,13 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     bad = [f for f in formats if f not in ("json", "html", "pdf")]
     if bad:
         raise InputError(f"--formats {bad[0]!r} is not known; fix: choose from json,html,pdf")
+    # everything that can be known before the work: the folder, the packages, the inputs' names
+    check_output_folder(out)
+    check_formats(formats)
+    for path in (args.train, args.test, args.anonymized_train, args.train_proba,
+                 args.test_proba):
+        if path is not None and not path.lower().endswith(".npy"):
+            table_packages(path)
     attacks = tuple(_split_names(args.attacks, "attacks")) if args.attacks != "none" else ()
     t0 = time.perf_counter()
 
@@ -250,8 +258,8 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         dataset_name=args.dataset or Path(args.train).name, n_jobs=args.n_jobs,
         random_state=args.seed, progress=say)
     say("writing the report")
-    out.mkdir(parents=True, exist_ok=True)
-    paths = decision.write(out, formats=formats)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    paths = decision.write(out, formats=formats, create=True)
     v = decision.verdict
     if args.json:
         print(json.dumps({"decision": v.decision, "summary": v.summary,
@@ -311,10 +319,12 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--qi", required=True, help="comma-separated quasi-identifier columns")
     a.add_argument("--target", help="label column: kept unchanged, not given to the model")
     src = a.add_mutually_exclusive_group(required=True)
-    src.add_argument("--model", metavar="FILE", help="fitted scikit-learn model (joblib/pickle)")
+    src.add_argument("--model", metavar="FILE", help="fitted model: .skops or XGBoost .json/.ubj "
+                     "(no code runs), or .pkl/.joblib with --trust-model")
     src.add_argument("--predictions", metavar="FILE", help="the model's predictions (.csv with one column, or .npy)")
     src.add_argument("--labels", action="store_true", help="guide by the --target labels (workload-aware)")
-    a.add_argument("--trust-model", action="store_true", help="allow unpickling --model (runs code from the file)")
+    a.add_argument("--trust-model", action="store_true", help="allow unpickling --model (runs "
+                   "code from the file), and any type in a .skops file")
     a.add_argument("-o", "--output", required=True, help="output table (.csv, .csv.gz or .parquet)")
     a.add_argument("--categorical", help="comma-separated categorical columns (default: from dtype)")
     a.add_argument("--representative", default="majority_medoid", choices=["majority_medoid", "medoid"])
@@ -392,14 +402,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return 2
+    from anonml._io import cleanup_on_signals
+
     try:
-        return int(args.func(args))
+        with cleanup_on_signals():  # SIGTERM/SIGINT remove the temporary files first
+            return int(args.func(args))
     except AnonmlError as exc:
-        print(f"anonml: error: {exc}", file=sys.stderr)
+        print(f"anonml: error: {one_line(exc, 2000)}", file=sys.stderr)
+        return 1
+    except OSError as exc:  # the system said no (disk, permissions): not a bug in anonml
+        where = f" {exc.filename!r}:" if exc.filename else ""
+        print(f"anonml: error:{where} {one_line(exc.strerror or exc, 300)}; nothing was "
+              "written; fix: check the path, the permissions and the free space", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("anonml: interrupted; nothing was written", file=sys.stderr)
         return 130
+    except SystemExit as exc:
+        if exc.code == 128 + signal.SIGTERM:
+            print("anonml: terminated; nothing was written", file=sys.stderr)
+        raise
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -36,7 +36,6 @@ def run_demo(
     """
     say = progress or (lambda message: None)
     out = Path(output_dir)
-    out.mkdir(parents=True, exist_ok=True)
     say("loading the bundled Adult data")
     data = load_adult()
     X_train, X_test, y_train, y_test = data.train_test_split()
@@ -59,6 +58,7 @@ def run_demo(
         **result.summary,
     }
     say(f"writing {out}")
+    out.mkdir(parents=True, exist_ok=True)  # only now: a failed run leaves no empty folder
     table = result.X_anonymized.assign(**{data.target: labels})
     write_table(table, out / "adult_anonymized.csv")
     atomic_write(

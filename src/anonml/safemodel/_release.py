@@ -70,12 +70,13 @@ class ReleaseDecision:
     report: dict
     attack_results: dict = field(default_factory=dict)
 
-    def write(self, out_dir: Any, formats: tuple = ("json", "html", "pdf")) -> dict:
-        """Write report.json / report.html / report.pdf atomically (see
-        :func:`anonml.report.write_report`)."""
+    def write(self, out_dir: Any, formats: tuple = ("json", "html", "pdf"), *,
+              create: bool = False) -> dict:
+        """Write report.json / report.html / report.pdf as one set: all or none (see
+        :func:`anonml.report.write_report`; ``create`` makes a missing folder)."""
         from anonml.report import write_report
 
-        return write_report(self.report, out_dir, formats=formats)
+        return write_report(self.report, out_dir, formats=formats, create=create)
 
     def __str__(self) -> str:
         return f"{self.verdict.label}: {self.verdict.summary}"
