@@ -1,16 +1,22 @@
 """Reading and writing model files without running code from them.
 
-Unpickling a file runs whatever code it names, so a checker must not unpickle a researcher's
-model just to audit it. anonml reads, without unpickling:
+In a trusted research environment the model file under audit comes from the researcher being
+checked, so anonml reads it as hostile data (threat model: ``docs/security.md``):
 
-- ``.skops`` (the skops format, ``pip install 'anonml[report]'``): only types on a list are
-  built — skops' own defaults, scikit-learn's ``Tree``, and anonml's safe wrappers; any other
-  type in the file is refused unless ``trust=True``;
-- ``.json`` / ``.ubj``: XGBoost's own model formats (``XGBClassifier.load_model``).
+- ``.skops`` (``pip install 'anonml[report]'``): the schema is read and vetted by anonml before
+  skops builds anything (:mod:`anonml.safemodel._skops_vet`): data loaders only, never a
+  function, method, partial or operator node, and every type compared, as a whole
+  ``(module, class)`` pair, with an exact list of vetted scikit-learn, XGBoost, diffprivlib
+  and anonml classes. No prefix is trusted and attribute chains are refused.
+- ``.json`` / ``.ubj``: XGBoost's model formats, decoded and validated by anonml
+  (:mod:`anonml.safemodel._validate`) before XGBoost's own parser reads them.
+- ``.pkl``, ``.pickle``, ``.joblib``: unpickled only with ``trust=True`` (``--trust-model``).
 
-``.pkl``, ``.pickle`` and ``.joblib`` files are unpickled only with ``trust=True``
-(``--trust-model``). :func:`save_model` writes ``.skops`` (or, with ``trust`` formats,
-joblib) atomically.
+Every loaded model's structure (tree node indices, features, thresholds, shapes; pipelines'
+steps; XGBoost trees) is validated before anything calls it. Untrusted files are read first in
+a child process with time and memory limits (:mod:`anonml.safemodel._probe`), so that a crash
+or hang in a parser anonml does not own takes only the child down. :func:`save_model` writes
+``.skops`` (or, for trusted formats, joblib) atomically.
 """
 
 from __future__ import annotations
@@ -23,9 +29,8 @@ from anonml._io import atomic_write
 
 SAFE_FORMATS = (".skops", ".json", ".ubj")
 PICKLE_FORMATS = (".pkl", ".pickle", ".joblib")
-# types built from a .skops file without --trust-model, beyond skops' defaults
-_TRUSTED_PREFIXES = ("anonml.safemodel._wrappers.", "anonml.safemodel._optional.")
-_TRUSTED_TYPES = ("sklearn.tree._tree.Tree",)
+#: largest XGBoost .json/.ubj file read (bytes)
+MAX_XGBOOST_BYTES = 4 * 2**30
 
 
 def _skops() -> Any:
@@ -33,61 +38,56 @@ def _skops() -> Any:
         import skops.io as sio
     except ImportError:
         raise InputError("reading or writing .skops model files needs skops; fix: pip install "
-                         "'anonml[report]'") from None
+                         "'anonml[report]' (or pip install skops)") from None
     return sio
 
 
-def load_model(path: Any, *, trust: bool = False) -> Any:
-    """Load a fitted model for an audit.
+def _read_xgboost(p: Path) -> Any:
+    from anonml.safemodel._validate import decode_xgboost_raw, validate_xgboost_model
 
-    Parameters
-    ----------
-    path : path
-        ``.skops``, XGBoost ``.json``/``.ubj``, or (with ``trust``) ``.pkl``/``.joblib``.
-    trust : bool, default False
-        Allow unpickling, and any type in a ``.skops`` file.
+    try:
+        from xgboost import XGBClassifier
+    except ImportError:
+        raise InputError(f"{str(p)!r} looks like an XGBoost model file; fix: pip install "
+                         "'anonml[xgboost]' (or pip install xgboost)") from None
+    if p.stat().st_size > MAX_XGBOOST_BYTES:
+        raise InputError(f"model file {str(p)!r} is larger than {MAX_XGBOOST_BYTES:,} bytes")
+    raw = p.read_bytes()
+    try:
+        doc = decode_xgboost_raw(raw)
+        validate_xgboost_model(doc)
+    except InputError as exc:
+        raise InputError(f"model file {str(p)!r} is refused: {exc}") from None
+    model = XGBClassifier()
+    try:
+        model.load_model(bytearray(raw))
+    except Exception as exc:  # noqa: BLE001 - any parser error: one line
+        text = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"cannot read {str(p)!r} as an XGBoost model: {text}") from None
+    return model
 
-    Raises
-    ------
-    UntrustedModelError
-        The file would need unpickling, or holds a type not on the trusted list.
-    InputError
-        Missing file, unknown format, or a file that cannot be read.
-    """
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(f"model file {str(p)!r} does not exist; fix: check the path")
+
+def _read_and_validate(p: Path, trust: bool = False) -> Any:
+    """Read a model file (no isolation) and validate its structure."""
+    from anonml.safemodel._validate import validate_model
+
     suffix = p.suffix.lower()
     if suffix == ".skops":
-        sio = _skops()
-        try:
-            untrusted = sio.get_untrusted_types(file=p)
-        except Exception as exc:
-            raise InputError(f"cannot read model {str(p)!r} as skops: {type(exc).__name__}: "
-                             f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
-        ours = [t for t in untrusted if t.startswith(_TRUSTED_PREFIXES) or t in _TRUSTED_TYPES]
-        others = [t for t in untrusted if t not in ours]
-        if others and not trust:
-            raise UntrustedModelError(
-                f"model {str(p)!r} holds types anonml does not build without trust: "
-                f"{', '.join(others[:5])}; fix: pass --trust-model (trust=True) if you trust "
-                "the file's source")
-        return sio.load(p, trusted=untrusted)
-    if suffix in (".json", ".ubj"):
-        try:
-            from xgboost import XGBClassifier
-        except ImportError:
-            raise InputError(f"{str(p)!r} looks like an XGBoost model file; fix: pip install "
-                             "'anonml[xgboost]'") from None
-        model = XGBClassifier()
-        try:
-            model.load_model(p)
-        except Exception as exc:
-            raise InputError(f"cannot read {str(p)!r} as an XGBoost model: "
-                             f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
-                             ) from None
-        return model
-    if suffix in PICKLE_FORMATS:
+        _skops()
+        from anonml.safemodel._skops_vet import load_vetted_skops
+
+        if trust:
+            sio = _skops()
+            try:
+                model = sio.load(p, trusted=sio.get_untrusted_types(file=p))
+            except Exception as exc:  # noqa: BLE001
+                raise InputError(f"cannot read model {str(p)!r} as skops: {type(exc).__name__}"
+                                 ) from None
+        else:
+            model = load_vetted_skops(p)
+    elif suffix in (".json", ".ubj"):
+        model = _read_xgboost(p)
+    elif suffix in PICKLE_FORMATS:
         if not trust:
             raise UntrustedModelError(
                 f"loading {str(p)!r} unpickles it, which runs code from the file; fix: pass "
@@ -97,12 +97,58 @@ def load_model(path: Any, *, trust: bool = False) -> Any:
         import joblib
 
         try:
-            return joblib.load(p)
-        except Exception as exc:
-            raise InputError(f"cannot load model {str(p)!r}: {type(exc).__name__}: {exc}"
+            model = joblib.load(p)
+        except Exception as exc:  # noqa: BLE001
+            text = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
+            raise InputError(f"cannot load model {str(p)!r}: {type(exc).__name__}: {text}"
                              ) from None
-    raise InputError(f"model file {str(p)!r} has unknown format {suffix!r}; fix: use .skops, "
-                     "XGBoost .json/.ubj, or .pkl/.joblib with --trust-model")
+    else:
+        raise InputError(f"model file {str(p)!r} has unknown format {suffix!r}; fix: use "
+                         ".skops, XGBoost .json/.ubj, or .pkl/.joblib with --trust-model")
+    validate_model(model, where=f"model file {str(p)!r}")
+    return model
+
+
+def load_model(path: Any, *, trust: bool = False, isolate: bool = True,
+               timeout: float | None = None, memory: int | None = None) -> Any:
+    """Load a fitted model for an audit, as data, and validate its structure.
+
+    Parameters
+    ----------
+    path : path
+        ``.skops``, XGBoost ``.json``/``.ubj``, or (with ``trust``) ``.pkl``/``.joblib``.
+    trust : bool, default False
+        Allow unpickling, and any type in a ``.skops`` file. Structure is validated all the
+        same.
+    isolate : bool, default True
+        Read an untrusted file first in a child process with a time and memory limit
+        (:func:`anonml.safemodel._probe.probe_model_file`); only if that succeeds is it read
+        here. Turn off only for files you made yourself.
+    timeout, memory : optional
+        The child's limits (seconds, bytes); defaults in :mod:`anonml.safemodel._probe`.
+
+    Raises
+    ------
+    UntrustedModelError
+        The file would need unpickling and ``trust`` is False.
+    InputError
+        Missing file, unknown format, a type or node that is not vetted, a malformed
+        structure, or a file that crashed or hung the isolated reader; one line naming the
+        file, the part and the fix.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"model file {str(p)!r} does not exist; fix: check the path")
+    suffix = p.suffix.lower()
+    if suffix in PICKLE_FORMATS and not trust:
+        return _read_and_validate(p, trust=False)  # raises UntrustedModelError
+    if isolate and not trust and suffix in SAFE_FORMATS:
+        from anonml.safemodel._probe import probe_model_file
+
+        if suffix == ".skops":
+            _skops()  # a missing optional package is named here, not by the child
+        probe_model_file(p, timeout=timeout, memory=memory)
+    return _read_and_validate(p, trust=trust)
 
 
 def save_model(model: Any, path: Any) -> Path:

@@ -1,0 +1,120 @@
+"""Reading an untrusted model file first in a child process, with time and memory limits.
+
+:func:`anonml.safemodel.load_model` vets a file as data and validates the model's structure
+before anything calls it. Parsers that anonml does not own still read the bytes: skops and numpy
+(the zip and ``.npy`` members), scikit-learn's ``__setstate__`` methods, and XGBoost's C++ model
+reader. A bug in any of them that a crafted file can reach (a crash, a hang, a huge allocation)
+would otherwise take the auditor down with it. So the whole read (vet, build, validate) runs
+once in a child process first, under an address-space limit (``RLIMIT_AS``), a CPU-time limit
+and a wall-clock timeout, with core dumps off. Only if the child read the file cleanly does the
+auditor's own process read it again. A crash, a hang or an out-of-memory child becomes one
+line, and nothing of the file reaches the parent.
+
+Run as ``python -m anonml.safemodel._probe FILE``: exit 0 when the file loads and validates;
+exit 1 with ``anonml-probe-error: <one line>`` on stdout when anonml refuses it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from anonml._errors import InputError
+
+_TAG = "anonml-probe-error: "
+#: default wall-clock limit of the child, in seconds
+DEFAULT_TIMEOUT = 300.0
+#: default address-space limit of the child, in bytes (at least this, or 40x the file)
+DEFAULT_MEMORY = 6 * 2**30
+
+
+def _limits(memory: int, cpu_seconds: int):  # pragma: no cover - runs in the child
+    def apply() -> None:
+        try:
+            import resource
+        except ImportError:
+            return
+        for limit, value in ((resource.RLIMIT_AS, memory), (resource.RLIMIT_CPU, cpu_seconds),
+                             (resource.RLIMIT_CORE, 0)):
+            try:
+                soft, hard = resource.getrlimit(limit)
+                cap = value if hard == resource.RLIM_INFINITY else min(value, hard)
+                resource.setrlimit(limit, (cap, hard))
+            except (ValueError, OSError):
+                pass
+    return apply
+
+
+def probe_model_file(path: Path, *, timeout: float | None = None,
+                     memory: int | None = None) -> None:
+    """Read ``path`` as :func:`~anonml.safemodel.load_model` would, in a limited child process.
+
+    Parameters
+    ----------
+    path : Path
+        A ``.skops``, ``.json`` or ``.ubj`` model file (never a pickle: those run code by
+        design and are only read with ``trust=True``, in the caller's process).
+    timeout : float, optional
+        Wall-clock seconds (default :data:`DEFAULT_TIMEOUT`).
+    memory : int, optional
+        Address-space bytes (default the larger of :data:`DEFAULT_MEMORY` and 40 times the
+        file's size).
+
+    Raises
+    ------
+    InputError
+        The child refused the file (its one line), crashed (the signal is named), ran out of
+        time or memory.
+    """
+    timeout = DEFAULT_TIMEOUT if timeout is None else float(timeout)
+    if memory is None:
+        memory = max(DEFAULT_MEMORY, 40 * path.stat().st_size)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        env[var] = "1"
+    name = str(path)
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "anonml.safemodel._probe", str(path)],
+            stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout, env=env,
+            preexec_fn=_limits(int(memory), int(timeout) + 5) if os.name == "posix" else None)
+    except subprocess.TimeoutExpired:
+        raise InputError(f"model file {name!r} did not finish loading in {timeout:.0f} s in an "
+                         "isolated reader; it is malformed or hostile, so anonml will not read "
+                         "it") from None
+    if proc.returncode == 0:
+        return
+    out = proc.stdout.decode("utf-8", "replace").strip().splitlines()
+    tagged = [line[len(_TAG):] for line in out if line.startswith(_TAG)]
+    if proc.returncode == 1 and tagged:
+        raise InputError(tagged[-1])
+    if proc.returncode < 0:
+        try:
+            sig = signal.Signals(-proc.returncode).name
+        except ValueError:
+            sig = f"signal {-proc.returncode}"
+        raise InputError(f"model file {name!r} crashed the isolated reader ({sig}); it is "
+                         "malformed or hostile, so anonml will not read it in this process")
+    err = proc.stderr.decode("utf-8", "replace")
+    why = "it ran out of memory" if "MemoryError" in err else f"exit status {proc.returncode}"
+    raise InputError(f"model file {name!r} could not be read in the isolated reader ({why}); "
+                     "it is malformed, hostile, or larger than the reader's memory limit")
+
+
+def _main(argv: list[str]) -> int:  # pragma: no cover - runs in the child
+    from anonml.safemodel._model_file import _read_and_validate
+
+    try:
+        _read_and_validate(Path(argv[0]))
+    except InputError as exc:
+        print(_TAG + str(exc).replace("\n", " "), flush=True)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(_main(sys.argv[1:]))

@@ -1,0 +1,532 @@
+"""Structural validation of a loaded model, before anything calls it.
+
+A model file that only holds vetted types can still crash the process that uses it:
+scikit-learn's tree code and XGBoost's predictor follow node indices read from the file
+without bounds checks, so children pointing out of range read arbitrary memory (a segfault),
+and children pointing back at an ancestor loop for ever. This module checks every such index
+in numpy, vectorized, and raises one :class:`~anonml._errors.InputError` naming the part that is
+wrong.
+
+What is checked
+---------------
+* scikit-learn ``Tree`` (decision trees, each tree of a forest or of gradient boosting): every
+  array has ``node_count`` entries; a node is a leaf in both children or in neither; children
+  lie after their parent and inside the array, and every node but the root has exactly one
+  parent (so the nodes form one tree, with no cycle); split features are below
+  ``n_features``; thresholds are finite; ``value`` has shape
+  ``(node_count, n_outputs, max_n_classes)`` and finite entries; no path is deeper than the
+  tree's recorded ``max_depth`` (scikit-learn sizes buffers by it).
+* ``HistGradientBoostingClassifier``'s predictors: the same for its node records, plus
+  categorical bitset indices.
+* Multi-layer perceptrons and linear models: weight shapes chain from ``n_features_in_`` to
+  the classes, all finite.
+* Pipelines and column transformers: each step, recursively; fitted sub-estimators held in
+  attributes (forests' ``estimators_``, wrappers' ``estimator``), recursively.
+* XGBoost models (JSON, UBJSON, or the booster inside a ``.skops`` file), on the decoded
+  document *before* XGBoost parses it: per-node arrays of ``num_nodes`` entries, children in
+  range, each reachable node reached once from the root (no cycle), parents consistent,
+  split indices below ``num_feature``, finite split values, categorical segments inside the
+  category array, and the tree/iteration bookkeeping consistent.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import struct
+from typing import Any
+
+import numpy as np
+
+from anonml._errors import InputError
+
+__all__ = ["decode_xgboost_raw", "validate_model", "validate_xgboost_model"]
+
+
+def _bad(where: str, text: str) -> InputError:
+    return InputError(f"{where}: {text}; the file is malformed or was edited by hand, so anonml "
+                      "will not run it; fix: save the model again from the fitted estimator")
+
+
+# ----------------------------------------------------------------------------- scikit-learn
+
+
+def _check_children(where: str, left: np.ndarray, right: np.ndarray, leaf_value: int) -> np.ndarray:
+    """Leaves agree in both children; children lie after their parent, in range; one parent each.
+
+    Returns the depth of every node.
+    """
+    n = left.shape[0]
+    if right.shape[0] != n:
+        raise _bad(where, "left and right children arrays differ in length")
+    leaf = left == leaf_value
+    if not np.array_equal(leaf, right == leaf_value):
+        i = int(np.flatnonzero(leaf != (right == leaf_value))[0])
+        raise _bad(where, f"node {i} has one child")
+    inner = np.flatnonzero(~leaf)
+    for side, child in (("left", left[inner]), ("right", right[inner])):
+        bad = (child <= inner) | (child >= n)
+        if bad.any():
+            i = int(inner[np.argmax(bad)])
+            c = int(child[np.argmax(bad)])
+            raise _bad(where, f"node {i}'s {side} child {c} is out of range or not after its "
+                       f"parent (nodes 0..{n - 1})")
+    counts = np.bincount(np.concatenate([left[inner], right[inner]]).astype(np.int64),
+                         minlength=n)
+    if n and counts[0] != 0 or (counts[1:] != 1).any():
+        i = int(np.flatnonzero(counts[1:] != 1)[0]) + 1 if (counts[1:] != 1).any() else 0
+        raise _bad(where, f"node {i} has {int(counts[i])} parents (a tree gives each node "
+                   "but the root exactly one)")
+    depth = np.zeros(n, dtype=np.int64)
+    frontier = np.array([0], dtype=np.int64) if n else np.empty(0, dtype=np.int64)
+    d = 0
+    while frontier.size:  # one vectorized step per level; children > parent bounds it by n
+        frontier = frontier[~leaf[frontier]]
+        d += 1
+        frontier = np.concatenate([left[frontier], right[frontier]]).astype(np.int64)
+        depth[frontier] = d
+    return depth
+
+
+def check_sklearn_tree(tree: Any, where: str, n_features: int | None = None) -> None:
+    """Validate a ``sklearn.tree._tree.Tree`` (see the module docstring)."""
+    state = tree.__getstate__()
+    nodes, values = state.get("nodes"), state.get("values")
+    n = int(state.get("node_count", -1))
+    if not isinstance(nodes, np.ndarray) or nodes.dtype.names is None or nodes.ndim != 1:
+        raise _bad(where, "the node array is missing or not a record array")
+    if n < 1 or nodes.shape[0] != n:
+        raise _bad(where, f"node_count {n} does not match the {nodes.shape[0]} node records")
+    need = ("left_child", "right_child", "feature", "threshold", "n_node_samples")
+    if any(f not in nodes.dtype.names for f in need):
+        raise _bad(where, "the node records lack fields scikit-learn needs")
+    left = nodes["left_child"].astype(np.int64)
+    right = nodes["right_child"].astype(np.int64)
+    depth = _check_children(where, left, right, -1)
+    if depth.max() > int(state.get("max_depth", -1)):
+        raise _bad(where, f"a path is {int(depth.max())} deep but max_depth says "
+                   f"{state.get('max_depth')}")
+    inner = left != -1
+    nf = int(tree.n_features)
+    if n_features is not None and nf != int(n_features):
+        raise _bad(where, f"the tree reads {nf} features but its estimator has "
+                   f"n_features_in_={n_features}")
+    feat = nodes["feature"][inner]
+    if feat.size and (feat.min() < 0 or feat.max() >= nf):
+        raise _bad(where, f"a split reads feature {int(feat.max() if feat.max() >= nf else feat.min())}"
+                   f", outside 0..{nf - 1}")
+    if not np.isfinite(nodes["threshold"][inner]).all():
+        raise _bad(where, "a split threshold is not finite")
+    if "missing_go_to_left" in nodes.dtype.names and (nodes["missing_go_to_left"] > 1).any():
+        raise _bad(where, "missing_go_to_left holds a value other than 0 and 1")
+    n_outputs = int(tree.n_outputs)
+    n_classes = np.asarray(tree.n_classes)
+    if not isinstance(values, np.ndarray) or values.ndim != 3 or values.shape[:2] != (n, n_outputs) \
+            or n_classes.shape != (n_outputs,) or values.shape[2] != int(n_classes.max()):
+        raise _bad(where, f"the value array has shape {getattr(values, 'shape', None)}, not "
+                   f"({n}, {n_outputs}, {int(n_classes.max()) if n_classes.size else '?'})")
+    if not np.isfinite(values).all():
+        raise _bad(where, "a leaf value is not finite")
+
+
+def _check_hgb(model: Any, where: str) -> None:
+    predictors = getattr(model, "_predictors", None)
+    if predictors is None:
+        return
+    nf = int(model.n_features_in_)
+    k = int(getattr(model, "n_trees_per_iteration_", 1))
+    is_cat = getattr(model, "is_categorical_", None)
+    for i, row in enumerate(predictors):
+        if not isinstance(row, (list, tuple)) or len(row) != k:
+            raise _bad(f"{where}._predictors[{i}]", f"holds {len(row) if hasattr(row, '__len__') else '?'} "
+                       f"trees, not n_trees_per_iteration_={k}")
+        for j, pred in enumerate(row):
+            w = f"{where}._predictors[{i}][{j}]"
+            nodes = getattr(pred, "nodes", None)
+            if not isinstance(nodes, np.ndarray) or nodes.dtype.names is None or nodes.ndim != 1 \
+                    or nodes.shape[0] < 1:
+                raise _bad(w, "the node array is missing or not a record array")
+            leaf = nodes["is_leaf"].astype(bool)
+            left = np.where(leaf, -1, nodes["left"].astype(np.int64))
+            right = np.where(leaf, -1, nodes["right"].astype(np.int64))
+            _check_children(w, left, right, -1)
+            feat = nodes["feature_idx"][~leaf]
+            if feat.size and (feat.min() < 0 or feat.max() >= nf):
+                raise _bad(w, f"a split reads a feature outside 0..{nf - 1}")
+            if np.isnan(nodes["num_threshold"][~leaf]).any() or not np.isfinite(
+                    nodes["value"][leaf]).all():
+                raise _bad(w, "a threshold or leaf value is NaN or infinite")
+            cat = (~leaf) & (nodes["is_categorical"] != 0)
+            if cat.any():
+                bitsets = np.asarray(pred.raw_left_cat_bitsets)
+                if is_cat is None or not np.asarray(is_cat)[nodes["feature_idx"][cat]].all() \
+                        or nodes["bitset_idx"][cat].max() >= bitsets.shape[0]:
+                    raise _bad(w, "a categorical split points outside its bitsets")
+
+
+def _check_weights(model: Any, where: str, nf: int | None) -> None:
+    coefs = getattr(model, "coefs_", None)
+    if coefs is not None:  # multi-layer perceptron
+        inter = getattr(model, "intercepts_", None)
+        if not isinstance(coefs, list) or not isinstance(inter, list) or len(coefs) != len(inter):
+            raise _bad(where, "coefs_ and intercepts_ are not matching lists")
+        width = nf
+        for i, (w, b) in enumerate(zip(coefs, inter)):
+            w, b = np.asarray(w), np.asarray(b)
+            if w.ndim != 2 or (width is not None and w.shape[0] != width) or b.shape != (w.shape[1],):
+                raise _bad(where, f"layer {i} has weights {w.shape} and bias {b.shape}, which do "
+                           f"not chain from {width} inputs")
+            if not (np.isfinite(w).all() and np.isfinite(b).all()):
+                raise _bad(where, f"layer {i} holds a weight that is not finite")
+            width = w.shape[1]
+        return
+    coef = getattr(model, "coef_", None)
+    if coef is not None and isinstance(coef, np.ndarray) and hasattr(model, "classes_"):
+        if coef.ndim != 2 or (nf is not None and coef.shape[1] != nf):
+            raise _bad(where, f"coef_ has shape {coef.shape}, not (classes, {nf})")
+        if not np.isfinite(coef).all():
+            raise _bad(where, "coef_ holds a value that is not finite")
+
+
+def _walk(obj: Any, where: str, seen: set[int], depth: int) -> None:
+    from sklearn.base import BaseEstimator
+    from sklearn.tree._tree import Tree
+
+    if id(obj) in seen or depth > 50:
+        return
+    seen.add(id(obj))
+    if isinstance(obj, Tree):
+        check_sklearn_tree(obj, where)
+        return
+    if isinstance(obj, (list, tuple)) or (isinstance(obj, np.ndarray) and obj.dtype == object):
+        for i, item in enumerate(np.asarray(obj, dtype=object).ravel()
+                                 if isinstance(obj, np.ndarray) else obj):
+            _walk(item, f"{where}[{i}]", seen, depth + 1)
+        return
+    if isinstance(obj, dict):
+        for key, item in obj.items():
+            _walk(item, f"{where}[{key!r}]", seen, depth + 1)
+        return
+    if _is_xgboost(obj):
+        validate_xgboost_model(json.loads(bytes(obj.get_booster().save_raw("json"))))
+        return
+    if not isinstance(obj, BaseEstimator):
+        return
+    nf = getattr(obj, "n_features_in_", None)
+    nf = int(nf) if isinstance(nf, (int, np.integer)) else None
+    tree = obj.__dict__.get("tree_")
+    if isinstance(tree, Tree):
+        check_sklearn_tree(tree, f"{where}.tree_", nf)
+    classes = obj.__dict__.get("classes_")
+    if isinstance(classes, np.ndarray) and classes.ndim == 1 and \
+            len(np.unique(classes.astype(str))) != len(classes):
+        raise _bad(f"{where}.classes_", "repeats a class")
+    _check_hgb(obj, where)
+    _check_weights(obj, where, nf)
+    for name, value in obj.__dict__.items():
+        if name == "tree_":
+            continue
+        if isinstance(value, (BaseEstimator, list, tuple, dict)) or (
+                isinstance(value, np.ndarray) and value.dtype == object):
+            _walk(value, f"{where}.{name}", seen, depth + 1)
+    for est in _sub_estimators(obj):
+        sub_nf = getattr(est, "n_features_in_", None)
+        if nf is not None and sub_nf is not None and int(sub_nf) != nf and \
+                obj.__class__.__name__.endswith(("Forest", "Trees", "ForestClassifier",
+                                                 "TreesClassifier", "BoostingClassifier")):
+            raise _bad(where, f"a member estimator reads {sub_nf} features, not {nf}")
+
+
+def _sub_estimators(obj: Any) -> list:
+    from sklearn.base import BaseEstimator
+
+    ests = obj.__dict__.get("estimators_")
+    if ests is None:
+        return []
+    flat = np.asarray(ests, dtype=object).ravel() if isinstance(ests, (list, np.ndarray)) else []
+    return [e for e in flat if isinstance(e, BaseEstimator)]
+
+
+def _is_xgboost(obj: Any) -> bool:
+    return any(c.__module__.startswith("xgboost.") and c.__name__ == "XGBModel"
+               for c in type(obj).__mro__)
+
+
+def validate_model(model: Any, where: str = "model") -> None:
+    """Validate a loaded model's structure before anything calls it.
+
+    Parameters
+    ----------
+    model : estimator
+        A fitted scikit-learn, anonml or XGBoost estimator, or a pipeline of them.
+    where : str
+        How messages name the model (e.g. the file name).
+
+    Raises
+    ------
+    InputError
+        One line naming the part that is wrong (``model.steps[1].estimators_[3].tree_: node 0's
+        left child 1000000000 is out of range ...``).
+    """
+    try:
+        _walk(model, where, set(), 0)
+    except InputError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a structure too odd to inspect is refused too
+        text = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
+        raise _bad(where, f"its structure cannot be checked ({type(exc).__name__}: {text})"
+                   ) from None
+
+
+# ----------------------------------------------------------------------------- XGBoost
+
+
+_UBJ_NUM = {b"i": (">b", 1), b"U": (">B", 1), b"I": (">h", 2), b"l": (">i", 4),
+            b"L": (">q", 8), b"d": (">f", 4), b"D": (">d", 8)}
+_UBJ_NP = {b"i": ">i1", b"U": ">u1", b"I": ">i2", b"l": ">i4", b"L": ">i8", b"d": ">f4",
+           b"D": ">f8"}
+
+
+class _UBJ:
+    """A small, bounded UBJSON decoder (the subset XGBoost writes), for validation only.
+
+    XGBoost's Python package has no UBJSON reader of its own, and the point is to read the
+    model *without* XGBoost's C++ parser; typed arrays decode with ``np.frombuffer``.
+    """
+
+    def __init__(self, data: bytes):
+        self.b = memoryview(data)
+        self.i = 0
+
+    def take(self, n: int) -> memoryview:
+        if n < 0 or self.i + n > len(self.b):
+            raise InputError("the UBJSON model ends early or declares a length past its end")
+        out = self.b[self.i:self.i + n]
+        self.i += n
+        return out
+
+    def marker(self) -> bytes:
+        return bytes(self.take(1))
+
+    def number(self, m: bytes) -> Any:
+        fmt, n = _UBJ_NUM[m]
+        return struct.unpack(fmt, self.take(n))[0]
+
+    def length(self) -> int:
+        m = self.marker()
+        if m not in _UBJ_NUM or m in (b"d", b"D"):
+            raise InputError(f"the UBJSON model has a bad length marker {m!r}")
+        n = self.number(m)
+        if n < 0 or n > len(self.b):
+            raise InputError("the UBJSON model declares an impossible length")
+        return int(n)
+
+    def value(self, m: bytes, depth: int) -> Any:
+        if depth > 64:
+            raise InputError("the UBJSON model is nested too deeply")
+        if m in _UBJ_NUM:
+            return self.number(m)
+        if m == b"S" or m == b"H":
+            return bytes(self.take(self.length())).decode("utf-8", "replace")
+        if m == b"C":
+            return bytes(self.take(1)).decode("latin-1")
+        if m in (b"T", b"F"):
+            return m == b"T"
+        if m == b"Z":
+            return None
+        if m == b"[":
+            return self.array(depth)
+        if m == b"{":
+            return self.obj(depth)
+        raise InputError(f"the UBJSON model has an unknown marker {m!r}")
+
+    def array(self, depth: int) -> Any:
+        if bytes(self.b[self.i:self.i + 1]) == b"$":
+            self.i += 1
+            t = self.marker()
+            if self.marker() != b"#" or t not in _UBJ_NP:
+                raise InputError("the UBJSON model has a malformed typed array")
+            n = self.length()
+            dt = np.dtype(_UBJ_NP[t])
+            return np.frombuffer(self.take(n * dt.itemsize), dtype=dt).astype(dt.newbyteorder("="))
+        out = []
+        if bytes(self.b[self.i:self.i + 1]) == b"#":
+            self.i += 1
+            for _ in range(self.length()):
+                out.append(self.value(self.marker(), depth + 1))
+            return out
+        while True:
+            m = self.marker()
+            if m == b"]":
+                return out
+            out.append(self.value(m, depth + 1))
+
+    def obj(self, depth: int) -> dict:
+        out: dict = {}
+        while True:
+            if bytes(self.b[self.i:self.i + 1]) == b"}":
+                self.i += 1
+                return out
+            key = bytes(self.take(self.length())).decode("utf-8", "replace")
+            out[key] = self.value(self.marker(), depth + 1)
+
+
+def decode_xgboost_raw(raw: bytes) -> dict:
+    """Decode an XGBoost model (JSON text or UBJSON bytes) without XGBoost.
+
+    Raises
+    ------
+    InputError
+        The bytes are neither.
+    """
+    head = bytes(raw[:1])
+    try:
+        if head == b"{" and bytes(raw[1:2]) in (b'"', b"\n", b" ", b"\r", b"\t", b"}"):
+            doc = json.loads(bytes(raw))
+        elif head == b"{":
+            r = _UBJ(bytes(raw))
+            r.i = 1
+            doc = r.obj(0)
+        else:
+            raise InputError("the bytes are neither XGBoost JSON nor UBJSON")
+    except InputError:
+        raise
+    except (ValueError, RecursionError, struct.error, KeyError) as exc:
+        raise InputError(f"the model cannot be decoded ({type(exc).__name__})") from None
+    if not isinstance(doc, dict):
+        raise InputError("the model is not an XGBoost document")
+    return doc
+
+
+def _int(value: Any, what: str) -> int:
+    try:
+        out = int(value)
+    except (TypeError, ValueError):
+        raise _bad("XGBoost model", f"{what} is not an integer ({str(value)[:40]!r})") from None
+    return out
+
+
+def _arr(tree: dict, key: str, n: int, where: str, dtype: Any = np.int64) -> np.ndarray:
+    value = tree.get(key)
+    try:
+        arr = np.asarray(value if value is not None else [], dtype=dtype)
+    except (TypeError, ValueError):
+        raise _bad(where, f"{key} is not an array of numbers") from None
+    if arr.ndim != 1 or arr.shape[0] != n:
+        raise _bad(where, f"{key} has {arr.size} entries, not num_nodes={n}")
+    return arr
+
+
+def _check_xgb_tree(tree: Any, where: str, n_features: int) -> None:
+    if not isinstance(tree, dict):
+        raise _bad(where, "is not an object")
+    param = tree.get("tree_param") or {}
+    n = _int(param.get("num_nodes"), f"{where}.num_nodes")
+    if n < 1 or n > 2**31 - 2:
+        raise _bad(where, f"num_nodes {n} is out of range")
+    if _int(param.get("size_leaf_vector", 1), "size_leaf_vector") > 1:
+        raise _bad(where, "vector-leaf (multi-target) trees are not supported")
+    left = _arr(tree, "left_children", n, where)
+    right = _arr(tree, "right_children", n, where)
+    parents = _arr(tree, "parents", n, where)
+    split = _arr(tree, "split_indices", n, where)
+    cond = _arr(tree, "split_conditions", n, where, np.float64)
+    split_type = _arr(tree, "split_type", n, where) if "split_type" in tree else np.zeros(n, int)
+    _arr(tree, "default_left", n, where)
+    leaf = left == -1
+    if not np.array_equal(leaf, right == -1):
+        raise _bad(where, f"node {int(np.flatnonzero(leaf != (right == -1))[0])} has one child")
+    inner = np.flatnonzero(~leaf)
+    for side, child in (("left", left[inner]), ("right", right[inner])):
+        bad = (child < 1) | (child >= n)
+        if bad.any():
+            raise _bad(where, f"node {int(inner[np.argmax(bad)])}'s {side} child "
+                       f"{int(child[np.argmax(bad)])} is outside 1..{n - 1}")
+    # walk from the root level by level: a node reached twice means a cycle or a shared child
+    seen = np.zeros(n, dtype=bool)
+    seen[0] = True
+    frontier = np.array([0], dtype=np.int64)
+    while frontier.size:
+        frontier = frontier[~leaf[frontier]]
+        kids = np.concatenate([left[frontier], right[frontier]])
+        if parents[kids].tolist() != np.concatenate([frontier, frontier]).tolist():
+            raise _bad(where, "a node's parent entry does not name the node that points at it")
+        if seen[kids].any() or np.unique(kids).size != kids.size:
+            raise _bad(where, f"node {int(kids[np.argmax(seen[kids])])} is reached twice from "
+                       "the root (a cycle or a shared child)")
+        seen[kids] = True
+        frontier = kids
+    reach_inner = seen & ~leaf
+    if (split[reach_inner] < 0).any() or (split[reach_inner] >= n_features).any():
+        raise _bad(where, f"a split reads a feature outside 0..{n_features - 1}")
+    if not np.isfinite(cond[seen]).all():
+        raise _bad(where, "a split condition or leaf value is not finite")
+    if (split_type[reach_inner] == 1).any():
+        cats = _arr(tree, "categories", len(tree.get("categories") or []), where)
+        m = len(tree.get("categories_nodes") or [])
+        nodes_c = _arr(tree, "categories_nodes", m, where)
+        seg = _arr(tree, "categories_segments", m, where)
+        size = _arr(tree, "categories_sizes", m, where)
+        if ((nodes_c < 0) | (nodes_c >= n)).any() or ((seg < 0) | (size < 0) |
+                                                       (seg + size > cats.size)).any():
+            raise _bad(where, "a categorical split points outside the category array")
+        if not np.isin(np.flatnonzero(reach_inner & (split_type == 1)), nodes_c).all():
+            raise _bad(where, "a categorical split has no categories")
+
+
+def validate_xgboost_model(doc: Any) -> None:
+    """Validate a decoded XGBoost model document (see the module docstring).
+
+    Raises
+    ------
+    InputError
+        One line naming the tree and node that are wrong.
+    """
+    if isinstance(doc, dict) and "learner" not in doc and isinstance(doc.get("Model"), dict):
+        doc = doc["Model"]  # a pickled booster's memory snapshot: {"Config": ..., "Model": ...}
+    if not isinstance(doc, dict) or not isinstance(doc.get("learner"), dict):
+        raise _bad("XGBoost model", "there is no 'learner' object")
+    learner = doc["learner"]
+    mp = learner.get("learner_model_param") or {}
+    n_features = _int(mp.get("num_feature"), "num_feature")
+    n_class = _int(mp.get("num_class", 0), "num_class")
+    if n_features < 1 or n_features > 10**8 or n_class < 0 or n_class > 10**6:
+        raise _bad("XGBoost model", f"num_feature={n_features} or num_class={n_class} is out "
+                   "of range")
+    for v in str(mp.get("base_score", "0")).strip("[]").split(","):
+        try:
+            if v.strip() and not math.isfinite(float(v)):
+                raise ValueError
+        except ValueError:
+            raise _bad("XGBoost model", "base_score is not a finite number") from None
+    gb = learner.get("gradient_booster") or {}
+    name = gb.get("name")
+    if name == "gblinear":
+        weights = np.asarray((gb.get("model") or {}).get("weights", []), dtype=np.float64)
+        if weights.size != (n_features + 1) * max(n_class, 1) or not np.isfinite(weights).all():
+            raise _bad("XGBoost model", "the linear booster's weights do not match num_feature")
+        return
+    if name == "dart":
+        gb = gb.get("gbtree") or {}
+    elif name != "gbtree":
+        raise _bad("XGBoost model", f"booster {str(name)[:30]!r} is not gbtree, dart or gblinear")
+    model = gb.get("model") or {}
+    trees = model.get("trees")
+    if not isinstance(trees, list):
+        raise _bad("XGBoost model", "there is no list of trees")
+    n_trees = _int((model.get("gbtree_model_param") or {}).get("num_trees", len(trees)),
+                   "num_trees")
+    info = np.asarray(model.get("tree_info", []), dtype=np.int64)
+    if n_trees != len(trees) or info.shape != (len(trees),):
+        raise _bad("XGBoost model", f"num_trees={n_trees}, {len(trees)} trees and "
+                   f"{info.size} tree_info entries disagree")
+    if info.size and (info.min() < 0 or info.max() >= max(n_class, 1)):
+        raise _bad("XGBoost model", "tree_info names an output group outside the classes")
+    indptr = model.get("iteration_indptr")
+    if indptr is not None:
+        ip = np.asarray(indptr, dtype=np.int64)
+        if ip.ndim != 1 or ip.size < 1 or ip[0] != 0 or ip[-1] != len(trees) or \
+                (np.diff(ip) < 0).any():
+            raise _bad("XGBoost model", "iteration_indptr does not partition the trees")
+    for i, tree in enumerate(trees):
+        _check_xgb_tree(tree, f"XGBoost tree {i}", n_features)
