@@ -79,7 +79,9 @@ def generalize_labels(
                 labels[sel] = [str(x) for x in np.asarray(h.labels(int(lev)), dtype=object)[nodes[sel]]]
             out[c] = labels
         elif c not in cat:
-            is_int = pd.api.types.is_integer_dtype(col.dtype) or pd.api.types.is_bool_dtype(col.dtype)
+            is_int = pd.api.types.is_integer_dtype(col.dtype) or pd.api.types.is_bool_dtype(
+                col.dtype
+            )
             if is_int:  # exact: 2**63 - 1 is not a float64
                 by_group = pd.Series(col.to_numpy(), copy=False).groupby(groups, sort=True)
                 lo, hi = by_group.min().to_numpy(), by_group.max().to_numpy()

@@ -133,7 +133,8 @@ def recode(
     records), a QI column keeps the dtype of ``frame`` where the representatives' values fit it
     (a category column gains the categories it lacks; an integer or bool column holding
     suppressed, missing values becomes its pandas nullable twin, ``Int64``, ``UInt64``, ...,
-    ``boolean``, so that every integer keeps its exact value). Without it (generalized labels) the QI columns hold text.
+    ``boolean``, so that every integer keeps its exact value). Without it (generalized labels)
+    the QI columns hold text.
     """
     out = frame.copy()
     for c in qi:
@@ -161,7 +162,8 @@ def recode(
 def _nullable(dtype: np.dtype) -> Any:
     """The pandas dtype that holds ``dtype``'s values exactly plus missing values."""
     if dtype.kind in "iu":
-        return pd.api.types.pandas_dtype(f"{'U' if dtype.kind == 'u' else ''}Int{8 * dtype.itemsize}")
+        name = f"{'U' if dtype.kind == 'u' else ''}Int{8 * dtype.itemsize}"  # Int64, UInt8, ...
+        return pd.api.types.pandas_dtype(name)
     if dtype.kind == "b":
         return pd.BooleanDtype()
     return dtype

@@ -108,8 +108,9 @@ class SaNGreeAAnonymizer(BaseAnonymizer):
         those whose rows' sensitive values complete the model in one step, else among those
         holding a value that is under-represented in the cluster (share below its share in the
         table), else among all. When dispersing a last cluster, a point joins the cheapest
-        cluster that still satisfies the model with it; if none does, the cheapest one, and clusters left violating are then merged, each into the
-        cluster whose GIL grows least, until all satisfy the model.
+        cluster that still satisfies the model with it; if none does, the cheapest one, and
+        clusters left violating are then merged, each into the cluster whose GIL grows least,
+        until all satisfy the model.
     hierarchies : dict, optional
         ``{column: Hierarchy}``: the generalization hierarchy of each categorical QI
         (:class:`anonml.hierarchies.Hierarchy`, e.g.
@@ -423,7 +424,8 @@ class _Greedy:
         while n_alive > 0:
             if dead > 256 and dead * 8 > pos.size:
                 keep = np.flatnonzero(alive)
-                pos, num, cat, alive, wt = pos[keep], num[:, keep], cat[:, keep], alive[keep], wt[keep]
+                pos, num, cat = pos[keep], num[:, keep], cat[:, keep]
+                alive, wt = alive[keep], wt[keep]
                 if not self.trivial:
                     prof_w = prof_w[keep]
                 first, dead = 0, 0
