@@ -146,9 +146,9 @@ def test_and_or_follow_kleene_logic(values, op):
 
 def test_operators_and_edge_values():
     def ev(op, value, actual):
-        facts = {"family": "generic", "measures": {"x": actual}}
+        facts = {"family": "generic", "measures": {"structure.n_params": actual}}
         rule = rules_from_dict(_doc(category="structure",
-                                    check={"measure": "x", op: value})).rules[0]
+                                    check={"measure": "structure.n_params", op: value})).rules[0]
         return evaluate_rule(rule, facts).outcome
 
     assert ev("min", 5, 5) == "pass" and ev("min", 5, 4.99) == "fail"
@@ -337,3 +337,130 @@ def test_measured_rules_read_real_measurements():
     outs = evaluate_rules(RULES, facts_bad, categories=("structure", "performance"))
     assert {o.rule.id for o in outs if o.outcome == "fail"} >= {
         "structure-leaf-size", "performance-gap"}
+
+
+# ------------------------------------------------------------------ names a rule may use -------
+def _check_doc(check, applies_to=("any",)):
+    return _doc(category="structure", applies_to=list(applies_to), check=check)
+
+
+def _one_line_error(doc, *needles):
+    with pytest.raises(InputError) as err:
+        rules_from_dict(doc, origin="tre.toml")
+    msg = str(err.value)
+    assert "\n" not in msg and "fix:" in msg and "rule 'r1'" in msg, msg
+    for needle in needles:
+        assert needle in msg, msg
+
+
+def test_unknown_measure_is_refused_with_a_suggestion():
+    _one_line_error(_check_doc({"measure": "membership.max_acu", "max": 0.65}),
+                    "'membership.max_acu'", "did you mean 'membership.max_auc'?")
+    # no close match: the measures of that group are listed
+    _one_line_error(_check_doc({"measure": "membership.zzz", "max": 1}),
+                    "'membership.zzz'", "membership.max_auc", "membership.rmia.auc")
+    _one_line_error(_check_doc({"measure": "nonsense", "max": 1}), "'nonsense'",
+                    "anonml.safemodel.MEASURES")
+    # inside and/or too
+    _one_line_error(_check_doc({"or": [{"measure": "membership.max_auc", "max": 0.6},
+                                       {"measure": "structure.min_leaf_sise", "min": 5}]}),
+                    "check.or[1]", "did you mean 'structure.min_leaf_size'?")
+
+
+def test_unknown_param_is_refused_with_a_suggestion():
+    _one_line_error(_check_doc({"param": "min_sample_leaf", "min": 5}, ["decision_tree"]),
+                    "'min_sample_leaf'", "decision_tree", "did you mean 'min_samples_leaf'?")
+    # a parameter of another family is not one of this family's
+    _one_line_error(_check_doc({"param": "n_neighbors", "max": 5}, ["random_forest"]),
+                    "'n_neighbors'", "random_forest")
+    _one_line_error(_check_doc({"param": "min_child_weigth", "min": 5}, ["any"]),
+                    "any model family")
+    _one_line_error(_check_doc({"and": [{"param": "max_depth", "max": 5},
+                                        {"param": "bootstrapp", "equals": True}]},
+                               ["random_forest", "extra_trees"]),
+                    "check.and[1]", "did you mean 'bootstrap'?")
+
+
+def test_known_params_are_accepted():
+    # known to one of the families the rule applies to is enough
+    rules_from_dict(_check_doc({"param": "bootstrap", "equals": True},
+                               ["random_forest", "decision_tree"]))
+    rules_from_dict(_check_doc({"param": "n_neighbors", "max": 5}, ["any"]))
+    rules_from_dict(_check_doc({"param": "max_grad_norm", "max": 10}, ["dp_sgd"]))
+    # "generic" is any estimator: its parameters cannot be known, so none is refused
+    rules_from_dict(_check_doc({"param": "my_own_knob", "max": 5}, ["generic"]))
+
+
+def test_param_of_a_family_whose_library_is_missing_is_accepted(monkeypatch):
+    from anonml.safemodel import _family
+
+    monkeypatch.setitem(_family.ESTIMATORS, "xgboost", ("no_such_module_xyz:XGBClassifier",))
+    _family.family_param_names.cache_clear()
+    try:
+        rules_from_dict(_check_doc({"param": "min_child_weight", "min": 5}, ["xgboost"]))
+        rules_from_dict(_check_doc({"param": "anything", "min": 5}, ["xgboost"]))
+    finally:
+        monkeypatch.undo()
+        _family.family_param_names.cache_clear()
+
+
+def test_every_family_has_its_estimators():
+    from anonml.safemodel import FAMILIES
+    from anonml.safemodel._family import _BY_CLASS, ESTIMATORS
+
+    assert set(ESTIMATORS) == set(FAMILIES)
+    for package, name, family in _BY_CLASS:
+        assert any(p.startswith(package) and p.endswith(f":{name}") for p in ESTIMATORS[family])
+    listed = {p.split(":")[1] for paths in ESTIMATORS.values() for p in paths}
+    assert listed == {name for _, name, _ in _BY_CLASS}
+
+
+def test_cli_rules_check_refuses_a_typo(tmp_path, capsys):
+    from anonml.cli import main
+
+    path = tmp_path / "tre.toml"
+    assert main(["rules", "init", str(path)]) == 0
+    capsys.readouterr()
+    path.write_text(path.read_text().replace('measure = "membership.max_auc"',
+                                             'measure = "membership.max_acu"'))
+    assert main(["rules", "check", str(path)]) == 1
+    out, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("anonml: error:") and not out
+    assert "rule 'mia-auc'" in lines[0] and "did you mean 'membership.max_auc'?" in lines[0]
+
+
+def test_measure_registry_matches_what_the_release_code_produces():
+    """Every measure a release run can produce is registered, and every registered one is
+    produced by some run, so the list cannot drift from the code."""
+    import pandas as pd
+
+    from anonml.attacks import Target
+    from anonml.dp import DPLogisticRegression, DPRandomForestClassifier, DPSGDClassifier
+    from anonml.safemodel import MEASURES, request_release
+    from anonml.safemodel._wrappers import ante_hoc_facts
+
+    rng = np.random.default_rng(0)
+    n = 160
+    X = pd.DataFrame({"a": rng.normal(size=n), "b": rng.integers(0, 4, n).astype(float),
+                      "c": rng.choice(["u", "v"], n)})
+    y = ((X["a"] > 0) ^ (rng.random(n) < 0.2)).astype(int).to_numpy()
+    Xn = X.assign(c=(X["c"] == "u").astype(float))
+    model = SafeDecisionTreeClassifier(min_samples_leaf=5, random_state=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model.fit(Xn[:100], y[:100])
+    target = Target(model, Xn[:100], y[:100], Xn[100:], y[100:])
+    produced: set = set()
+    anon = {"quasi_identifiers": ["b"], "k": 2}
+    for attacks in (("worst_case", "rmia", "attribute"), ("lira",)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            d = request_release(target, attacks=attacks, anonymization=anon, n_reference=2,
+                                max_attribute_records=30, random_state=0)
+        produced |= set(d.measures)
+    for dp in (DPSGDClassifier(noise_multiplier=1.0), DPRandomForestClassifier(),
+               DPLogisticRegression()):
+        produced |= set(ante_hoc_facts(dp)["measures"])
+    assert produced - set(MEASURES) == set(), "produced but not registered"
+    assert set(MEASURES) - produced == set(), "registered but never produced"

@@ -17,6 +17,7 @@ from typing import Any
 from anonml.safemodel._family import model_family
 from anonml.safemodel._rules import (
     FAMILIES,
+    MEASURES,
     Rule,
     RuleOutcome,
     RuleSet,
@@ -54,8 +55,8 @@ _LAZY = {
 }
 
 __all__ = [
-    "FAMILIES", "Finding", "PosthocResult", "Rule", "RuleOutcome", "RuleSet", "SafeModel",
-    "SafeModelMixin", "SafeDecisionTreeClassifier", "SafeExtraTreesClassifier",
+    "FAMILIES", "MEASURES", "Finding", "PosthocResult", "Rule", "RuleOutcome", "RuleSet",
+    "SafeModel", "SafeModelMixin", "SafeDecisionTreeClassifier", "SafeExtraTreesClassifier",
     "SafeGradientBoostingClassifier", "SafeHistGradientBoostingClassifier",
     "SafeLogisticRegression", "SafeMLPClassifier", "SafeRandomForestClassifier",
     "default_rules", "default_rules_text", "evaluate_rules", "load_rules", "model_family",

@@ -8,6 +8,7 @@ of the estimator it holds.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -33,6 +34,45 @@ _BY_CLASS = (
 )
 # families whose fitted model holds training records verbatim (support vectors, the kNN index)
 STORES_RECORDS = ("knn", "svm")
+# where the estimators of each family live ("module:Class"), for the hyperparameter names a
+# rule may check; the classes of _BY_CLASS, each under its family ("generic": any estimator)
+ESTIMATORS = {
+    "decision_tree": ("sklearn.tree:DecisionTreeClassifier",),
+    "random_forest": ("sklearn.ensemble:RandomForestClassifier",),
+    "extra_trees": ("sklearn.ensemble:ExtraTreesClassifier",),
+    "gradient_boosting": ("sklearn.ensemble:GradientBoostingClassifier",),
+    "hist_gradient_boosting": ("sklearn.ensemble:HistGradientBoostingClassifier",),
+    "xgboost": ("xgboost:XGBClassifier",),
+    "mlp": ("sklearn.neural_network:MLPClassifier", "anonml.dp:MLPTorchClassifier"),
+    "logistic_regression": ("sklearn.linear_model:LogisticRegression",),
+    "dp_random_forest": ("anonml.dp:DPRandomForestClassifier",),
+    "dp_logistic_regression": ("anonml.dp:DPLogisticRegression",),
+    "dp_sgd": ("anonml.dp:DPSGDClassifier",),
+    "knn": ("sklearn.neighbors:KNeighborsClassifier",
+            "sklearn.neighbors:RadiusNeighborsClassifier"),
+    "svm": ("sklearn.svm:SVC", "sklearn.svm:NuSVC"),
+    "generic": (),
+}
+
+
+@functools.lru_cache(maxsize=None)
+def family_param_names(family: str) -> frozenset | None:
+    """The hyperparameter names (``get_params()`` keys) of the estimators of ``family``;
+    ``None`` when they cannot be known: ``"generic"`` (any estimator), or an optional library
+    (xgboost) that is not installed."""
+    import importlib
+
+    paths = ESTIMATORS.get(family)
+    if not paths:
+        return None
+    names: set = set()
+    for path in paths:
+        module, _, cls = path.partition(":")
+        try:
+            names.update(getattr(importlib.import_module(module), cls)().get_params(deep=False))
+        except Exception:  # the library is missing or broken: the names are unknown
+            return None
+    return frozenset(names)
 
 
 def _class_keys(obj: Any) -> set:

@@ -22,6 +22,7 @@ cell-count threshold 10 and residual degrees of freedom 10.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import math
@@ -52,6 +53,51 @@ CATEGORIES = (
     "hyperparameter", "structure", "tamper", "membership", "attribute", "anonymization",
     "privacy_budget", "performance",
 )
+# every measurement a release run can produce, the names a rule's `measure` may use; the test
+# suite checks that the release code produces exactly these (tests/test_safemodel_rules.py)
+_STRUCTURE = {
+    "n_samples": "training records",
+    "n_groups": "groups of training records the model cannot tell apart",
+    "min_group_size": "records in the smallest such group",
+    "n_small_groups": "groups under the cell-count threshold",
+    "share_records_small_groups": "share of records in groups under the threshold",
+    "min_leaf_size": "training records in the smallest leaf (tree models)",
+    "zero_probability_groups": "groups given probability 0 for some class",
+    "class_disclosure_groups": "small groups given probability 0 for some class",
+    "small_group_risk_groups": "groups with a class cell under the threshold",
+    "n_params": "learned numbers in the model",
+    "residual_dof": "training records minus learned numbers",
+    "train_accuracy": "accuracy on the training records",
+    "test_accuracy": "accuracy on the test records",
+    "generalisation_gap": "training minus test accuracy",
+    "loss_ks_pvalue": "KS test p-value, training against test losses",
+    "k_anonymity_risk": "some group is under the threshold",
+    "class_disclosure_risk": "some small group is told it cannot have a class",
+    "small_group_risk": "some class cell is under the threshold",
+    "dof_risk": "residual degrees of freedom under their threshold",
+    "gen_error_risk": "training and test losses differ significantly",
+    "threshold": "the cell-count threshold used (a setting)",
+    "dof_threshold": "the degrees-of-freedom threshold used (a setting)",
+}
+MEASURES = {
+    "model.stores_training_records": "the model family keeps training records (kNN, SVM)",
+    "dp.epsilon": "differential-privacy budget spent (or set)",
+    "dp.delta": "differential-privacy failure probability",
+    "dp.noise_multiplier": "DP-SGD noise multiplier",
+    "tamper.has_fingerprint": "the model carries a fingerprint taken at fit",
+    "tamper.unchanged": "nothing changed since that fingerprint",
+    **{f"structure.{k}": v for k, v in _STRUCTURE.items()},
+    "anonymization.k_achieved": "smallest group of the anonymized training data",
+    "anonymization.verified": "the claimed k (l, t) verified from the table",
+    "membership.worst_case.auc": "mean AUC of the worst-case membership attack",
+    "membership.worst_case.share_significant": "share of worst-case repetitions with p < 0.05",
+    "membership.rmia.auc": "AUC of RMIA",
+    "membership.lira.auc": "AUC of LiRA",
+    "membership.max_auc": "largest AUC of the membership attacks run",
+    "membership.max_tpr_at_fpr_0.001": "largest true-positive rate at 0.1 % false positives",
+    "attribute.n_significant": "attributes significantly easier to infer for training records",
+    "attribute.max_arr_ci_low": "largest lower 95 % bound of an attribute risk ratio",
+}
 EFFECTS = ("block", "condition", "warn")
 OPERATORS = ("min", "max", "equals", "one_of", "type")
 TYPES = ("number", "int", "float", "bool", "str", "none")
@@ -144,7 +190,44 @@ def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
-def _parse_check(node: Any, where: str) -> Check:
+def _did_you_mean(name: str, known: Any) -> str:
+    close = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _check_subject(kind: str, subject: str, families: tuple, where: str) -> None:
+    """Refuse a measure anonml never produces, or a hyperparameter that none of the rule's
+    model families has: such a check could never be evaluated, so the rule would silently
+    never block."""
+    if kind == "measure":
+        if subject in MEASURES:
+            return
+        close = _did_you_mean(subject, MEASURES)
+        prefix = subject.split(".")[0] + "."
+        related = [m for m in MEASURES if m.startswith(prefix)]
+        if related:
+            fix = f"the {prefix[:-1]} measures are {', '.join(related)}"
+        else:
+            groups = ", ".join(dict.fromkeys(m.split(".")[0] for m in MEASURES))
+            fix = f"name a measure of {groups} (anonml.safemodel.MEASURES lists them)"
+        raise _bad(where, f"measure {subject!r} is not one anonml produces{close}", fix)
+    from anonml.safemodel._family import family_param_names
+
+    targets = [f for f in FAMILIES if f != "generic"] if "any" in families else list(families)
+    known: set = set()
+    for fam in targets:
+        names = family_param_names(fam)
+        if names is None:  # any estimator, or its library is not installed: cannot tell
+            return
+        known.update(names)
+    if subject not in known:
+        scope = "any model family" if "any" in families else ", ".join(targets)
+        raise _bad(where, f"param {subject!r} is not a hyperparameter of {scope}"
+                   f"{_did_you_mean(subject, known)}", "name a key of the model's get_params(), "
+                   "or set applies_to to the families that have it")
+
+
+def _parse_check(node: Any, where: str, families: tuple = ("any",)) -> Check:
     if not isinstance(node, dict) or not node:
         raise _bad(where, "check must be a table", 'write check = { param = "name", min = 5 }')
     keys = set(node)
@@ -158,7 +241,7 @@ def _parse_check(node: Any, where: str) -> Check:
             raise _bad(where, f"{op} must be a non-empty list of checks",
                        f"write {op} = [ {{ ... }}, {{ ... }} ]")
         return Check(op=op, children=tuple(
-            _parse_check(c, f"{where}.{op}[{i}]") for i, c in enumerate(children)))
+            _parse_check(c, f"{where}.{op}[{i}]", families) for i, c in enumerate(children)))
     subjects = keys & {"param", "measure"}
     if len(subjects) != 1:
         raise _bad(where, "check needs exactly one of param or measure",
@@ -186,6 +269,7 @@ def _parse_check(node: Any, where: str) -> Check:
                    'write type = "number"')
     if op == "equals" and isinstance(value, (dict, list)):
         raise _bad(where, "equals takes one value", "use one_of for a list")
+    _check_subject(kind, subject, families, where)
     return Check(op=op, subject_kind=kind, subject=subject, value=value)
 
 
@@ -236,7 +320,7 @@ def _parse_rule(raw: Any, index: int, origin: str) -> Rule:
         raise _bad(where, "fix must be text", 'write fix = "..."')
     if "check" not in raw:
         raise _bad(where, "check is missing", 'write check = { param = "name", min = 5 }')
-    check = _parse_check(raw["check"], f"{where}, check")
+    check = _parse_check(raw["check"], f"{where}, check", tuple(applies))
     return Rule(
         id=rid, title=raw["title"].strip(), category=category, check=check, effect=effect,
         explanation=raw["explanation"].strip(), source=raw["source"].strip(),
