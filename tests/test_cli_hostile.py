@@ -347,7 +347,8 @@ def audit_files(tmp_path, table):
 
 
 def audit(files, out, *extra):
-    return ["audit", "--model", files / "tree.joblib", "--trust-model", "--train", files / "train.csv",
+    return ["audit", "--model", files / "tree.joblib", "--trust-model",
+            "--train", files / "train.csv",
             "--test", files / "test.csv", "--target", "y", "--attacks", "none", "-o", out, "-q",
             *extra]
 
@@ -421,6 +422,23 @@ def test_audit_replaces_an_older_report_as_a_set(tmp_path, audit_files, capsys, 
     assert code == 0, err
     assert sorted(p.name for p in out.iterdir()) == ["notes.txt", "report.html", "report.json"]
     assert (out / "report.json").read_text() != "older"
+
+
+def test_audit_refuses_a_duplicated_column_in_train(tmp_path, audit_files, capsys):
+    train = audit_files / "train.csv"
+    lines = train.read_text().splitlines()
+    train.write_text("\n".join(["age,age,y"] + lines[1:]) + "\n")
+    hostile_run(tmp_path, capsys, audit(audit_files, tmp_path / "report"), "train.csv",
+                "duplicated", "'age'")
+
+
+def test_audit_refuses_object_probabilities(tmp_path, audit_files, capsys):
+    proba = audit_files / "p.npy"
+    np.save(proba, np.array([[0.5, "x"]] * 40, dtype=object), allow_pickle=True)
+    argv = ["audit", "--train-proba", proba, "--test-proba", proba, "--train",
+            audit_files / "train.csv", "--test", audit_files / "test.csv", "--target", "y",
+            "-o", tmp_path / "report", "-q"]
+    hostile_run(tmp_path, capsys, argv, "p.npy", "never unpickles")
 
 
 def test_demo_output_checked_first(tmp_path, capsys, monkeypatch):

@@ -104,9 +104,10 @@ def write_report(
     report : dict
         A release report of schema v1.
     out_dir : str or path-like
-        The report folder; it must exist unless ``create``. If it exists, its ``report.json``/``.html``/``.pdf`` are
-        replaced as a set: an older report file of a format not written this time is removed,
-        so the folder never mixes two reports. Other files there are left alone.
+        The report folder; it must exist unless ``create``. If it exists, its
+        ``report.json``/``.html``/``.pdf`` are replaced as a set: an older report file of a
+        format not written this time is removed, so the folder never mixes two reports.
+        Other files there are left alone.
     formats : iterable of {"json", "html", "pdf"}, default all three
         Which files to write.
     create : bool, default False
@@ -121,8 +122,9 @@ def write_report(
     Raises
     ------
     anonml.InputError
-        If a format is unknown, the folder (or with ``create`` its parent) does not exist, the report is not valid (the
-        message names the field), or a needed package (jsonschema, fpdf2) is missing.
+        If a format is unknown, the folder (or with ``create`` its parent) does not exist,
+        the report is not valid (the message names the field), or a needed package
+        (jsonschema, fpdf2) is missing.
     anonml.OutputError
         If writing failed (disk full, permission denied); nothing was changed.
     """
