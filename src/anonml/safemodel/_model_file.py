@@ -105,7 +105,7 @@ def _read_and_validate(p: Path, trust: bool = False) -> Any:
     else:
         raise InputError(f"model file {str(p)!r} has unknown format {suffix!r}; fix: use "
                          ".skops, XGBoost .json/.ubj, or .pkl/.joblib with --trust-model")
-    validate_model(model, where=f"model file {str(p)!r}")
+    validate_model(model, where=f"model file {str(p)!r}: model")
     return model
 
 

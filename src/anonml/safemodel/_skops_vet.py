@@ -252,6 +252,7 @@ class _Vetter:
                 if read is None:
                     raise ValueError(f"unknown .npy version {version}")
                 shape, _, dtype = read(fh, max_header_size=10_000)
+                header = fh.tell()
             except Exception as exc:  # noqa: BLE001 - any malformed header gives one line
                 raise self.fail(where, f"array member {fname!r} is not a valid .npy array "
                                 f"({_first_line(exc)})") from None
@@ -260,9 +261,9 @@ class _Vetter:
             raise self.fail(where, f"array member {fname!r} holds {dtype} values (objects "
                             "need pickle); fix: save numeric arrays only")
         size = int(np.prod(shape, dtype=np.float64)) * dtype.itemsize
-        if size > info.file_size:
-            raise self.fail(where, f"array member {fname!r} declares {size:,} bytes but holds "
-                            f"{info.file_size:,}")
+        if size != info.file_size - header:
+            raise self.fail(where, f"array member {fname!r} declares {size:,} bytes of data but "
+                            f"holds {info.file_size - header:,}")
 
     def bit_generator(self, state: dict, where: str) -> None:
         text = json.dumps(state.get("content"))
