@@ -222,6 +222,15 @@ class _CatSpec:
     def __post_init__(self) -> None:
         self.index = pd.Index(self.categories, dtype=object)
 
+    # the index is derived: saved files hold the categories only (no pandas objects)
+    def __getstate__(self) -> dict:
+        return {"categories": self.categories, "has_missing": self.has_missing}
+
+    def __setstate__(self, state: dict) -> None:
+        self.categories = state["categories"]
+        self.has_missing = state["has_missing"]
+        self.__post_init__()
+
     @property
     def n_codes(self) -> int:
         """Known categories plus one code for 'missing' (always reserved)."""

@@ -21,6 +21,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 
 from anonml._errors import InputError, NotFittedError
+from anonml._state import pop_frames, push_frames
 from anonml.anonymize._generalize import (
     SUPPRESSED,
     generalize_labels,
@@ -74,6 +75,13 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
 
     def _param(self, name: str) -> Any:
         return getattr(self, name, self._SHARED_DEFAULTS[name])
+
+    # -- state as plain data (pickle, and .skops files read without code) ----------------------
+    def __getstate__(self) -> dict:
+        return push_frames(super().__getstate__())
+
+    def __setstate__(self, state: dict) -> None:
+        super().__setstate__(pop_frames(state))
 
     # -- scikit-learn plumbing ---------------------------------------------------------------
     def __sklearn_tags__(self):

@@ -252,6 +252,17 @@ class Hierarchy:
         self._index = pd.Index(self.leaves, dtype=self.leaves.dtype)
         self._numeric_index: pd.Index | None | bool = False  # computed lazily
 
+    # the pandas lookups are derived: saved files hold the arrays only (no pandas objects)
+    def __getstate__(self) -> dict:
+        return {k: v for k, v in self.__dict__.items() if k not in ("_index", "_numeric_index")}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        for arr in (self.node_ids, *self._labels):
+            arr.setflags(write=False)
+        self._index = pd.Index(self.leaves, dtype=self.leaves.dtype)
+        self._numeric_index = False
+
     # -- structure -----------------------------------------------------------------------------
     def _check_level(self, level: Any) -> int:
         if isinstance(level, bool) or not isinstance(level, (int, np.integer)):
