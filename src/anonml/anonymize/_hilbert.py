@@ -36,13 +36,25 @@ Privacy models
 --------------
 With l-diversity or t-closeness (``self.model_`` not trivial) a segment is a candidate only if
 ``model_.allowed`` holds for its sensitive-value counts (prefix sums of the one-hot codes along
-the run). Groups may then have to be larger than 2k-1: the candidate starts of a boundary reach
-back ``E`` rows behind ``c*``, with ``E = k`` first and doubled until a segmentation exists (a
-documented bound: the optimum over the candidates searched, not over every segmentation; the
-cost grows with ``E``). One always exists once ``E`` covers the table, since the whole table
-satisfies the model (the base checks it before partitioning). ``method="greedy"`` closes a group
-at the first boundary where it has k rows and satisfies the model, and merges the remainder
-backwards until the last group satisfies it.
+the run). Groups may then have to be larger than 2k-1, but usually only in a few stretches of
+the curve where the sensitive values are skewed. So the search extent is *per boundary*: every
+boundary ``v`` first has the candidate starts of k-anonymity (``c*`` and up to k rows behind);
+if none of them gives a valid group after a valid segmentation of the rows before it (its least
+loss is infinite), its starts reach back ``E = 2k, 4k, 8k, ...`` rows behind ``c*``, for this
+boundary alone, until one does or the first row is reached. The result is the least loss over
+every segmentation whose groups are among these candidates (a documented bound, not the optimum
+over every segmentation). A segmentation always exists: the last boundary can reach back to the
+first row, and the whole table satisfies the model (the base checks it before partitioning).
+``search_extent_`` is the largest E used.
+
+(Before issue 14 the extent was global: ``E = k`` doubled, for every boundary at
+once, until a segmentation existed, and the whole dynamic program was rerun each time. A single
+skewed stretch then made every boundary search thousands of starts: 1-9 minutes on Adult at
+k = 50. The global rule searched more candidates at the easy boundaries, so it could find a
+slightly lower loss; BENCHMARKS.md compares the two.) The far candidates' costs
+come from sparse tables (range minimum, maximum and bitwise-or over runs, ``O(1)`` per QI).
+``method="greedy"`` closes a group at the first boundary where it has k rows and satisfies the
+model, and merges the remainder backwards until the last group satisfies it.
 
 Speed
 -----
@@ -225,7 +237,7 @@ class HilbertAnonymizer(BaseAnonymizer):
     sensitive, l, l_kind, c, t, t_distance : optional
         Privacy model on top of k (l-diversity or t-closeness of one sensitive column): only
         segments that satisfy it are groups. Groups may then be larger than ``2k - 1`` (see the
-        module docstring for the bound searched); no valid segmentation raises InputError.
+        module docstring for the per-boundary bound searched).
     hierarchies : dict, optional
         ``{column: Hierarchy}``. A QI with a hierarchy (numeric or not) is ordered by leaf
         (hierarchy order) and its loss is the share of leaves under the group's lowest common
@@ -257,7 +269,8 @@ class HilbertAnonymizer(BaseAnonymizer):
         ``information_loss_ / (n_rows * n_QIs)``, the Global Certainty Penalty in [0, 1].
     group_sizes_ : ndarray of shape (n_groups_,)
     search_extent_ : int
-        ``E``, how far (rows) the candidate starts reached back; ``k`` without l / t.
+        The largest ``E``, how far (rows) behind ``c*`` candidate starts reached back for some
+        boundary; ``k`` without l / t.
     representatives_, representative_rows_, min_class_size_, privacy_, qi_, categorical_,
     encoder_, model_ :
         As in every anonymizer (:class:`~anonml.anonymize._base.BaseAnonymizer`).
@@ -501,22 +514,20 @@ def _blocks(cstar: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _dp(runs: _Runs, k: int, model: Any) -> tuple[np.ndarray, int]:
-    """Cuts (run boundaries, from 0 to R) of the least-loss segmentation, and the extent used."""
-    n = int(runs.C[-1])
-    extent = k
-    while True:
-        cuts = _dp_once(runs, k, extent, model)
-        if cuts is not None:
-            return cuts, extent
-        if extent >= n:  # pragma: no cover - the whole table is a candidate by then
-            raise InputError(
-                f"no segmentation of the Hilbert-sorted rows into groups of at least k={k} "
-                f"satisfies {model.describe()}; lower l, raise t, or lower k"
-            )
-        extent = min(2 * extent, n)
+    """Cuts (run boundaries, from 0 to R) of the least-loss segmentation, and the largest
+    extent used (``k`` without l / t)."""
+    out = _dp_once(runs, k, k, model)
+    if out is None:  # pragma: no cover - the whole table is a candidate of the last boundary
+        raise InputError(
+            f"no segmentation of the Hilbert-sorted rows into groups of at least k={k} "
+            f"satisfies {model.describe()}; lower l, raise t, or lower k"
+        )
+    return out
 
 
-def _dp_once(runs: _Runs, k: int, extent: int, model: Any) -> np.ndarray | None:
+def _dp_once(
+    runs: _Runs, k: int, extent: int, model: Any
+) -> tuple[np.ndarray, int] | None:
     C = runs.C
     R = runs.R
     cstar, lo = _candidates(C, k, extent)
@@ -537,6 +548,8 @@ def _dp_once(runs: _Runs, k: int, extent: int, model: Any) -> np.ndarray | None:
     f = np.full(pad + R + 2 + int(B.max()), np.inf)  # f[pad + v]: least loss before boundary v
     f[pad] = 0.0
     choice = np.full(R + 1, -1, dtype=np.int64)
+    # boundaries no candidate within ``extent`` can end (l / t only) search further back
+    far = None if model.trivial else _FarStarts(runs, k, extent, model, cstar, lo)
     for b0 in range(0, v_lo.size, per_batch):
         sl = slice(b0, min(b0 + per_batch, v_lo.size))
         vl, nb, ol = v_lo[sl], B[sl], o_lo[sl]
@@ -554,9 +567,14 @@ def _dp_once(runs: _Runs, k: int, extent: int, model: Any) -> np.ndarray | None:
             best = g.argmin(axis=1)
             best_all[i] = best
             f[v0: v0 + n_i] = g[rows[:n_i], best[:n_i]]
+            if far is not None:
+                far.extend(f, pad, v0 - pad, n_i)
         ends = vl[:, None] + rows[None, :]
         keep = rows[None, :] < nb[:, None]
         choice[ends[keep]] = (ends - ol[:, None] - best_all)[keep]
+    if far is not None and far.choice:
+        forced = np.fromiter(far.choice.items(), dtype=np.dtype((np.int64, 2)))
+        choice[forced[:, 0]] = forced[:, 1]
     if not np.isfinite(f[pad + R]):
         return None
     # walk the choices back from the end
@@ -565,7 +583,131 @@ def _dp_once(runs: _Runs, k: int, extent: int, model: Any) -> np.ndarray | None:
     while v > 0:
         v = int(choice[v])
         cuts.append(v)
-    return np.asarray(cuts[::-1], dtype=np.int64)
+    reach = extent if far is None else max(extent, far.max_extent)
+    return np.asarray(cuts[::-1], dtype=np.int64), reach
+
+
+#: (end, start) pairs whose constraint and cost are evaluated at once by _FarStarts
+_FAR_PAIRS = 1 << 20
+
+
+class _FarStarts:
+    """Candidate starts further back than the extent, for the boundaries that need them.
+
+    With l-diversity or t-closeness a boundary ``v`` may have no valid group among its
+    candidates ``[lo(v), c*(v)]`` (a stretch of the curve where the sensitive values are
+    skewed). Its candidate starts then reach back ``2E, 4E, ...`` rows behind ``c*(v)``, for
+    this boundary alone, until one gives a finite loss (or the first row is reached). All
+    boundaries of a block are extended together: their starts lie before the block, so their
+    losses are final. The costs of these far groups come from sparse tables (range minimum,
+    maximum and bitwise-or over runs in ``O(1)`` per QI), in float64.
+    """
+
+    def __init__(self, runs: _Runs, k: int, extent: int, model: Any, cstar: np.ndarray,
+                 lo: np.ndarray):
+        self.runs, self.k, self.extent, self.model = runs, k, extent, model
+        self.cstar, self.lo = cstar, lo
+        self.choice: dict[int, int] = {}
+        self.max_extent = extent
+        self._tables: list | None = None
+
+    # -- sparse tables ---------------------------------------------------------------------------
+    def _build(self) -> None:
+        runs = self.runs
+
+        def table(values: np.ndarray, ufunc: Any) -> np.ndarray:
+            # row j: ufunc over runs [i, i + 2^j) (padded with the last value past the end)
+            out = [values]
+            span = 1
+            while 2 * span <= values.size:
+                prev = out[-1]
+                nxt = prev.copy()
+                nxt[:-span] = ufunc(prev[:-span], prev[span:])
+                out.append(nxt)
+                span *= 2
+            return np.stack(out).ravel()
+
+        self._num = [(table(v, np.minimum), table(v, np.maximum)) for v in runs.num64]
+        self._tree = [(table(r, np.minimum), table(r, np.maximum), axis) for r, axis, _ in runs.tree]
+        self._sets = [([table(w, np.bitwise_or) for w in words], inv_d) for words, inv_d in runs.sets]
+        self._tables = []
+
+    def cost(self, u: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """``|G| * sum_A NCP_A(G)`` of the groups of runs ``[u, v)`` (float64)."""
+        if self._tables is None:
+            self._build()
+        length = v - u
+        lev = np.log2(length).astype(np.int64)
+        lev -= (1 << lev) > length  # guard against rounding of log2 near powers of two
+        lev += (1 << (lev + 1)) <= length
+        row = lev * self.runs.R
+        i1 = row + u
+        i2 = row + v - (1 << lev)
+        ncp = np.zeros(u.size)
+        for mins, maxs in self._num:
+            ncp += np.maximum(maxs[i1], maxs[i2])
+            ncp -= np.minimum(mins[i1], mins[i2])
+        for mins, maxs, axis in self._tree:
+            ncp += axis.range_ncp(np.minimum(mins[i1], mins[i2]), np.maximum(maxs[i1], maxs[i2]))
+        for words, inv_d in self._sets:
+            count = sum(np.bitwise_count(w[i1] | w[i2]).astype(np.int64) for w in words)
+            ncp += np.where(count > 1, count * inv_d, 0.0)
+        C = self.runs.C
+        return (C[v] - C[u]) * ncp
+
+    # -- extension ---------------------------------------------------------------------------------
+    def extend(self, f: np.ndarray, pad: int, v_first: int, n_ends: int) -> None:
+        """Give the boundaries ``v_first .. v_first + n_ends - 1`` whose loss ``f`` is still
+        infinite their best start further back (updates ``f`` and ``self.choice``)."""
+        ends = v_first + np.flatnonzero(~np.isfinite(f[pad + v_first: pad + v_first + n_ends]))
+        if ends.size == 0:
+            return
+        C, counts, model = self.runs.C, self.runs.counts, self.model
+        hi = self.lo[ends].copy()  # starts below hi are not searched yet
+        E = self.extent
+        while ends.size:
+            E *= 2
+            new_lo = np.searchsorted(C, C[self.cstar[ends]] - E, side="right")
+            best_f = np.full(ends.size, np.inf)
+            best_u = np.full(ends.size, -1, dtype=np.int64)
+            lengths = np.maximum(hi - new_lo, 0)
+            # chunks of ends with at most _FAR_PAIRS (end, start) pairs each (at least one end)
+            cum = np.cumsum(lengths)
+            a = 0
+            while a < ends.size:
+                base = int(cum[a - 1]) if a else 0
+                b = int(np.searchsorted(cum, base + _FAR_PAIRS, side="right"))
+                b = min(max(b, a + 1), ends.size)
+                idx = np.arange(a, b)
+                n_pairs = lengths[idx]
+                owner = np.repeat(idx, n_pairs)
+                first = np.cumsum(n_pairs) - n_pairs
+                u = new_lo[owner] + (np.arange(owner.size) - np.repeat(first, n_pairs))
+                v = ends[owner]
+                g = f[pad + u]
+                live = np.isfinite(g)
+                u, v, g, owner = u[live], v[live], g[live], owner[live]
+                if u.size:
+                    ok = model.allowed(counts[v] - counts[u])
+                    u, v, g, owner = u[ok], v[ok], g[ok], owner[ok]
+                if u.size:
+                    g = g + self.cost(u, v)
+                    # per owner (contiguous, starts increasing): least g, ties to the latest
+                    # start (as the argmin over offsets of the block step)
+                    heads = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]])
+                    gmin = np.minimum.reduceat(g, heads)
+                    hit = np.flatnonzero(g == np.repeat(gmin, np.diff(np.r_[heads, g.size])))
+                    last = hit[np.r_[owner[hit][1:] != owner[hit][:-1], True]]
+                    best_f[owner[last]] = g[last]
+                    best_u[owner[last]] = u[last]
+                a = b
+            done = np.isfinite(best_f) | (new_lo == 0)
+            for v_, u_, f_ in zip(ends[done].tolist(), best_u[done].tolist(), best_f[done].tolist()):
+                if u_ >= 0:
+                    f[pad + v_] = f_
+                    self.choice[v_] = u_
+            self.max_extent = max(self.max_extent, E)
+            ends, hi = ends[~done], new_lo[~done]
 
 
 class _Layout:

@@ -120,15 +120,20 @@ def emd(
             raise InputError("hierarchical distance needs the sensitive attribute's hierarchy")
         height = len(parents)
         total = np.zeros(diff.shape[0])
-        extra = diff  # extra of each node at the current level
+        # one contiguous vector per node (over the classes): the sums over a parent's children
+        # are then whole-vector additions
+        extra = [np.ascontiguousarray(diff[:, i]) for i in range(m)]  # nodes of this level
         for level, parent in enumerate(parents, start=1):
             n_up = int(parent.max()) + 1 if parent.size else 0
-            pos = np.zeros((diff.shape[0], n_up))
-            neg = np.zeros((diff.shape[0], n_up))
-            up = np.zeros((diff.shape[0], n_up))
-            for arr, vals in ((pos, np.maximum(extra, 0.0)), (neg, np.maximum(-extra, 0.0)), (up, extra)):
-                np.add.at(arr.T, parent, vals.T)
-            total += (level / height) * np.minimum(pos, neg).sum(axis=1)
+            up = [np.zeros(diff.shape[0]) for _ in range(n_up)]
+            pos = [np.zeros(diff.shape[0]) for _ in range(n_up)]
+            for child, node in enumerate(parent.tolist()):
+                up[node] += extra[child]
+                pos[node] += np.maximum(extra[child], 0.0)
+            weight = level / height
+            for node in range(n_up):
+                neg = pos[node] - up[node]  # sum of the negative extras, as a positive number
+                total += weight * np.minimum(pos[node], neg)
             extra = up
         return total
     raise InputError(f"distance={distance!r}; use one of {', '.join(T_DISTANCES)}")
