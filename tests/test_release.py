@@ -81,6 +81,55 @@ def test_verdict_on_fixed_measurements(measures, decision, conditions):
     assert verdict.summary and verdict.next_steps
 
 
+def test_low_fpr_rule_the_test_set_cannot_resolve_is_a_stated_condition():
+    """TPR at 0.1 % FPR on 300 non-members (smallest resolvable FPR 1/300) is not measured: the
+    default rule on it becomes a condition naming the test set's size and the size needed,
+    never a silent pass."""
+    from anonml.safemodel._release import low_fpr_measures
+
+    attack = {"n_nonmembers": 300, "metrics": {"tpr_at_fpr_0.001": 0.0}}
+    measures, unmeasurable = low_fpr_measures([attack])
+    assert "membership.max_tpr_at_fpr_0.001" not in measures
+    why = unmeasurable["membership.max_tpr_at_fpr_0.001"]
+    assert "cannot be measured on a test set of 300 rows; needs at least 1,000" in why
+    facts = {"family": "generic", "params": {}, "n_samples": 1000,
+             "measures": {"membership.max_auc": 0.5, **measures}}
+    outcomes = evaluate_rules(RULES, facts, categories=("membership",))
+    low = next(o for o in outcomes if o.rule.id == "mia-low-fpr")
+    assert low.outcome == "not_evaluated"
+    verdict = decide(outcomes, None, unmeasurable)
+    assert verdict.decision == "release_with_conditions"
+    assert any("needs at least 1,000" in c and "300 rows" in c for c in verdict.conditions)
+    assert any(r["rule_id"] == "mia-low-fpr" and "300 rows" in r["text"]
+               for r in verdict.reasons)
+    # with enough non-members the rate is measured and the rule is evaluated
+    big = {"n_nonmembers": 1000, "metrics": {"tpr_at_fpr_0.001": 0.002}}
+    measures, unmeasurable = low_fpr_measures([attack, big])
+    assert measures == {"membership.max_tpr_at_fpr_0.001": 0.002} and unmeasurable == {}
+
+
+def test_banner_counts_the_reasons_blocks_first_and_steps_are_not_repeated():
+    rs = _rules(("b1", "block", "auc", 0.65, True), ("b2", "block", "gap", 0.1, True),
+                ("c", "condition", "share", 0.1, True), ("o", "block", "k", 5.0, True))
+    outcomes = evaluate_rules(rs, {"family": "generic", "params": {}, "measures": _measures(
+        {"auc": 0.9, "gap": 0.3, "share": 0.5})})
+    v = decide(outcomes)
+    assert v.decision == "do_not_release"
+    n = len(v.reasons)
+    assert n == 4 and f"{n} checks did not pass (2 block release" in v.summary
+    effects = [r["effect"] for r in v.reasons]
+    assert effects[:2] == ["block", "block"]
+    assert len(v.next_steps) == len(set(v.next_steps))
+    from anonml.safemodel._verdict import _distinct
+
+    assert _distinct(["Set min_samples_leaf=5 or more and retrain.",
+                      "Raise min_samples_leaf and retrain.",
+                      "Regularise the model or anonymize its training data.",
+                      "Regularise the model, or anonymize its training data."]) == [
+        "Set min_samples_leaf=5 or more and retrain.",
+        "Regularise the model or anonymize its training data."]
+
+
 def test_blocking_reasons_come_first_and_cite_sources():
     facts = {"family": "generic", "params": {},
              "measures": _measures({"auc": 0.9, "share": 0.5, "gap": 0.0})}

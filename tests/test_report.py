@@ -371,23 +371,31 @@ def _pdf_pages(data: bytes) -> list[str]:
     return [page.extract_text() for page in pypdf.PdfReader(io.BytesIO(data)).pages]
 
 
+def _footerless(page: str) -> list[str]:
+    return [line for line in page.split("\n") if line.strip() and " | anonml " not in line]
+
+
+def _by_section(pages: list[str]) -> dict:
+    """The text under each section heading (headings are lines of their own, in order)."""
+    lines = [line.strip() for page in pages for line in _footerless(page)]
+    starts = [lines.index(section) for section in SECTIONS]
+    assert starts == sorted(starts) and starts[0] == 0
+    ends = [*starts[1:], None]
+    return {s: "\n".join(lines[a:b]) for s, a, b in zip(SECTIONS, starts, ends, strict=True)}
+
+
 @pytest.mark.parametrize("decision", DECISIONS)
 def test_pdf_has_the_fixed_sections(reports, decision):
     report = reports[decision]
     data = render_pdf(report)
     assert data.startswith(b"%PDF-")
     pages = _pdf_pages(data)
-    assert len(pages) >= len(SECTIONS)
-    first_lines = [text.split("\n", 1)[0].strip() for text in pages]
-    assert first_lines[0] == "Verdict"
+    assert pages[0].split("\n", 1)[0].strip() == "Verdict"
     assert report["verdict"]["label"] in pages[0]
     assert to_latin1(report["verdict"]["summary"])[:60] in pages[0].replace("\n", " ")
-    starts = [first_lines.index(section) for section in SECTIONS]  # each one starts a page
-    assert starts == sorted(starts) and starts[0] == 0
+    by_section = _by_section(pages)
     for section in SECTIONS:
-        assert first_lines.count(section) == 1
-    ends = [*starts[1:], None]
-    by_section = {s: "\n".join(pages[a:b]) for s, a, b in zip(SECTIONS, starts, ends, strict=True)}
+        assert sum(line.strip() == section for p in pages for line in p.split("\n")) == 1
     for reason in report["verdict"]["reasons"]:
         assert reason["rule_id"] in by_section["Verdict"]
     for item in report["evidence"]:
@@ -398,14 +406,54 @@ def test_pdf_has_the_fixed_sections(reports, decision):
     for row in report["attribute_risk"]:
         assert row["feature"] in by_section["Attribute inference"]
     for term in report["glossary"]:
-        assert term["term"] in by_section["Glossary"]
+        assert term["term"] in by_section["Glossary"].replace("\n", " ")
     if decision == "release_with_conditions":
         assert report["verdict"]["conditions"][0] in by_section["Verdict"].replace("\n", " ")
 
 
+def _real_report() -> dict:
+    """The committed do-not-release audit of docs/release (a real Adult audit)."""
+    path = Path(__file__).parents[1] / "docs" / "release" / "do_not_release" / "report.json"
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("which", [*DECISIONS, "docs"])
+def test_pdf_layout_keeps_blocks_together_and_has_no_near_empty_page(reports, which):
+    report = _real_report() if which == "docs" else reports[which]
+    pages = _pdf_pages(render_pdf(report))
+    assert len(pages) <= (6 if which != "docs" else 7)
+    for i, page in enumerate(pages):
+        lines = _footerless(page)
+        text = "".join(lines)
+        # no near-empty page: every page but the last holds a good part of a page of text
+        assert len(text) >= (150 if i == len(pages) - 1 else 450), (i, text[:200])
+        # no heading stranded at the bottom of a page
+        headings = set(SECTIONS) | {"Why", "Next steps", "Conditions of release",
+                                    "Model and data", "Provenance", "Structure and tamper checks"}
+        assert lines[-1].strip() not in headings, (i, lines[-1])
+    # every reason is on one page: its header and its measured line together
+    for r in report["verdict"]["reasons"]:
+        head = f"({r['rule_id']})"
+        page = next(p for p in pages if head in p)
+        after = page.split(head, 1)[1]
+        assert "Measured:" in after and "Source:" in after.replace("\n", " ")
+
+
+def test_pdf_never_breaks_an_identifier(reports):
+    report = _real_report()
+    text = "\n".join(_pdf_pages(render_pdf(report)))
+    for key in report.get("labels") or {}:
+        if key in text.replace("\n", ""):
+            parts = re.split(r"(?<=\.)(?=[A-Za-z_])", key)
+            for part in parts:  # a line break only ever after a dot
+                assert part in text, (key, part)
+
+
 def test_pdf_spells_out_non_latin1_characters(reports):
-    text = "\n".join(_pdf_pages(render_pdf(reports["do_not_release"])))
-    assert "epsilon <= 10" in text  # the fixture's threshold "ε ≤ 10"
+    report = copy.deepcopy(reports["do_not_release"])
+    report["evidence"][0]["threshold"] = "ε ≤ 10"  # inapplicable rows show no threshold
+    text = "\n".join(_pdf_pages(render_pdf(report)))
+    assert "epsilon <= 10" in text
     assert "k >= 10" in text
 
 
@@ -413,7 +461,7 @@ def test_pdf_without_attacks_says_so():
     report = make_report("release")
     report["attacks"], report["attribute_risk"] = [], []
     pages = _pdf_pages(render_pdf(report))
-    assert [p.split("\n", 1)[0] for p in pages if p.split("\n", 1)[0] in SECTIONS] == list(SECTIONS)
+    _by_section(pages)
     text = "\n".join(pages)
     assert "No membership attack was run." in text
     assert "No attribute inference attack was run." in text
@@ -475,3 +523,55 @@ def test_write_report_bad_arguments(tmp_path, reports):
     with pytest.raises(InputError, match="does not exist; create it first"):
         write_report(reports["release"], tmp_path / "missing")
     assert list(tmp_path.iterdir()) == []
+
+
+# ---------------------------------------------------------------- labels and identifiers
+
+
+def test_every_measure_has_a_label_and_the_report_carries_them():
+    from anonml.safemodel import MEASURES
+    from anonml.safemodel._rules import MEASURE_LABELS
+
+    assert set(MEASURES) <= set(MEASURE_LABELS)
+    assert all(label.strip() and label != key for key, label in MEASURE_LABELS.items())
+    report = make_report("do_not_release")
+    report["labels"] = dict(MEASURE_LABELS)
+    report["evidence"][0]["measured"] = "membership.max_tpr_at_fpr_0.001 = 0.65"
+    report["checks"]["structure"]["loss_ks_pvalue"] = 0.5
+    validate(report)
+    page = render_html(report)
+    assert "Highest TPR at 0.1 % FPR = 0.65" in page
+    assert MEASURE_LABELS["structure.loss_ks_pvalue"] in page and "Loss ks pvalue" not in page
+    # the key is shown whole: a break is allowed only after the dot that starts a new name
+    assert "<span>membership.</span><wbr><span>max_tpr_at_fpr_0.001</span>" in page
+    pdf_text = "\n".join(_pdf_pages(render_pdf(report)))
+    assert "Highest TPR at 0.1 % FPR = 0.65" in pdf_text.replace("\n", " ")
+
+
+def test_not_measured_rows_say_why():
+    report = make_report("do_not_release")
+    report["attribute_risk"][-1]["note"] = "no test record had its value inferred"
+    report["evidence"][4]["note"] = "Applies to dp sgd only; this model is random forest."
+    validate(report)
+    page = render_html(report)
+    assert "Not measured: no test record had its value inferred" in page
+    assert "Applies to dp sgd only" in page
+    text = "\n".join(_pdf_pages(render_pdf(report))).replace("\n", " ")
+    assert "no test record had its value inferred" in text and "Applies to dp sgd only" in text
+
+
+def test_roc_axis_starts_at_the_smallest_rate_the_test_set_resolves():
+    from anonml.report._common import roc_axis
+
+    lo, ticks = roc_axis([{"fpr_min": 1 / 300}, {"fpr_min": 1 / 60}])
+    assert lo == pytest.approx(1 / 300) and ticks[0] == pytest.approx(1 / 300)
+    assert ticks[1:] == (0.01, 0.1, 1.0)
+    assert roc_axis([])[0] == 1e-4  # older reports without fpr_min
+    report = make_report("release")
+    for a in report["attacks"]:
+        a["n_nonmembers"], a["fpr_min"] = 300, 1 / 300
+    validate(report)
+    page = render_html(report)
+    svg = page[page.index('id="roc-plot"') : page.index("</svg>", page.index('id="roc-plot"'))]
+    assert ">0.0033<" in svg and ">0.0001<" not in svg
+    assert "cannot be resolved" in page  # TPR at FPR 0.001 on 300 non-members

@@ -150,3 +150,51 @@ def test_verdict_and_roc_plot_are_visible(driver, tmp_path, decision):
         arr_png = tmp_path / "arr-chart.png"
         assert arr.screenshot(str(arr_png))
         assert _near(Image.open(arr_png), (185, 28, 28), tolerance=24).sum() > 100
+
+
+_OVERFLOW_JS = """
+const out = [];
+const main = document.querySelector('main').getBoundingClientRect();
+for (const el of document.querySelectorAll(
+    'main, section, .reason, figure, table, thead, tbody, tr, td, th, dl, dd, dt, li, p, svg')) {
+  const r = el.getBoundingClientRect();
+  if (r.width === 0) continue;
+  const box = el.parentElement.getBoundingClientRect();
+  const own = el.clientWidth > 0 && el.scrollWidth > el.clientWidth + 1;
+  const outside = r.right > box.right + 1 || r.left < box.left - 1 || r.right > main.right + 1;
+  if (own || outside) {
+    out.push(`${el.tagName.toLowerCase()}.${el.className || ''}#${el.id || ''} `
+             + `scroll ${el.scrollWidth} > client ${el.clientWidth} or right ${r.right} > `
+             + `${box.right}: ${(el.textContent || '').slice(0, 60)}`);
+  }
+}
+return out;
+"""
+
+
+def _real_report() -> dict:
+    import json
+
+    path = Path(__file__).parents[1] / "docs" / "release" / "do_not_release" / "report.json"
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("width", [800, 1280])
+@pytest.mark.parametrize("which", [*DECISIONS, "docs"])
+def test_no_element_overflows_its_card(driver, tmp_path, which, width):
+    """Every card, table, cell and list item fits inside its box (scrollWidth against
+    clientWidth, and its rectangle inside its parent's) at a narrow and a wide window."""
+    report = _real_report() if which == "docs" else make_report(which)
+    page = tmp_path / "report.html"
+    page.write_text(render_html(report), encoding="utf-8")
+    driver.set_window_size(width, HEIGHT)
+    try:
+        driver.get(page.as_uri())
+        assert driver.execute_script("return window.innerWidth") <= width
+        overflowing = driver.execute_script(_OVERFLOW_JS)
+        assert overflowing == [], "\n".join(overflowing[:10])
+        # nothing makes the page itself scroll sideways
+        assert driver.execute_script(
+            "return document.documentElement.scrollWidth <= window.innerWidth + 1")
+    finally:
+        driver.set_window_size(WIDTH, HEIGHT)

@@ -458,7 +458,8 @@ def test_measure_registry_matches_what_the_release_code_produces():
             warnings.simplefilter("ignore")
             d = request_release(target, attacks=attacks, anonymization=anon, n_reference=2,
                                 max_attribute_records=30, random_state=0)
-        produced |= set(d.measures)
+        # a rate the small test set cannot resolve is named, with the reason, not produced
+        produced |= set(d.measures) | set(d.unmeasurable)
     for dp in (DPSGDClassifier(noise_multiplier=1.0), DPRandomForestClassifier(),
                DPLogisticRegression()):
         produced |= set(ante_hoc_facts(dp)["measures"])

@@ -7,6 +7,7 @@ values to words, orders rows for display, and maps given points to plot coordina
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -29,7 +30,11 @@ __all__ = [
     "fmt_param",
     "fmt_tick",
     "humanize",
+    "label_of",
+    "roc_axis",
+    "roc_minor",
     "roc_x",
+    "segments",
 ]
 
 #: banner colour (hex) per decision: green, amber, red; all pass WCAG AA with white text
@@ -147,20 +152,67 @@ def evidence_groups(evidence: Iterable[dict]) -> list[tuple[str, str, list[dict]
     return groups
 
 
-def roc_x(fpr: float) -> float:
-    """Position (0 = left, 1 = right) of a false-positive rate on the log10 axis [FPR_MIN, 1]."""
-    lo = math.log10(FPR_MIN)
-    return (math.log10(max(fpr, FPR_MIN)) - lo) / -lo
+def roc_axis(attacks: Iterable[dict]) -> tuple[float, tuple[float, ...]]:
+    """Left end and ticks of the log FPR axis: the smallest false positive rate the attacks'
+    test sets resolve (their ``fpr_min`` = 1 / non-members; ``FPR_MIN`` for reports that do
+    not give it), then the decades above it."""
+    given = [a["fpr_min"] for a in attacks if a.get("fpr_min")]
+    lo = min(min(given), 0.1) if given else FPR_MIN
+    first = math.ceil(math.log10(lo) - 1e-9)
+    decades = [10.0 ** k for k in range(first, 1)]
+    ticks = [d for d in decades if d >= lo or math.isclose(d, lo)]
+    if ticks[0] > lo * 1.8:  # label the left end unless a decade sits next to it
+        ticks.insert(0, lo)
+    return lo, tuple(ticks)
 
 
-def chance_line(n: int = 49) -> list[tuple[float, float]]:
+def roc_minor(lo: float) -> list[float]:
+    """Minor grid positions of the log FPR axis: 2..9 times each decade, right of ``lo``."""
+    start = math.floor(math.log10(lo) + 1e-9)
+    return [10.0 ** k * m for k in range(start, 0) for m in range(2, 10) if 10.0 ** k * m > lo]
+
+
+def roc_x(fpr: float, lo: float = FPR_MIN) -> float:
+    """Position (0 = left, 1 = right) of a false-positive rate on the log10 axis [lo, 1]."""
+    low = math.log10(lo)
+    return (math.log10(max(fpr, lo)) - low) / -low
+
+
+def chance_line(n: int = 49, lo: float = FPR_MIN) -> list[tuple[float, float]]:
     """The chance line TPR = FPR as (x position, tpr) pairs; it is a curve on the log axis."""
-    lo = math.log10(FPR_MIN)
+    low = math.log10(lo)
     points = []
     for i in range(n):
-        fpr = 10 ** (lo * (1 - i / (n - 1)))
-        points.append((roc_x(fpr), fpr))
+        fpr = 10 ** (low * (1 - i / (n - 1)))
+        points.append((roc_x(fpr, lo), fpr))
     return points
+
+
+def label_of(report: dict, key: str) -> str:
+    """The report's human label of a measure key, else the key made readable."""
+    labels = report.get("labels") or {}
+    return labels.get(key) or humanize(key.rsplit(".", 1)[-1])
+
+
+_IDENT = re.compile(r"(?<![\w.])[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)+(?![\w])"
+                    r"|(?<![\w.])[A-Za-z][A-Za-z0-9]*_[A-Za-z0-9_]+(?![\w.])")
+
+
+def segments(text: str, labels: dict) -> list[tuple[str, str]]:
+    """``text`` cut into ``("text", ...)``, ``("measure", key)`` (a key with a label in
+    ``labels``) and ``("id", name)`` (another identifier, such as a hyperparameter name), so a
+    renderer can show labels and keep identifiers whole."""
+    out: list[tuple[str, str]] = []
+    pos = 0
+    for m in _IDENT.finditer(text):
+        if m.start() > pos:
+            out.append(("text", text[pos : m.start()]))
+        token = m.group(0)
+        out.append(("measure" if token in labels else "id", token))
+        pos = m.end()
+    if pos < len(text):
+        out.append(("text", text[pos:]))
+    return out
 
 
 def arr_axis(rows: Iterable[dict]) -> tuple[float, list[float]]:

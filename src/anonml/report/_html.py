@@ -15,7 +15,6 @@ from anonml.report._common import (
     DECISION_COLOURS,
     EFFECT_LABELS,
     OUTCOME_LABELS,
-    ROC_X_TICKS,
     ROC_Y_TICKS,
     SERIES_COLOURS,
     SERIES_DASHES,
@@ -28,7 +27,11 @@ from anonml.report._common import (
     fmt_param,
     fmt_tick,
     humanize,
+    label_of,
+    roc_axis,
+    roc_minor,
     roc_x,
+    segments,
 )
 
 __all__ = ["render_html"]
@@ -63,7 +66,11 @@ p { margin:0 0 10px; }
 .muted { color:var(--muted); }
 .small { font-size:.86rem; }
 code, .mono { font-family:ui-monospace,"SFMono-Regular",Menlo,Consolas,"Liberation Mono",monospace;
-  font-size:.85em; overflow-wrap:anywhere; }
+  font-size:.85em; }
+.mono { overflow-wrap:anywhere; }
+code.id { overflow-wrap:normal; word-break:normal; }
+code.id > span, .nw { white-space:nowrap; }
+section, .reason, figure, .card { min-width:0; max-width:100%; }
 .verdict { color:#fff; border-radius:10px; padding:22px 28px 20px; margin:0 0 26px; }
 .verdict .kicker { font-size:.82rem; letter-spacing:.08em; text-transform:uppercase; opacity:.92;
   margin-bottom:2px; }
@@ -77,14 +84,16 @@ code, .mono { font-family:ui-monospace,"SFMono-Regular",Menlo,Consolas,"Liberati
 .reason.effect-condition { border-left-color:var(--cond); }
 .reason.effect-warn { border-left-color:var(--na); }
 .reason p { margin:4px 0 6px; font-size:1.02rem; }
-.facts { display:grid; grid-template-columns:max-content 1fr; gap:2px 14px; margin:0; }
+.facts { display:grid; grid-template-columns:max-content minmax(0,1fr); gap:2px 14px; margin:0; }
 .facts dt { color:var(--muted); }
 .facts dd { margin:0; overflow-wrap:anywhere; }
 .inline-facts { display:flex; flex-wrap:wrap; gap:4px 22px; margin:0; }
 .inline-facts div { display:flex; gap:6px; }
 .inline-facts dt { color:var(--muted); }
 .inline-facts dd { margin:0; font-weight:600; }
-.two-col { display:grid; grid-template-columns:1fr 1fr; gap:10px 36px; }
+.two-col { display:grid; grid-template-columns:minmax(0,1fr) minmax(0,1fr); gap:10px 36px; }
+.two-col > div { min-width:0; }
+.intro { margin:0 0 8px; }
 ul.plain, ol.steps { margin:0; padding-left:1.3em; }
 ul.plain li, ol.steps li { margin:0 0 4px; }
 .conditions li { font-weight:600; }
@@ -92,10 +101,12 @@ table { width:100%; border-collapse:collapse; font-size:.9rem; }
 th, td { text-align:left; vertical-align:top; padding:7px 9px;
   border-bottom:1px solid var(--line); }
 thead th { background:var(--soft); border-bottom:2px solid #c5ccd6; font-weight:650; }
-td.num, th.num { text-align:right; font-variant-numeric:tabular-nums; white-space:nowrap; }
+td.num, th.num { text-align:right; font-variant-numeric:tabular-nums; }
+td.wrap { overflow-wrap:anywhere; }
 tr { break-inside:avoid; }
 table.evidence-table { table-layout:fixed; }
-td.measured { overflow-wrap:anywhere; font-variant-numeric:tabular-nums; }
+td.measured { font-variant-numeric:tabular-nums; }
+.source { color:var(--muted); font-size:.8rem; margin-top:4px; }
 tr.group th { background:#fff; font-size:.8rem; letter-spacing:.08em; text-transform:uppercase;
   color:var(--muted); padding-top:14px; border-bottom:1px solid #c5ccd6; }
 .badge { display:inline-block; font-size:.76rem; font-weight:700; border-radius:999px;
@@ -131,8 +142,19 @@ footer { border-top:2px solid var(--line); padding-top:12px; color:var(--muted);
   td.num, th.num { white-space:normal; }
   .verdict .label { font-size:26pt; }
 }
-@media (max-width:760px) { .two-col { grid-template-columns:1fr; }
-  .verdict .label { font-size:2rem; } }
+@media (max-width:900px) {
+  main { padding:18px 16px 32px; }
+  .two-col { grid-template-columns:minmax(0,1fr); }
+  .verdict { padding:18px 18px 16px; }
+  .verdict .label { font-size:2rem; }
+  table.evidence-table, table.evidence-table tbody, table.evidence-table tr,
+  table.evidence-table td, table.evidence-table th { display:block; width:auto; }
+  table.evidence-table thead, table.evidence-table colgroup { display:none; }
+  table.evidence-table tr { border-bottom:1px solid #c5ccd6; padding:6px 0; }
+  table.evidence-table td { border:0; padding:3px 4px; }
+  table.evidence-table td[data-label]::before { content:attr(data-label); display:block;
+    color:var(--muted); font-size:.74rem; text-transform:uppercase; letter-spacing:.06em; }
+}
 """
 
 
@@ -144,7 +166,8 @@ def _verdict(report: dict) -> str:
         f'style="background:{colour}" aria-label="Verdict">'
         '<div class="kicker">Verdict</div>'
         f'<h1 class="label">{_e(v["label"])}</h1>'
-        f'<p class="summary">{_e(v["summary"])}</p>'
+        f'<p class="summary">{_labelled(v["summary"], report.get("labels") or {}, keys=False)}'
+        "</p>"
         f'<div class="title">{_e(report["title"])}</div>'
         "</section>"
     )
@@ -152,6 +175,7 @@ def _verdict(report: dict) -> str:
 
 def _reasons(report: dict) -> str:
     v = report["verdict"]
+    labels = report.get("labels") or {}
     parts = ['<section id="reasons"><h2>Why</h2>']
     if v["reasons"]:
         parts.append('<ol class="reasons">')
@@ -159,13 +183,13 @@ def _reasons(report: dict) -> str:
             parts.append(
                 f'<li class="reason effect-{_e(r["effect"])}">'
                 f'<span class="badge e-{_e(r["effect"])}">{_e(EFFECT_LABELS[r["effect"]])}</span> '
-                f'<code class="muted">{_e(r["rule_id"])}</code>'
-                f"<p>{_e(r['text'])}</p>"
+                f'<span class="muted">{_ident(r["rule_id"])}</span>'
+                f"<p>{_labelled(r['text'], labels, keys=False)}</p>"
                 '<dl class="inline-facts small">'
-                f"<div><dt>Measured</dt><dd>{_e(r['measured'] or 'not measured')}</dd></div>"
-                f"<div><dt>Threshold</dt><dd>{_e(r['threshold'])}</dd></div>"
-                f"<div><dt>Source</dt><dd>{_e(r['source'])}</dd></div>"
-                "</dl></li>"
+                "<div><dt>Measured</dt>"
+                f"<dd>{_labelled(r['measured'] or 'not measured', labels, keys=False)}</dd></div>"
+                f"<div><dt>Threshold</dt><dd>{_labelled(r['threshold'], labels)}</dd></div>"
+                f"</dl><div class=\"source\">Source: {_labelled(r['source'], labels)}</div></li>"
             )
         parts.append("</ol>")
     else:
@@ -175,6 +199,7 @@ def _reasons(report: dict) -> str:
         items = "".join(f"<li>{_e(c)}</li>" for c in v["conditions"])
         parts.append(
             '<section id="conditions"><h2>Conditions of release</h2>'
+            '<p class="intro">Release only if every condition below is met and recorded:</p>'
             f'<ul class="plain conditions">{items}</ul></section>'
         )
     if v["next_steps"]:
@@ -228,7 +253,7 @@ def _model_data(report: dict) -> str:
         if anon["detail"]:
             data_pairs.append(("Detail", _e(anon["detail"])))
     params = "".join(
-        f"<tr><td><code>{_e(k)}</code></td><td>{_e(fmt_param(v))}</td></tr>"
+        f'<tr><td>{_ident(k)}</td><td class="wrap">{_e(fmt_param(v))}</td></tr>'
         for k, v in m["params"].items()
     )
     params_html = (
@@ -248,13 +273,36 @@ def _model_data(report: dict) -> str:
     )
 
 
-def _wbr(escaped: str) -> str:
-    """Allow line breaks after the dots of measurement names (``membership.<wbr>max_auc``)."""
-    return re.sub(r"\.(?=[A-Za-z_])", ".<wbr>", escaped)
+def _ident(name: str) -> str:
+    """An identifier in ``<code class="id">``: never broken inside a part, only after a dot
+    that starts a new name (``membership.`` / ``max_tpr_at_fpr_0.001``) or at ``__``."""
+    parts = re.split(r"(?<=\.)(?=[A-Za-z_])|(?<=__)(?=[A-Za-z])", str(name))
+    inner = "<wbr>".join(f"<span>{_e(p)}</span>" for p in parts)
+    return f'<code class="id">{inner}</code>'
+
+
+def _labelled(text: str, labels: dict, keys: bool = True) -> str:
+    """``text`` with each measure key shown as its label (the keys then listed in code below
+    when ``keys``) and every other identifier kept whole in code."""
+    out, seen = [], []
+    for kind, part in segments(str(text), labels):
+        if kind == "text":
+            out.append(_e(part))
+        elif kind == "measure":
+            out.append(_e(labels[part]))
+            if part not in seen:
+                seen.append(part)
+        else:
+            out.append(_ident(part))
+    html_text = "".join(out)
+    if keys and seen:
+        html_text += '<div class="explain">' + ", ".join(_ident(k) for k in seen) + "</div>"
+    return html_text
 
 
 def _evidence(report: dict) -> str:
     rules = report["rules"]
+    labels = report.get("labels") or {}
     head = (
         '<section id="evidence"><h2>Evidence</h2>'
         f'<p class="muted small">Every rule of the rule set <strong>{_e(rules["name"])}</strong> '
@@ -264,34 +312,41 @@ def _evidence(report: dict) -> str:
         return head + '<p class="empty">No rule was evaluated.</p></section>'
     rows = []
     for outcome, title, members in evidence_groups(report["evidence"]):
-        rows.append(f'<tr class="group"><th colspan="6">{_e(title)}</th></tr>')
+        rows.append(f'<tr class="group"><th colspan="5">{_e(title)}</th></tr>')
         for r in members:
             action = r["condition"] if r["outcome"] == "fail" and r["condition"] else r["fix"]
-            action_html = _e(action) if action else '<span class="muted">none</span>'
+            action_html = _labelled(action, labels) if action else '<span class="muted">none</span>'
             if r["outcome"] == "fail" and r["condition"]:
                 action_html = f"<strong>Condition:</strong> {action_html}"
                 if r["fix"]:
-                    action_html += f'<div class="explain">{_e(r["fix"])}</div>'
+                    action_html += f'<div class="explain">{_labelled(r["fix"], labels)}</div>'
+            if r["measured"] is None:
+                measured = '<span class="muted">not measured</span>'
+            else:
+                measured = _labelled(r["measured"], labels)
+            if r.get("note"):
+                measured += f'<div class="explain note">{_labelled(r["note"], labels)}</div>'
             rows.append(
                 f'<tr class="outcome-{_e(outcome)}">'
-                f"<td><strong>{_e(r['title'])}</strong>"
-                f'<div class="explain"><code>{_e(r["rule_id"])}</code> · '
+                f'<td data-label="Rule"><strong>{_e(r["title"])}</strong>'
+                f'<div class="explain">{_ident(r["rule_id"])} · '
                 f"{_e(CATEGORY_LABELS[r['category']])}</div>"
-                f'<div class="explain">{_e(r["explanation"])}</div></td>'
-                f'<td><span class="badge o-{_e(outcome)}">{_e(OUTCOME_LABELS[outcome])}</span>'
+                f'<div class="explain">{_labelled(r["explanation"], labels)}</div></td>'
+                f'<td data-label="Outcome"><span class="badge o-{_e(outcome)}">'
+                f"{_e(OUTCOME_LABELS[outcome])}</span>"
                 f'<div class="explain e-{_e(r["effect"])}">'
                 f"{_e(EFFECT_LABELS[r['effect']])}</div></td>"
-                f'<td class="measured">{_wbr(_e(fmt(r["measured"])))}</td>'
-                f'<td class="measured">{_wbr(_e(r["threshold"]))}</td>'
-                f'<td class="small">{_e(r["source"])}</td>'
-                f'<td class="small">{action_html}</td></tr>'
+                f'<td class="measured" data-label="Measured">{measured}</td>'
+                f'<td class="measured" data-label="Threshold">{_labelled(r["threshold"], labels)}'
+                f'<div class="source">Source: {_labelled(r["source"], labels)}</div></td>'
+                f'<td class="small" data-label="If it fails">{action_html}</td></tr>'
             )
     return (
-        head + '<table class="evidence-table"><colgroup><col style="width:26%">'
-        '<col style="width:13%"><col style="width:16%"><col style="width:16%">'
-        '<col style="width:14%"><col style="width:15%"></colgroup>'
+        head + '<table class="evidence-table"><colgroup><col style="width:24%">'
+        '<col style="width:13%"><col style="width:20%"><col style="width:21%">'
+        '<col style="width:22%"></colgroup>'
         '<thead><tr><th>Rule</th><th>Outcome</th>'
-        "<th>Measured</th><th>Threshold</th><th>Source of threshold</th>"
+        "<th>Measured</th><th>Threshold and its source</th>"
         "<th>If it fails</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table></section>"
     )
 
@@ -301,9 +356,18 @@ def _dash_attr(dash: tuple) -> str:
 
 
 def _roc_svg(attacks: list[dict]) -> str:
-    width, height = 760, 470
-    left, right, top, bottom = 70, 24, 18, 62
-    pw, ph = width - left - right, height - top - bottom
+    lo, x_ticks = roc_axis(attacks)
+    entries = [
+        (a["name"], SERIES_COLOURS[i % len(SERIES_COLOURS)],
+         SERIES_DASHES[i % len(SERIES_DASHES)], "2.6")
+        for i, a in enumerate(attacks)
+    ]
+    entries.append(("Chance (a guess)", "#8a929e", (5, 4), "1.4"))
+    width, plot_h = 760, 390
+    left, right, top = 70, 24, 18
+    legend_top = top + plot_h + 58
+    height = legend_top + 22 * len(entries) + 8
+    pw, ph = width - left - right, plot_h
 
     def xy(x: float, y: float) -> str:
         return f"{left + x * pw:.1f},{top + (1 - y) * ph:.1f}"
@@ -316,15 +380,13 @@ def _roc_svg(attacks: list[dict]) -> str:
             "log scale</title>"
         )
     ]
-    # minor grid at 2..9 x each decade, then major grid and tick labels
-    for tick in ROC_X_TICKS[:-1]:
-        for m in range(2, 10):
-            x = left + roc_x(tick * m) * pw
-            out.append(
-                f'<line class="grid minor" x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{top + ph}"/>'
-            )
-    for tick in ROC_X_TICKS:
-        x = left + roc_x(tick) * pw
+    for v in roc_minor(lo):
+        x = left + roc_x(v, lo) * pw
+        out.append(
+            f'<line class="grid minor" x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{top + ph}"/>'
+        )
+    for tick in x_ticks:
+        x = left + roc_x(tick, lo) * pw
         out.append(f'<line class="grid" x1="{x:.1f}" y1="{top}" x2="{x:.1f}" y2="{top + ph}"/>')
         out.append(
             f'<text x="{x:.1f}" y="{top + ph + 18}" text-anchor="middle">'
@@ -338,51 +400,35 @@ def _roc_svg(attacks: list[dict]) -> str:
         )
     out.append(f'<rect class="frame" x="{left}" y="{top}" width="{pw}" height="{ph}"/>')
     out.append(
-        f'<text class="axis-title" x="{left + pw / 2:.1f}" y="{height - 14}" text-anchor="middle">'
-        "False positive rate (log scale)</text>"
+        f'<text class="axis-title" x="{left + pw / 2:.1f}" y="{top + ph + 42}" '
+        'text-anchor="middle">False positive rate (log scale, from the smallest rate the test '
+        "set resolves)</text>"
         f'<text class="axis-title" transform="translate(18 {top + ph / 2:.1f}) rotate(-90)" '
         'text-anchor="middle">True positive rate</text>'
     )
-    chance = " ".join(xy(x, y) for x, y in chance_line())
+    chance = " ".join(xy(x, y) for x, y in chance_line(lo=lo))
     out.append(
         f'<polyline points="{chance}" fill="none" stroke="#8a929e" stroke-width="1.4" '
         'stroke-dasharray="5 4"/>'
     )
     for i, attack in enumerate(attacks):
-        colour = SERIES_COLOURS[i % len(SERIES_COLOURS)]
-        dash = SERIES_DASHES[i % len(SERIES_DASHES)]
+        colour, dash = entries[i][1], entries[i][2]
         points = " ".join(
-            xy(roc_x(f), t) for f, t in zip(attack["roc"]["fpr"], attack["roc"]["tpr"], strict=True)
+            xy(roc_x(f, lo), t)
+            for f, t in zip(attack["roc"]["fpr"], attack["roc"]["tpr"], strict=True)
         )
         out.append(
             f'<polyline class="roc-curve" points="{points}" fill="none" stroke="{colour}" '
             f'stroke-width="2.6" stroke-linejoin="round"{_dash_attr(dash)}>'
             f"<title>{_e(attack['name'])}</title></polyline>"
         )
-    # legend, top left inside the plot (ROC curves leave that corner empty)
-    n = len(attacks) + 1
-    lx, ly = left + 12, top + 12
-    lw = 20 + 7.2 * max(len(a["name"]) for a in attacks) + 40
-    out.append(
-        f'<rect x="{lx}" y="{ly}" width="{min(lw, pw - 24):.0f}" height="{10 + 22 * n}" '
-        'fill="#fff" fill-opacity="0.92" stroke="#c5ccd6" rx="4"/>'
-    )
-    entries = [
-        (
-            a["name"],
-            SERIES_COLOURS[i % len(SERIES_COLOURS)],
-            SERIES_DASHES[i % len(SERIES_DASHES)],
-            "2.6",
-        )
-        for i, a in enumerate(attacks)
-    ]
-    entries.append(("Chance (a guess)", "#8a929e", (5, 4), "1.4"))
+    # legend below the plot, so it never covers a curve
     for i, (name, colour, dash, sw) in enumerate(entries):
-        y = ly + 18 + 22 * i
+        y = legend_top + 22 * i
         out.append(
-            f'<line x1="{lx + 10}" y1="{y - 4}" x2="{lx + 42}" y2="{y - 4}" stroke="{colour}" '
-            f'stroke-width="{sw}"{_dash_attr(dash)}/>'
-            f'<text x="{lx + 50}" y="{y}">{_e(name)}</text>'
+            f'<line class="legend" x1="{left + 4}" y1="{y - 4}" x2="{left + 36}" y2="{y - 4}" '
+            f'stroke="{colour}" stroke-width="{sw}"{_dash_attr(dash)}/>'
+            f'<text x="{left + 44}" y="{y}">{_e(name)}</text>'
         )
     out.append("</svg>")
     return "".join(out)
@@ -399,15 +445,25 @@ def _attacks(report: dict) -> str:
     )
     if not attacks:
         return head + '<p class="empty">No membership attack was run.</p></section>'
+    def tpr(a: dict, rate: str) -> str:
+        fpr_min = a.get("fpr_min")
+        if fpr_min and fpr_min > float(rate) * (1 + 1e-9):
+            return '<span class="muted">cannot be resolved</span>'
+        return _n(a["metrics"][f"tpr_at_fpr_{rate}"])
+
+    def tested(a: dict) -> str:
+        n = a.get("n_nonmembers")
+        return f'<div class="explain">{_n(n)} non-members tested</div>' if n else ""
+
     rows = "".join(
-        f'<tr><td>{_e(a["name"])}<div class="explain"><code>{_e(a["id"])}</code></div></td>'
+        f'<tr><td>{_e(a["name"])}<div class="explain">{_ident(a["id"])}</div>{tested(a)}</td>'
         f'<td class="num">{_n(a["metrics"]["auc"])}</td>'
         f'<td class="num">{_n(a["metrics"]["auc_pvalue"])}</td>'
         f'<td class="num">{_n(a["metrics"]["accuracy"])}</td>'
         f'<td class="num">{_n(a["metrics"]["advantage"])}</td>'
-        f'<td class="num">{_n(a["metrics"]["tpr_at_fpr_0.001"])}</td>'
-        f'<td class="num">{_n(a["metrics"]["tpr_at_fpr_0.01"])}</td>'
-        f'<td class="num">{_n(a["metrics"]["tpr_at_fpr_0.1"])}</td>'
+        f'<td class="num">{tpr(a, "0.001")}</td>'
+        f'<td class="num">{tpr(a, "0.01")}</td>'
+        f'<td class="num">{tpr(a, "0.1")}</td>'
         f'<td class="num">{_n(a["seconds"])}</td></tr>'
         for a in attacks
     )
@@ -421,8 +477,9 @@ def _attacks(report: dict) -> str:
     )
     return (
         head + table + f"<figure>{_roc_svg(attacks)}<figcaption>ROC curves. The false positive "
-        "rate axis is logarithmic, so the low-error region an attacker cares about is visible; the "
-        "dashed grey curve is the chance line (true positive rate = false positive rate)."
+        "rate axis is logarithmic, so the low-error region an attacker cares about is visible; it "
+        "starts at the smallest rate the test set can resolve (1 / its non-members). The dashed "
+        "grey curve is the chance line (true positive rate = false positive rate)."
         "</figcaption></figure></section>"
     )
 
@@ -478,7 +535,7 @@ def _arr_svg(rows: list[dict]) -> str:
         if r["arr"] is None:
             out.append(
                 f'<text x="{left + 6}" y="{y + 4:.1f}" fill="#6b7280" font-style="italic">'
-                "not measured</text>"
+                "not measured (reason in the table)</text>"
             )
             continue
         colour = "#b91c1c" if sig else "#334155"
@@ -522,8 +579,14 @@ def _attribute(report: dict) -> str:
     if not rows:
         return head + '<p class="empty">No attribute inference attack was run.</p></section>'
     significant = '<strong class="o-fail">significant</strong>'
+    def note(r: dict) -> str:
+        if r["arr"] is not None:
+            return ""
+        why = r.get("note") or "the report gives no reason"
+        return f'<div class="explain note">Not measured: {_e(why)}</div>'
+
     body = "".join(
-        f"<tr><td>{_e(r['feature'])}</td><td>{_e(r['kind'])}</td>"
+        f"<tr><td>{_e(r['feature'])}{note(r)}</td><td>{_e(r['kind'])}</td>"
         f'<td class="num">{_n(r["arr"])}</td>'
         f'<td class="num">{_e(fmt_ci(r["ci_low"], r["ci_high"], _RANGE))}</td>'
         f'<td class="num">{_n(r["p_value"])}</td>'
@@ -564,7 +627,7 @@ def _checks(report: dict) -> str:
         out.append(
             '<ul class="plain">'
             + "".join(
-                f"<li><code>{_e(p['rule_id'])}</code>: {_e(p['message'])}"
+                f"<li>{_ident(p['rule_id'])}: {_labelled(p['message'], report.get('labels') or {})}"
                 + (f'<div class="explain">Fix: {_e(p["fix"])}</div>' if p["fix"] else "")
                 + "</li>"
                 for p in c["preliminary"]
@@ -578,7 +641,9 @@ def _checks(report: dict) -> str:
         out.append(
             '<table class="structure"><tbody>'
             + "".join(
-                f'<tr><td>{_e(humanize(k))}</td><td class="num">{_n(v, "not measured")}</td></tr>'
+                f'<tr><td>{_e(label_of(report, "structure." + k))}'
+                f'<div class="explain">{_ident("structure." + k)}</div></td>'
+                f'<td class="num">{_n(v, "not measured")}</td></tr>'
                 for k, v in c["structure"].items()
             )
             + "</tbody></table>"

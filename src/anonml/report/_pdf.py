@@ -1,14 +1,18 @@
 """Render a release report (schema v1) as a PDF with fpdf2.
 
-The page structure is fixed: "Verdict" (with the model, data and provenance), "Evidence" (with
+The section order is fixed: "Verdict" (with the model, data and provenance), "Evidence" (with
 the structure and tamper checks), "Membership attacks", "Attribute inference", "Glossary".
-Each section starts on a new page with its heading as the first text. The core Helvetica font
+Sections follow each other on the page; a heading moves to a new page when the room left
+under it is too small for its first block, and no block (a reason, a bullet, a glossary
+entry, a table row) is split across pages. Measure keys are shown by their labels, and an
+identifier is only ever broken after a dot. The core Helvetica font
 covers Latin-1 only, so other characters are spelled out (``≤`` -> ``<=``, ``ε`` -> ``epsilon``).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import re
 import unicodedata
 from typing import Any
 
@@ -18,7 +22,6 @@ from anonml.report._common import (
     DECISION_COLOURS,
     EFFECT_LABELS,
     OUTCOME_LABELS,
-    ROC_X_TICKS,
     ROC_Y_TICKS,
     SERIES_COLOURS,
     SERIES_DASHES,
@@ -30,8 +33,11 @@ from anonml.report._common import (
     fmt_ci,
     fmt_param,
     fmt_tick,
-    humanize,
+    label_of,
+    roc_axis,
+    roc_minor,
     roc_x,
+    segments,
 )
 
 __all__ = ["render_pdf", "to_latin1"]
@@ -139,8 +145,17 @@ def _document(report: dict):
     return pdf
 
 
-def _section(pdf, title: str) -> None:
-    pdf.add_page()
+def _room(pdf) -> float:
+    return pdf.h - pdf.b_margin - pdf.get_y()
+
+
+def _section(pdf, title: str, need: float = 40) -> None:
+    """A section heading: on a new page for the first section or when less than ``need`` mm
+    is left under it."""
+    if pdf.page == 0 or _room(pdf) < need + 20:
+        pdf.add_page()
+    else:
+        pdf.ln(7)
     pdf.set_font("Helvetica", "B", 20)
     pdf.set_text_color(*_INK)
     pdf.cell(0, 11, title, new_x="LMARGIN", new_y="NEXT")
@@ -150,8 +165,10 @@ def _section(pdf, title: str) -> None:
     pdf.ln(4)
 
 
-def _subheading(pdf, title: str) -> None:
-    if pdf.get_y() > pdf.h - 40:
+def _subheading(pdf, title: str, need: float = 30) -> None:
+    """A sub-heading, moved to the next page with what follows when less than ``need`` mm
+    would be left under it."""
+    if _room(pdf) < need + 12:
         pdf.add_page()
     pdf.ln(3)
     pdf.set_font("Helvetica", "B", 12.5)
@@ -171,8 +188,34 @@ def _bullets(pdf, items: list[str], numbered: bool = False) -> None:
     pdf.set_text_color(*_INK)
     for i, item in enumerate(items, 1):
         mark = f"{i}." if numbered else "-"
-        pdf.cell(7, 5.5, mark)
-        pdf.multi_cell(0, 5.5, to_latin1(item), align="L", new_x="LMARGIN", new_y="NEXT")
+        with pdf.unbreakable() as doc:
+            doc.cell(7, 5.5, mark)
+            doc.multi_cell(0, 5.5, to_latin1(item), align="L", new_x="LMARGIN", new_y="NEXT")
+
+
+def _plain(text: Any, labels: dict) -> str:
+    """``text`` with every measure key replaced by its label (Latin-1)."""
+    return to_latin1("".join(labels[p] if kind == "measure" else p
+                             for kind, p in segments(str(text), labels)))
+
+
+def _keys(text: Any, labels: dict) -> list[str]:
+    return list(dict.fromkeys(p for kind, p in segments(str(text), labels) if kind == "measure"))
+
+
+def _fit_ident(pdf, name: str, width: float) -> str:
+    """``name`` with line breaks only after its dots, so that no line is wider than ``width``
+    in the current font (an identifier is never broken inside a part)."""
+    parts = re.split(r"(?<=\.)(?=[A-Za-z_])", name)
+    lines, line = [], ""
+    for part in parts:
+        if line and pdf.get_string_width(line + part) > width:
+            lines.append(line)
+            line = part
+        else:
+            line += part
+    lines.append(line)
+    return "\n".join(lines)
 
 
 def _key_values(pdf, pairs: list[tuple[str, Any]], key_width: float = 46) -> None:
@@ -186,6 +229,7 @@ def _key_values(pdf, pairs: list[tuple[str, Any]], key_width: float = 46) -> Non
 
 def _verdict(pdf, report: dict) -> None:
     v = report["verdict"]
+    labels = report.get("labels") or {}
     _section(pdf, "Verdict")
     pdf.set_fill_color(*_rgb(DECISION_COLOURS[v["decision"]]))
     pdf.set_text_color(255, 255, 255)
@@ -204,7 +248,7 @@ def _verdict(pdf, report: dict) -> None:
     pdf.multi_cell(
         0,
         6,
-        to_latin1(v["summary"]),
+        _plain(v["summary"], labels),
         fill=True,
         align="L",
         new_x="LMARGIN",
@@ -217,31 +261,33 @@ def _verdict(pdf, report: dict) -> None:
     if not v["reasons"]:
         _para(pdf, "The report gives no reason.", colour=_MUTED)
     for r in v["reasons"]:
-        pdf.set_font("Helvetica", "B", 9)
-        pdf.set_text_color(*_EFFECT_RGB[r["effect"]])
-        pdf.cell(
-            0,
-            5.5,
-            to_latin1(f"{EFFECT_LABELS[r['effect']]}  ({r['rule_id']})"),
-            new_x="LMARGIN",
-            new_y="NEXT",
-        )
-        _para(pdf, r["text"], size=10.5, h=5.5)
-        _para(
-            pdf,
-            f"Measured: {r['measured'] or 'not measured'}   Threshold: {r['threshold']}   "
-            f"Source: {r['source']}",
-            size=8.5,
-            colour=_MUTED,
-            h=4.5,
-        )
-        pdf.ln(2)
+        with pdf.unbreakable() as doc:
+            doc.set_font("Helvetica", "B", 9)
+            doc.set_text_color(*_EFFECT_RGB[r["effect"]])
+            doc.cell(
+                0,
+                5.5,
+                to_latin1(f"{EFFECT_LABELS[r['effect']]}  ({r['rule_id']})"),
+                new_x="LMARGIN",
+                new_y="NEXT",
+            )
+            _para(doc, _plain(r["text"], labels), size=10.5, h=5.5)
+            _para(
+                doc,
+                f"Measured: {_plain(r['measured'] or 'not measured', labels)}   Threshold: "
+                f"{_plain(r['threshold'], labels)}   Source: {_plain(r['source'], labels)}",
+                size=8.5,
+                colour=_MUTED,
+                h=4.5,
+            )
+            doc.ln(2)
     if v["conditions"]:
         _subheading(pdf, "Conditions of release")
-        _bullets(pdf, v["conditions"])
+        _para(pdf, "Release only if every condition below is met and recorded:", size=10)
+        _bullets(pdf, [_plain(c, labels) for c in v["conditions"]])
     if v["next_steps"]:
         _subheading(pdf, "Next steps")
-        _bullets(pdf, v["next_steps"], numbered=True)
+        _bullets(pdf, [_plain(t, labels) for t in v["next_steps"]], numbered=True)
     _model_data(pdf, report)
 
 
@@ -316,75 +362,93 @@ def _evidence(pdf, report: dict) -> None:
     from fpdf.fonts import FontFace
 
     rules = report["rules"]
+    labels = report.get("labels") or {}
     _section(pdf, "Evidence")
     _para(
         pdf,
         f"Every rule of the rule set {rules['name']} (version {rules['version']}, from "
-        f"{rules['origin']}), failing rules first.",
+        f"{rules['origin']}), failing rules first; the rules that do not apply to this model "
+        "are listed after the table.",
         size=9,
         colour=_MUTED,
     )
     pdf.ln(2)
+    groups = evidence_groups(report["evidence"])
+    shown = [g for g in groups if g[0] != "not_applicable"]
     if not report["evidence"]:
         _para(pdf, "No rule was evaluated.", colour=_MUTED)
-    else:
-        pdf.set_font("Helvetica", "", 8)
+    elif shown:
+        widths = (50, 20, 36, 38, 34)
+        pdf.set_font("Helvetica", "", 7.3)
         pdf.set_text_color(*_INK)
         pdf.set_draw_color(*_LINE)
         pdf.set_line_width(0.2)
         heading = FontFace(emphasis="BOLD", fill_color=(238, 241, 245))
         with pdf.table(
-            col_widths=(46, 24, 20, 28, 30, 30),
+            col_widths=widths,
             text_align="LEFT",
-            line_height=4,
+            line_height=3.3,
             headings_style=heading,
             borders_layout="HORIZONTAL_LINES",
             padding=1.2,
         ) as table:
             head = table.row()
-            for text in (
-                "Rule",
-                "Outcome",
-                "Measured",
-                "Threshold",
-                "Source of threshold",
-                "If it fails",
-            ):
+            for text in ("Rule", "Outcome", "Measured", "Threshold (source)", "If it fails"):
                 head.cell(text)
-            for outcome, title, members in evidence_groups(report["evidence"]):
+            for outcome, title, members in shown:
                 table.row().cell(
-                    title.upper(), colspan=6, style=FontFace(emphasis="BOLD", color=_MUTED)
+                    title.upper(), colspan=5, style=FontFace(emphasis="BOLD", color=_MUTED)
                 )
                 for r in members:
+                    keys = _keys(f"{r['measured'] or ''} {r['threshold']}", labels)
+                    ids = "\n".join(_fit_ident(pdf, k, widths[2] - 3) for k in keys)
                     row = table.row()
+                    # a passed rule is shown without its explanation, to keep the table short
+                    explanation = ("\n" + _plain(r["explanation"], labels)
+                                   if outcome != "pass" else "")
                     row.cell(
-                        to_latin1(
-                            f"{r['title']}\n[{r['rule_id']}] "
-                            f"{CATEGORY_LABELS[r['category']]}\n{r['explanation']}"
-                        )
+                        to_latin1(f"{r['title']}\n[{r['rule_id']}] "
+                                  f"{CATEGORY_LABELS[r['category']]}") + explanation
                     )
                     row.cell(
                         to_latin1(f"{OUTCOME_LABELS[outcome]}\n{EFFECT_LABELS[r['effect']]}"),
                         style=FontFace(emphasis="BOLD", color=_OUTCOME_RGB[outcome]),
                     )
-                    row.cell(
-                        to_latin1(r["measured"] if r["measured"] is not None else "not measured")
-                    )
-                    row.cell(to_latin1(r["threshold"]))
-                    row.cell(to_latin1(r["source"]))
+                    measured = (_plain(r["measured"], labels) if r["measured"] is not None
+                                else "not measured")
+                    if r.get("note"):
+                        measured += "\n" + _plain(r["note"], labels)
+                    if ids:
+                        measured += "\n" + ids
+                    row.cell(measured)
+                    row.cell(_plain(r["threshold"], labels) + "\n("
+                             + _plain(r["source"], labels) + ")")
                     if r["outcome"] == "fail" and r["condition"]:
                         action = f"Condition: {r['condition']}" + (
                             f"\n{r['fix']}" if r["fix"] else ""
                         )
                     else:
                         action = r["fix"] or "none"
-                    row.cell(to_latin1(action))
+                    row.cell(_plain(action, labels))
+    inapplicable = [g for g in groups if g[0] == "not_applicable"]
+    if inapplicable:
+        rows = inapplicable[0][2]
+        by_note: dict = {}
+        for r in rows:
+            by_note.setdefault(r.get("note") or "Not applicable to this model.", []).append(r)
+        with pdf.unbreakable() as doc:
+            doc.ln(3)
+            _para(doc, f"Not applicable ({len(rows)} rules)", size=9.5, style="B")
+            for note, members in by_note.items():
+                names = ", ".join(f"{r['title']} [{r['rule_id']}]" for r in members)
+                _para(doc, f"{_plain(note, labels)} {names}.", size=8, colour=_MUTED, h=4)
     _checks(pdf, report)
 
 
 def _checks(pdf, report: dict) -> None:
     c = report["checks"]
-    _subheading(pdf, "Structure and tamper checks")
+    labels = report.get("labels") or {}
+    _subheading(pdf, "Structure and tamper checks", need=40)
     tamper = c["tamper"]
     _key_values(pdf, [("Tamper check", TAMPER_LABELS[tamper["status"]])])
     if tamper["changed"]:
@@ -395,7 +459,7 @@ def _checks(pdf, report: dict) -> None:
             [
                 (
                     f"Finding {p['rule_id']}",
-                    p["message"] + (f" Fix: {p['fix']}" if p["fix"] else ""),
+                    _plain(p["message"], labels) + (f" Fix: {p['fix']}" if p["fix"] else ""),
                 )
                 for p in c["preliminary"]
             ],
@@ -403,8 +467,23 @@ def _checks(pdf, report: dict) -> None:
     else:
         _key_values(pdf, [("Hyperparameter findings", "none")])
     if c["structure"]:
-        _key_values(pdf, [(humanize(k), fmt(v)) for k, v in c["structure"].items()])
-
+        # two columns of label / value pairs
+        items = [(label_of(report, "structure." + k), fmt(v)) for k, v in c["structure"].items()]
+        half = (len(items) + 1) // 2
+        col_w = (pdf.w - pdf.l_margin - pdf.r_margin) / 2
+        pdf.ln(1)
+        for i in range(half):
+            if _room(pdf) < 5:
+                pdf.add_page()
+            y = pdf.get_y()
+            for j, (key, value) in enumerate(items[i::half][:2]):
+                pdf.set_xy(pdf.l_margin + j * col_w, y)
+                pdf.set_font("Helvetica", "", 8.5)
+                pdf.set_text_color(*_MUTED)
+                pdf.cell(col_w - 22, 4.6, to_latin1(key))
+                pdf.set_text_color(*_INK)
+                pdf.cell(18, 4.6, to_latin1(value), align="R")
+            pdf.set_xy(pdf.l_margin, y + 4.6)
 
 
 def _numeric_table(pdf: Any, col_widths: tuple) -> Any:
@@ -470,8 +549,10 @@ def _set_series(pdf, i: int) -> None:
 
 
 def _roc_chart(pdf, attacks: list[dict]) -> None:
-    width, height = 150.0, 100.0
-    if pdf.get_y() + height + 22 > pdf.h - pdf.b_margin:
+    width, height = 140.0, 62.0
+    lo, x_ticks = roc_axis(attacks)
+    legend_h = 5 * (len(attacks) + 1) + 4
+    if pdf.get_y() + height + 22 + legend_h > pdf.h - pdf.b_margin:
         pdf.add_page()
     x0, y0 = pdf.l_margin + 16, pdf.get_y() + 4
 
@@ -480,15 +561,14 @@ def _roc_chart(pdf, attacks: list[dict]) -> None:
 
     pdf.set_line_width(0.15)
     pdf.set_draw_color(236, 239, 243)
-    for tick in ROC_X_TICKS[:-1]:
-        for m in range(2, 10):
-            x = x0 + roc_x(tick * m) * width
-            pdf.line(x, y0, x, y0 + height)
+    for v in roc_minor(lo):
+        x = x0 + roc_x(v, lo) * width
+        pdf.line(x, y0, x, y0 + height)
     pdf.set_draw_color(215, 220, 227)
     pdf.set_font("Helvetica", "", 8)
     pdf.set_text_color(*_INK)
-    for tick in ROC_X_TICKS:
-        x = x0 + roc_x(tick) * width
+    for tick in x_ticks:
+        x = x0 + roc_x(tick, lo) * width
         pdf.line(x, y0, x, y0 + height)
         label = fmt_tick(tick)
         pdf.text(x - pdf.get_string_width(label) / 2, y0 + height + 4.5, label)
@@ -508,27 +588,23 @@ def _roc_chart(pdf, attacks: list[dict]) -> None:
     pdf.set_draw_color(138, 146, 158)
     pdf.set_line_width(0.3)
     pdf.set_dash_pattern(dash=1.5, gap=1.2)
-    pdf.polyline([pt(x, y) for x, y in chance_line()])
+    pdf.polyline([pt(x, y) for x, y in chance_line(lo=lo)])
     pdf.set_line_width(0.7)
     for i, attack in enumerate(attacks):
         _set_series(pdf, i)
         pdf.polyline(
             [
-                pt(roc_x(f), t)
+                pt(roc_x(f, lo), t)
                 for f, t in zip(attack["roc"]["fpr"], attack["roc"]["tpr"], strict=True)
             ]
         )
-    # legend, top left inside the plot
+    # legend below the plot, so it never covers a curve
     pdf.set_font("Helvetica", "", 8)
     names = [to_latin1(a["name"]) for a in attacks] + ["Chance (a guess)"]
-    lw = 16 + max(pdf.get_string_width(n) for n in names)
     pdf.set_dash_pattern()
-    pdf.set_fill_color(255, 255, 255)
-    pdf.set_draw_color(197, 204, 214)
-    pdf.set_line_width(0.2)
-    pdf.rect(x0 + 3, y0 + 3, min(lw, width - 6), 3 + 5 * len(names), style="FD")
+    ly = y0 + height + 15
     for i, name in enumerate(names):
-        y = y0 + 7 + 5 * i
+        y = ly + 5 * i
         if i < len(attacks):
             pdf.set_line_width(0.7)
             _set_series(pdf, i)
@@ -540,12 +616,14 @@ def _roc_chart(pdf, attacks: list[dict]) -> None:
         pdf.set_dash_pattern()
         pdf.text(x0 + 15, y, name)
     pdf.set_line_width(0.2)
-    pdf.set_y(y0 + height + 14)
+    pdf.set_y(ly + 5 * len(names))
 
 
 def _attacks(pdf, report: dict) -> None:
     attacks = report["attacks"]
-    _section(pdf, "Membership attacks")
+    # the heading goes with the table and the chart below it
+    _section(pdf, "Membership attacks",
+             need=30 + 9.0 * len(attacks) + 110 if attacks else 30)
     _para(
         pdf,
         "Each attack tries to tell whether a person was in the training data. An AUC of 0.5 "
@@ -563,8 +641,9 @@ def _attacks(pdf, report: dict) -> None:
     _roc_chart(pdf, attacks)
     _para(
         pdf,
-        "ROC curves. The false positive rate axis is logarithmic; the dashed grey curve is "
-        "the chance line (true positive rate = false positive rate).",
+        "ROC curves. The false positive rate axis is logarithmic and starts at the smallest "
+        "rate the test set can resolve (1 / its non-members); the dashed grey curve is the "
+        "chance line (true positive rate = false positive rate).",
         size=8.5,
         colour=_MUTED,
     )
@@ -608,7 +687,7 @@ def _arr_chart(pdf, rows: list[dict]) -> None:
         if r["arr"] is None:
             pdf.set_font("Helvetica", "I", 8)
             pdf.set_text_color(*_MUTED)
-            pdf.text(x0 + 2, y + 1.2, "not measured")
+            pdf.text(x0 + 2, y + 1.2, "not measured (reason below the table)")
             continue
         colour = (185, 28, 28) if sig else (51, 65, 85)
         pdf.set_draw_color(*colour)
@@ -640,7 +719,8 @@ def _arr_chart(pdf, rows: list[dict]) -> None:
 def _attribute(pdf, report: dict) -> None:
 
     rows = report["attribute_risk"]
-    _section(pdf, "Attribute inference")
+    # the heading goes with its introduction and chart
+    _section(pdf, "Attribute inference", need=30 + 8.0 * len(rows) + 27 if rows else 30)
     _para(
         pdf,
         "For each feature, how much better an attacker who has the model guesses its value "
@@ -683,14 +763,27 @@ def _attribute(pdf, report: dict) -> None:
             row.cell(fmt(r["train_rate"]))
             row.cell(fmt(r["test_rate"]))
             row.cell("significant" if r["significant"] else "no")
+    notes = [r for r in rows if r["arr"] is None]
+    if notes:
+        pdf.ln(2)
+        for r in notes:
+            with pdf.unbreakable() as doc:
+                _para(doc, f"{r['feature']}: not measured: "
+                      f"{r.get('note') or 'the report gives no reason'}.",
+                      size=8, colour=_MUTED, h=4)
 
 
 def _glossary(pdf, report: dict) -> None:
-    _section(pdf, "Glossary")
-    for g in report["glossary"]:
-        _para(pdf, g["term"], size=10.5, style="B", h=5.5)
-        _para(pdf, g["definition"], size=10, h=5)
-        pdf.ln(2.5)
+    _section(pdf, "Glossary", need=40)
+    pdf.set_text_color(*_INK)
+    # two balanced columns; an entry is never split between columns or pages
+    with pdf.text_columns(ncols=2, gutter=8, balance=True, line_height=1.15) as cols:
+        for g in report["glossary"]:
+            with cols.paragraph(text_align="LEFT", bottom_margin=1.6) as par:
+                pdf.set_font("Helvetica", "B", 8.5)
+                par.write(to_latin1(g["term"]) + "\n")
+                pdf.set_font("Helvetica", "", 8.5)
+                par.write(to_latin1(g["definition"]))
 
 
 def render_pdf(report: dict) -> bytes:

@@ -57,6 +57,9 @@ class ReleaseDecision:
         Every rule of the rules file, evaluated.
     measures : dict
         The flat measurements the rules read (``"membership.max_auc"``, ...).
+    unmeasurable : dict
+        Measures this audit could not resolve, with the reason in words (a rule reading one
+        is not evaluated and becomes a condition).
     report : dict
         The report data (schema ``anonml.report`` v1); no records.
     attack_results : dict
@@ -69,6 +72,7 @@ class ReleaseDecision:
     measures: dict
     report: dict
     attack_results: dict = field(default_factory=dict)
+    unmeasurable: dict = field(default_factory=dict)
 
     def write(self, out_dir: Any, formats: tuple = ("json", "html", "pdf"), *,
               create: bool = False) -> dict:
@@ -199,9 +203,60 @@ def _membership_summary(attack_id: str, result: Any, seconds: float, settings: d
         metrics["auc"] = result.extra.get("mean_auc", result.auc)
         settings = {**settings, "repetitions": result.extra.get("n_reps"),
                     "significant_repetitions": result.extra.get("n_significant")}
+    n_neg = int(result.n_nonmembers)
     return json_safe({"id": attack_id, "name": ATTACK_NAMES[attack_id], "kind": "membership",
                       "metrics": metrics, "roc": roc_points(result.fpr, result.tpr),
-                      "settings": settings, "seconds": round(seconds, 3)})
+                      "settings": settings, "seconds": round(seconds, 3),
+                      "n_nonmembers": n_neg, "fpr_min": 1.0 / n_neg if n_neg else None})
+
+
+def _attribute_note(r: Any) -> str | None:
+    """Why an attribute row has no risk ratio (``None`` when it has one)."""
+    arr = r.arr
+    if arr is not None and math.isfinite(arr):
+        return None
+    if r.test_risky == 0 and r.train_risky == 0:
+        return ("no record of either set had its value inferred, so there is no ratio to "
+                "measure (no extra risk was seen)")
+    if r.test_risky == 0:
+        records = "record" if r.train_risky == 1 else "records"
+        return (f"no test record had its value inferred, against {r.train_risky:,} training "
+                f"{records}: the ratio has no finite value (treat it as large)")
+    return "the ratio could not be computed from the attack's counts"
+
+
+#: the false positive rates at which the rules read a membership attack's true positive rate
+_LOW_FPR = {"membership.max_tpr_at_fpr_0.001": 0.001}
+
+
+def low_fpr_measures(membership: list) -> tuple[dict, dict]:
+    """The largest TPR at each low FPR of ``_LOW_FPR``, over the attacks whose test set can
+    resolve that FPR (at least ``1 / fpr`` non-members), and for each FPR no attack can
+    resolve, the reason in words (for the verdict: such a rule becomes a condition).
+
+    Returns
+    -------
+    measures, unmeasurable : dict, dict
+    """
+    measures: dict = {}
+    unmeasurable: dict = {}
+    for key, rate in _LOW_FPR.items():
+        metric = f"tpr_at_fpr_{rate:g}"
+        needed = math.ceil(round(1 / rate, 9))
+        ok = [m["metrics"][metric] for m in membership
+              if m.get("n_nonmembers") is not None and m["n_nonmembers"] >= needed
+              and m["metrics"].get(metric) is not None]
+        if ok:
+            measures[key] = max(ok)
+        elif membership:
+            have = max((m.get("n_nonmembers") or 0) for m in membership)
+            unmeasurable[key] = (
+                f"true positive rate at {rate * 100:g} % false positives cannot be measured on a "
+                f"test set of {have:,} rows; needs at least {needed:,} non-member rows "
+                f"(the smallest false positive rate it can resolve is 1/{have:,})"
+                if have else f"true positive rate at {rate * 100:g} % false positives cannot be "
+                f"measured without non-member rows; needs at least {needed:,}")
+    return measures, unmeasurable
 
 
 def _run_attacks(target: Target, model: Any, attacks: tuple, *, n_reference: int,
@@ -249,7 +304,7 @@ def _run_attacks(target: Target, model: Any, attacks: tuple, *, n_reference: int
                     "feature": str(r.feature), "kind": r.kind, "arr": r.arr,
                     "ci_low": low, "ci_high": high, "p_value": r.pvalue,
                     "train_rate": r.train_rate, "test_rate": r.test_rate,
-                    "significant": bool(r.pvalue < alpha)}))
+                    "significant": bool(r.pvalue < alpha), "note": _attribute_note(r)}))
             measures["attribute.n_significant"] = sum(a["significant"] for a in attribute)
             measures["attribute.max_arr_ci_low"] = max(
                 (a["ci_low"] for a in attribute), default=0.0)
@@ -260,12 +315,9 @@ def _run_attacks(target: Target, model: Any, attacks: tuple, *, n_reference: int
         measures[f"membership.{attack_id}.auc"] = summary["metrics"]["auc"]
     if membership:
         aucs = [m["metrics"]["auc"] for m in membership if m["metrics"]["auc"] is not None]
-        low = [m["metrics"]["tpr_at_fpr_0.001"] for m in membership
-               if m["metrics"]["tpr_at_fpr_0.001"] is not None]
         if aucs:
             measures["membership.max_auc"] = max(aucs)
-        if low:
-            measures["membership.max_tpr_at_fpr_0.001"] = max(low)
+        measures.update(low_fpr_measures(membership)[0])
     return results, measures, membership, attribute
 
 
@@ -411,15 +463,17 @@ def request_release(
             best = max(membership, key=lambda m: m["metrics"]["auc"] or 0.0)
             if best["metrics"]["auc"] is not None:
                 strongest = (best["name"], float(best["metrics"]["auc"]))
-        verdict = decide(outcomes, strongest)
+        unmeasurable = low_fpr_measures(membership)[1]
+        verdict = decide(outcomes, strongest, unmeasurable)
     report = build_report(
         verdict=verdict, outcomes=outcomes, ruleset=ruleset, target=target, model=model,
         family=family, tamper=tamper, structure=structure, anonymization=anon,
+        unmeasurable=unmeasurable,
         membership=membership, attribute=attribute, model_file=model_file,
         target_name=target_name, dataset_name=dataset_name,
         timings={"total_seconds": round(time.perf_counter() - t_start, 3),
                  "stages": dict(stage.times)},
     )
     return ReleaseDecision(verdict.decision, verdict, outcomes, facts["measures"], report,
-                           results)
+                           results, unmeasurable)
 

@@ -12,6 +12,7 @@ import pandas as pd
 
 from anonml.attacks._core import json_safe
 from anonml.safemodel._family import describe_model, model_params, unwrap
+from anonml.safemodel._rules import MEASURE_LABELS
 from anonml.safemodel._wrappers import fingerprint_holder
 
 SCHEMA_VERSION = "1.0"
@@ -69,12 +70,38 @@ def _sha256_file(path: Any) -> str:
     return digest.hexdigest()
 
 
-def _evidence(outcomes: list) -> list:
+def _family_words(families: Any) -> str:
+    return ", ".join(str(f).replace("_", " ") for f in families)
+
+
+def _note(o: Any, family: str, unmeasurable: dict) -> str | None:
+    """Why a rule shows no measurement (``None`` when it has one)."""
+    if o.measured is not None and o.outcome in ("pass", "fail"):
+        return None
+    stated = [unmeasurable[m] for m in o.missing if m in unmeasurable]
+    if stated:
+        text = "; ".join(dict.fromkeys(stated))
+        return text[:1].upper() + text[1:] + "."
+    if o.outcome == "not_applicable" and not o.rule.applies(family):
+        return (f"Applies to {_family_words(o.rule.applies_to)} only; this model is "
+                f"{_family_words([family])}.")
+    if o.missing:
+        what = ", ".join(o.missing)
+        if o.outcome == "not_applicable":
+            return f"Optional rule: this audit did not produce {what}."
+        return (f"This audit did not produce {what} (the attack was not run, the model was "
+                "given as probabilities only, or the input was not given).")
+    return None
+
+
+def _evidence(outcomes: list, family: str = "generic", unmeasurable: dict | None = None) -> list:
+    unmeasurable = unmeasurable or {}
     return [{
         "rule_id": o.rule.id, "title": o.rule.title, "category": o.rule.category,
         "outcome": o.outcome, "effect": o.rule.effect, "measured": o.measured,
         "threshold": o.threshold, "explanation": o.rule.explanation, "fix": o.rule.fix,
         "source": o.rule.source, "condition": o.rule.condition,
+        "note": _note(o, family, unmeasurable),
     } for o in outcomes]
 
 
@@ -103,14 +130,20 @@ def _model_section(model: Any, family: str, target: Any, model_file: Any) -> dic
 def build_report(*, verdict: Any, outcomes: list, ruleset: Any, target: Any, model: Any,
                  family: str, tamper: tuple, structure: dict, anonymization: dict | None,
                  membership: list, attribute: list, model_file: Any, target_name: str | None,
-                 dataset_name: str | None, timings: dict) -> dict:
+                 dataset_name: str | None, timings: dict,
+                 unmeasurable: dict | None = None) -> dict:
     """The report dict (see ``anonml/report/schema``); JSON-safe, no records."""
     from anonml import __version__
 
     model_desc = (describe_model(unwrap(model)) if model is not None
                   else "a model (probabilities only)")
     title = f"Release check: {model_desc}"
-    if dataset_name:
+    if dataset_name and anonymization is not None:
+        # the model was fitted on the anonymized table; dataset_name names the original rows
+        # the attacks were run on
+        title += (f" trained on an anonymized version of {dataset_name} "
+                  f"(k = {anonymization['k']}), attacked on the original rows")
+    elif dataset_name:
         title += f" trained on {dataset_name}"
     preliminary = [{"rule_id": o.rule.id,
                     "message": f"{o.measured or 'not measured'}; needs {o.threshold}",
@@ -131,7 +164,7 @@ def build_report(*, verdict: Any, outcomes: list, ruleset: Any, target: Any, mod
                  "target": target_name, "anonymization": anonymization},
         "rules": {"name": ruleset.name, "version": ruleset.version, "origin": ruleset.origin,
                   "sha256": ruleset.sha256, "n_rules": len(ruleset)},
-        "evidence": _evidence(outcomes),
+        "evidence": _evidence(outcomes, family, unmeasurable),
         "attacks": membership,
         "attribute_risk": attribute,
         "checks": {"preliminary": preliminary,
@@ -139,6 +172,7 @@ def build_report(*, verdict: Any, outcomes: list, ruleset: Any, target: Any, mod
                    "structure": {k: v for k, v in structure.items()
                                  if v is None or isinstance(v, (bool, int, float))}},
         "glossary": [{"term": t, "definition": d} for t, d in GLOSSARY],
+        "labels": dict(MEASURE_LABELS),
         "timings": timings,
     }
     return json_safe(report)

@@ -98,6 +98,48 @@ MEASURES = {
     "attribute.n_significant": "attributes significantly easier to infer for training records",
     "attribute.max_arr_ci_low": "largest lower 95 % bound of an attribute risk ratio",
 }
+# the short human label of every measure, shown in the reports next to (or instead of) its key;
+# a test checks that every key of MEASURES has one (tests/test_report.py)
+MEASURE_LABELS = {
+    "model.stores_training_records": "Model keeps training records",
+    "dp.epsilon": "Privacy budget epsilon",
+    "dp.delta": "Privacy failure probability delta",
+    "dp.noise_multiplier": "DP-SGD noise multiplier",
+    "tamper.has_fingerprint": "Fingerprint taken at fit",
+    "tamper.unchanged": "Unchanged since fit",
+    "structure.n_samples": "Training records",
+    "structure.n_groups": "Groups the model cannot tell apart",
+    "structure.min_group_size": "Smallest group (records)",
+    "structure.n_small_groups": "Groups under the cell threshold",
+    "structure.share_records_small_groups": "Share of records in small groups",
+    "structure.min_leaf_size": "Smallest leaf (records)",
+    "structure.zero_probability_groups": "Groups given probability 0 for a class",
+    "structure.class_disclosure_groups": "Small groups told a class is impossible",
+    "structure.small_group_risk_groups": "Groups with a class cell under the threshold",
+    "structure.n_params": "Learned numbers in the model",
+    "structure.residual_dof": "Residual degrees of freedom",
+    "structure.train_accuracy": "Accuracy on training records",
+    "structure.test_accuracy": "Accuracy on test records",
+    "structure.generalisation_gap": "Generalisation gap (train - test accuracy)",
+    "structure.loss_ks_pvalue": "p-value, training vs test losses (KS test)",
+    "structure.k_anonymity_risk": "A group is under the cell threshold",
+    "structure.class_disclosure_risk": "A small group is told a class is impossible",
+    "structure.small_group_risk": "A class cell is under the threshold",
+    "structure.dof_risk": "Residual degrees of freedom under their threshold",
+    "structure.gen_error_risk": "Training and test losses differ significantly",
+    "structure.threshold": "Cell-count threshold (setting)",
+    "structure.dof_threshold": "Degrees-of-freedom threshold (setting)",
+    "anonymization.k_achieved": "Smallest group of the anonymized data (k)",
+    "anonymization.verified": "Anonymization verified from the table",
+    "membership.worst_case.auc": "Worst-case attack AUC (mean)",
+    "membership.worst_case.share_significant": "Share of worst-case repetitions with p < 0.05",
+    "membership.rmia.auc": "RMIA attack AUC",
+    "membership.lira.auc": "LiRA attack AUC",
+    "membership.max_auc": "Highest membership-attack AUC",
+    "membership.max_tpr_at_fpr_0.001": "Highest TPR at 0.1 % FPR",
+    "attribute.n_significant": "Attributes significantly easier to infer",
+    "attribute.max_arr_ci_low": "Highest lower 95 % bound of an attribute risk ratio",
+}
 EFFECTS = ("block", "condition", "warn")
 OPERATORS = ("min", "max", "equals", "one_of", "type")
 TYPES = ("number", "int", "float", "bool", "str", "none")

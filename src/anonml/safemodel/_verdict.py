@@ -14,6 +14,8 @@ measurements:
 
 from __future__ import annotations
 
+import difflib
+import re
 from dataclasses import dataclass, field
 
 DECISIONS = ("release", "release_with_conditions", "do_not_release")
@@ -24,8 +26,6 @@ LABELS = {
 }
 _CATEGORY_ORDER = ("tamper", "hyperparameter", "privacy_budget", "structure", "membership",
                    "attribute", "anonymization", "performance")
-_UNMEASURED = ("Confirm by other means that {title}: this check could not be run (missing: "
-               "{missing}); or rerun the audit with that input.")
 
 
 @dataclass
@@ -45,9 +45,9 @@ class Verdict:
                 "next_steps": self.next_steps}
 
 
-def _reason(o, text: str | None = None) -> dict:
+def _reason(o, text: str | None = None, measured: str | None = None) -> dict:
     return {"rule_id": o.rule.id, "text": text or o.rule.title,
-            "measured": o.measured or "not measured", "threshold": o.threshold,
+            "measured": measured or o.measured or "not measured", "threshold": o.threshold,
             "source": o.rule.source, "effect": o.rule.effect}
 
 
@@ -60,7 +60,42 @@ def _lower_first(text: str) -> str:
     return text[:1].lower() + text[1:] if text[:2] != text[:2].upper() else text
 
 
-def decide(outcomes: list, strongest_attack: tuple | None = None) -> Verdict:
+_IDENT = re.compile(r"[A-Za-z][A-Za-z0-9]*(?:[_.][A-Za-z0-9]+)+")
+
+
+def _distinct(texts: list) -> list:
+    """``texts`` without repeats: an exact repeat, or a text whose identifiers
+    (``min_samples_leaf``, ``structure.min_leaf_size``) all appear in an earlier kept one, or
+    that mostly repeats an earlier one's words (two rules on the same setting give the same
+    advice in other words)."""
+    kept: list = []
+    seen_ids: list = []
+    for text in texts:
+        ids = set(_IDENT.findall(text))
+        similar = any(difflib.SequenceMatcher(None, text.lower(), k.lower()).ratio() >= 0.6
+                      for k in kept)
+        if text in kept or similar or (ids and any(ids <= s for s in seen_ids)):
+            continue
+        kept.append(text)
+        seen_ids.append(ids)
+    return kept
+
+
+def _unmeasured_why(o, unmeasurable: dict) -> str:
+    """Why ``o`` could not be evaluated: a stated reason for a measure this audit could not
+    resolve, else the missing inputs."""
+    stated = [unmeasurable[m] for m in o.missing if m in unmeasurable]
+    if stated:
+        return "; ".join(dict.fromkeys(stated))
+    return f"check could not be run (missing: {', '.join(o.missing) or 'a measurement'})"
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+def decide(outcomes: list, strongest_attack: tuple | None = None,
+           unmeasurable: dict | None = None) -> Verdict:
     """The verdict of a list of :class:`~anonml.safemodel.RuleOutcome`.
 
     Parameters
@@ -68,7 +103,13 @@ def decide(outcomes: list, strongest_attack: tuple | None = None) -> Verdict:
     outcomes : list of RuleOutcome
     strongest_attack : (name, auc), optional
         Quoted in the summary of a *release*.
+    unmeasurable : dict of str to str, optional
+        Measures this audit could not resolve, each with the reason in words (say, a true
+        positive rate at a false positive rate below 1 / the non-members of the test set). A
+        required rule that reads one is not evaluated, and becomes a condition that states
+        the reason.
     """
+    unmeasurable = unmeasurable or {}
     blocked = sorted((o for o in outcomes if o.outcome == "fail" and o.rule.effect == "block"),
                      key=_rank)
     conditional = sorted((o for o in outcomes
@@ -76,17 +117,27 @@ def decide(outcomes: list, strongest_attack: tuple | None = None) -> Verdict:
     unmeasured = sorted((o for o in outcomes if o.outcome == "not_evaluated"
                          and o.rule.effect in ("block", "condition")), key=_rank)
     passed = [o for o in outcomes if o.outcome == "pass"]
+    not_checked = [_reason(o, f"Not checked: {_lower_first(o.rule.title)}. The "
+                           f"{_unmeasured_why(o, unmeasurable)}.")
+                   for o in unmeasured]
 
     if blocked:
         failed = "; ".join(f"{o.rule.title} (measured: {o.measured or 'not measured'})"
                            for o in blocked[:3])
         more = f"; and {len(blocked) - 3} more" if len(blocked) > 3 else ""
-        summary = (f"Do not let this model leave the environment. {len(blocked)} check(s) "
-                   f"found a risk the risk appetite does not accept. Failed: {failed}{more}.")
-        fixes = list(dict.fromkeys(o.rule.fix for o in blocked if o.rule.fix))
+        reasons = ([_reason(o) for o in blocked] + [_reason(o) for o in conditional]
+                   + not_checked)
+        parts = [f"{len(blocked)} block release"]
+        if conditional:
+            parts.append(f"{len(conditional)} would be conditions of release")
+        if unmeasured:
+            parts.append(f"{len(unmeasured)} could not be run")
+        summary = (f"Do not let this model leave the environment. "
+                   f"{_count(len(reasons), 'check')} did not pass ({', '.join(parts)}). "
+                   f"Blocking: {failed}{more}.")
+        fixes = _distinct([o.rule.fix for o in blocked + conditional if o.rule.fix])
         steps = [f"Researcher: {fix}" for fix in fixes[:4]]
         steps.append("Checker: audit the retrained model again before any release.")
-        reasons = [_reason(o) for o in blocked] + [_reason(o) for o in conditional]
         return Verdict("do_not_release", LABELS["do_not_release"], summary, reasons, [],
                        steps)
 
@@ -94,21 +145,24 @@ def decide(outcomes: list, strongest_attack: tuple | None = None) -> Verdict:
         conditions = list(dict.fromkeys(o.rule.condition for o in conditional
                                         if o.rule.condition))
         for o in unmeasured:
-            conditions.append(_UNMEASURED.format(
-                title=_lower_first(o.rule.title),
-                missing=", ".join(o.missing) or "a measurement"))
+            why = _unmeasured_why(o, unmeasurable)
+            if not any(m in unmeasurable for m in o.missing):
+                why += "; or rerun the audit with that input"
+            conditions.append(f"Confirm by other means that {_lower_first(o.rule.title)}: "
+                              f"the {why}.")
+        reasons = [_reason(o) for o in conditional] + not_checked
         parts = []
         if conditional:
-            parts.append(f"{len(conditional)} check(s) found a small risk")
+            parts.append(f"{len(conditional)} found a small risk")
         if unmeasured:
-            parts.append(f"{len(unmeasured)} check(s) could not be run")
-        summary = ("The model may leave only under the conditions below. No check found a "
-                   "risk that rules release out, but " + " and ".join(parts) + ".")
-        steps = ["Checker: make sure each condition below is met and recorded before release."]
-        fixes = list(dict.fromkeys(o.rule.fix for o in conditional if o.rule.fix))
+            parts.append(f"{len(unmeasured)} could not be run")
+        summary = ("The model may leave only under the conditions of release. No check found "
+                   f"a risk that rules release out, but {_count(len(reasons), 'check')} did "
+                   f"not pass ({', '.join(parts)}).")
+        steps = ["Checker: make sure every condition of release is met and recorded before "
+                 "the model leaves."]
+        fixes = _distinct([o.rule.fix for o in conditional if o.rule.fix])
         steps += [f"Researcher (to release without conditions): {fix}" for fix in fixes[:3]]
-        reasons = [_reason(o) for o in conditional]
-        reasons += [_reason(o, f"Not checked: {_lower_first(o.rule.title)}") for o in unmeasured]
         return Verdict("release_with_conditions", LABELS["release_with_conditions"], summary,
                        reasons, conditions, steps)
 
