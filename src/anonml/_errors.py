@@ -16,8 +16,7 @@ __all__ = [
     "AnonmlWarning",
 ]
 
-from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
-
+from typing import Any
 
 class AnonmlError(Exception):
     """Base class of every error raised by anonml on purpose."""
@@ -32,10 +31,6 @@ class OutputError(AnonmlError, OSError):
     left behind. The message names the path and the fix."""
 
 
-class NotFittedError(AnonmlError, _SklearnNotFittedError):
-    """An estimator was used before ``fit``."""
-
-
 class PrivacyViolationError(AnonmlError, RuntimeError):
     """An output failed the independent privacy check and was not returned."""
 
@@ -46,6 +41,28 @@ class UntrustedModelError(AnonmlError, PermissionError):
 
 class AnonmlWarning(UserWarning):
     """Base class of every warning issued by anonml."""
+
+
+def _not_fitted_error() -> type:
+    # built on first use: it subclasses scikit-learn's NotFittedError, and importing
+    # scikit-learn takes seconds, which `anonml --version` and `anonml --help` must not pay
+    from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
+
+    class NotFittedError(AnonmlError, _SklearnNotFittedError):
+        """An estimator was used before ``fit``."""
+
+    NotFittedError.__module__ = __name__
+    NotFittedError.__qualname__ = "NotFittedError"
+    return NotFittedError
+
+
+def __getattr__(name: str) -> Any:
+    if name == "NotFittedError":
+        cls = globals().get("_NotFittedError") or _not_fitted_error()
+        globals()["_NotFittedError"] = cls
+        globals()["NotFittedError"] = cls
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def one_line(text: object, limit: int = 240) -> str:

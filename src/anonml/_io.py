@@ -58,7 +58,8 @@ _LABEL = {"gzip": "gzip", "bz2": "bzip2", "xz": "xz", "zip": "zip", "parquet": "
           "npy": "NumPy .npy"}
 # optional packages: import name -> (pip name, anonml extra)
 _PACKAGES = {"pyarrow": ("pyarrow", "parquet"), "fpdf": ("fpdf2", "report"),
-             "jsonschema": ("jsonschema", "report"), "skops": ("skops", "report")}
+             "jsonschema": ("jsonschema", "report"), "skops": ("skops", "report"),
+             "tqdm": ("tqdm", None)}
 
 
 # ----------------------------------------------------------------------------- names ----------
@@ -86,10 +87,12 @@ def check_packages(*modules: str, purpose: str) -> None:
     ``modules`` are import names (``"pyarrow"``, ``"fpdf"``, ``"jsonschema"``, ``"skops"``);
     ``purpose`` completes the message, e.g. ``"writing 'out.parquet'"``.
     """
+    from anonml._install import install_hint
+
     for module in modules:
         if importlib.util.find_spec(module) is None:
             pip_name, extra = _PACKAGES.get(module, (module, None))
-            hint = f"pip install 'anonml[{extra}]'" if extra else f"pip install {pip_name}"
+            hint = install_hint(extra, (pip_name,))
             raise InputError(f"{purpose} needs {pip_name}; run: {hint}")
 
 
@@ -187,11 +190,12 @@ def _open_csv_text(p: Path) -> Iterator[Any]:
             text.detach()
 
 
-def read_header(path: str | os.PathLike) -> list[str]:
+def read_header(path: str | os.PathLike, *, sep: str | None = None) -> list[str]:
     """The column names of a table file, exactly as written (nothing renamed).
 
     CSV (optionally ``.gz``, ``.bz2``, ``.xz``, ``.zip``): the first non-blank record, read with
-    the :mod:`csv` module; Parquet: the schema's field names (needs pyarrow).
+    the :mod:`csv` module (fields separated by ``sep``, default ``,``); Parquet: the schema's
+    field names (needs pyarrow).
     """
     p = _input_file(path, "input file")
     fmt = table_format(p)
@@ -203,7 +207,7 @@ def read_header(path: str | os.PathLike) -> list[str]:
 
             return [str(n) for n in pq.read_schema(p).names]
         with _open_csv_text(p) as text:
-            for row in csv.reader(text):
+            for row in csv.reader(text, delimiter=sep or ","):
                 if row:
                     return row
         raise InputError(f"{str(p)!r} is empty; fix: give a table with a header line")
@@ -229,18 +233,54 @@ def check_header(names: list, path: str | os.PathLike) -> None:
                          "save with index=False)")
 
 
-def read_table(path: str | os.PathLike) -> pd.DataFrame:
+def _check_csv_options(p: Path, fmt: str, na_values: Any, sep: str | None) -> list | None:
+    if fmt != "csv" and (na_values is not None or sep is not None):
+        what = "--na-values/na_values" if na_values is not None else "--sep/sep"
+        raise InputError(f"{what} applies to CSV files, and {str(p)!r} is Parquet (which "
+                         "stores missing values and columns itself); fix: leave it out")
+    if sep is not None and (not isinstance(sep, str) or len(sep) != 1 or sep in "\"\r\n"):
+        raise InputError(f"sep={sep!r} is not one character; fix: give the field separator, "
+                         "e.g. ';' or a tab")
+    if na_values is None:
+        return None
+    if isinstance(na_values, str):
+        na_values = [na_values]
+    values = [str(v) for v in na_values]
+    if not values:
+        raise InputError("na_values is empty; fix: give the texts that mean missing, e.g. '?'")
+    return values
+
+
+def read_table(path: str | os.PathLike, *, na_values: Any = None,
+               sep: str | None = None) -> pd.DataFrame:
     """Read a CSV or Parquet table; one clear line if it is missing, misnamed, damaged, or has
-    duplicated or unnamed columns (see :func:`read_header` and :func:`check_header`)."""
+    duplicated or unnamed columns (see :func:`read_header` and :func:`check_header`).
+
+    Parameters
+    ----------
+    path : path
+        ``.csv`` (optionally compressed) or ``.parquet``.
+    na_values : str or list of str, optional
+        CSV only: texts that mean a missing value (e.g. ``"?"``), besides pandas' defaults
+        (empty, ``NA``, ``NaN``, ...).
+    sep : str, optional
+        CSV only: the field separator, one character (default ``,``).
+    """
     p = _input_file(path, "input file")
     fmt = table_format(p)
-    names = read_header(p)
+    na = _check_csv_options(p, fmt, na_values, sep)
+    names = read_header(p, sep=sep)
     check_header(names, p)
     try:
-        frame = pd.read_parquet(p) if fmt == "parquet" else pd.read_csv(p)
+        if fmt == "parquet":
+            frame = pd.read_parquet(p)
+        else:
+            frame = pd.read_csv(p, sep=sep or ",", na_values=na)
     except ImportError:
+        from anonml._install import install_hint
+
         raise InputError(
-            "reading Parquet needs pyarrow; run: pip install 'anonml[parquet]'"
+            f"reading Parquet needs pyarrow; run: {install_hint('parquet', ('pyarrow',))}"
         ) from None
     except _read_errors() as exc:
         raise _why(exc, p, fmt) from None
@@ -479,8 +519,10 @@ def write_table(frame: pd.DataFrame, path: str | os.PathLike) -> None:
         try:
             import pyarrow  # noqa: F401
         except ImportError:
+            from anonml._install import install_hint
+
             raise InputError(
-                "writing Parquet needs pyarrow; run: pip install 'anonml[parquet]'"
+                f"writing Parquet needs pyarrow; run: {install_hint('parquet', ('pyarrow',))}"
             ) from None
         atomic_write(path, lambda p: frame.to_parquet(p, index=False))
     else:

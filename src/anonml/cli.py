@@ -25,6 +25,11 @@ examples:
   anonml anonymize adult.csv --k 100 --qi age,sex,race --target income --labels -o adult_k100.csv
   anonml anonymize train.parquet --k 50 --qi age,zip --target y --predictions preds.csv -o anon.parquet
   anonml anonymize train.csv --k 50 --qi age,zip --target y --model model.joblib --trust-model -o anon.csv
+  anonml anonymize adult.csv --method mondrian --k 20 --qi age,sex,race --target income \
+      --sensitive occupation --l 3 --recoding generalize --hierarchies hier/ --drop id -o out.csv
+  anonml anonymize adult.csv --k 20 --qi age,sex --target income --model m.skops --retrain \
+      --test adult_test.csv --save-mapping mapping.skops -o out.csv
+  anonml transform new_rows.csv --mapping mapping.skops -o new_rows_anonymized.csv
   anonml audit --model model.skops --train train.csv --test test.csv --target income -o report/
   anonml audit --train-proba p_train.csv --test-proba p_test.csv --train train.csv --test test.csv --target y -o report/
   anonml rules init risk_appetite.toml
@@ -32,15 +37,50 @@ examples:
 
 
 class Progress:
-    """Step messages with elapsed time on standard error (silent with --quiet)."""
+    """Progress on standard error, silent with --quiet.
 
-    def __init__(self, quiet: bool = False):
+    ``progress(message)`` announces a step: one line with the elapsed time. Counted steps
+    (``progress.count(label, done, total)``, the library's callback for repetitions, models,
+    features) show a progress bar (tqdm) when standard error is a terminal, and a stage line per
+    step otherwise (logs, pipes, CI).
+    """
+
+    def __init__(self, quiet: bool = False, *, suffix: str = " ..."):
         self.quiet = quiet
+        self.suffix = suffix
         self.t0 = time.perf_counter()
+        self._bars: dict = {}
+        self._tty = sys.stderr.isatty()
+
+    def _write(self, line: str) -> None:
+        if self._bars:
+            from tqdm import tqdm
+
+            tqdm.write(line, file=sys.stderr)
+        else:
+            print(line, file=sys.stderr, flush=True)
 
     def __call__(self, message: str) -> None:
         if not self.quiet:
-            print(f"[{time.perf_counter() - self.t0:6.1f}s] {message} ...", file=sys.stderr, flush=True)
+            self._write(f"[{time.perf_counter() - self.t0:6.1f}s] {message}{self.suffix}")
+
+    def count(self, label: str, done: int, total: int) -> None:
+        """``done`` of ``total`` parts of the step ``label`` are finished."""
+        if self.quiet:
+            return
+        if not self._tty:
+            self._write(f"[{time.perf_counter() - self.t0:6.1f}s] {label}: {done}/{total}")
+            return
+        from tqdm import tqdm
+
+        bar = self._bars.get(label)
+        if bar is None:
+            bar = self._bars[label] = tqdm(total=total, desc=label, file=sys.stderr,
+                                           leave=False, dynamic_ncols=True)
+        bar.update(done - bar.n)
+        if done >= total:
+            bar.close()
+            del self._bars[label]
 
 
 def _split_names(text: str, what: str) -> list[str]:
@@ -48,6 +88,13 @@ def _split_names(text: str, what: str) -> list[str]:
     if not names:
         raise InputError(f"--{what} is empty; give comma-separated column names, e.g. age,sex")
     return names
+
+
+def _columns_named(names: list[str], columns: Any, what: str) -> None:
+    missing = [n for n in names if n not in set(columns)]
+    if missing:
+        raise InputError(f"{what} {missing[0]!r} is not a column; columns are: "
+                         f"{', '.join(map(str, list(columns)[:12]))}")
 
 
 def _load_predictions(path: str) -> Any:
@@ -75,74 +122,330 @@ def _predict(model: Any, features: Any, path: str) -> Any:
         ) from None
 
 
+def _sep(text: str | None) -> str | None:
+    if text is None:
+        return None
+    return {"\\t": "\t", "tab": "\t", "TAB": "\t"}.get(text, text)
+
+
+def _na_values(text: str | None) -> list[str] | None:
+    if text is None:
+        return None
+    values = [t.strip() for t in text.split(",")]
+    if not any(values):
+        raise InputError("--na-values is empty; give the texts that mean missing, e.g. '?'")
+    return [v for v in values if v]
+
+
+def _reader(args: argparse.Namespace) -> Any:
+    from anonml._io import read_table
+
+    na, sep = _na_values(args.na_values), _sep(args.sep)
+    return lambda path: read_table(path, na_values=na, sep=sep)
+
+
+def _check_inputs(**paths: str | None) -> None:
+    """Every input file exists and is a file, before any work (one line naming the option)."""
+    from anonml._io import _input_file
+
+    for option, path in paths.items():
+        if path is not None:
+            _input_file(path, f"--{option.replace('_', '-')}" if option != "input" else "input")
+
+
+def _check_mapping_path(path: str | None, inputs: list) -> None:
+    if path is None:
+        return
+    from anonml._io import check_output_file, check_packages
+
+    if not path.lower().endswith(".skops"):
+        raise InputError(f"--save-mapping {path!r} must end in .skops (a file read as data, "
+                         "without running code); fix: e.g. --save-mapping mapping.skops")
+    check_output_file(path, inputs=inputs)
+    check_packages("skops", purpose=f"writing the mapping {path!r}")
+
+
+# the options that belong to one method only: option dest -> (method, constructor parameter)
+METHOD_OPTIONS = {
+    "tree": ("ag", "tree"),
+    "refine": ("ag", "refine"),
+    "features": ("ag", "features"),
+    "tree_criterion": ("ag", "criterion"),
+    "max_depth": ("ag", "max_depth"),
+    "mondrian_mode": ("mondrian", "mode"),
+    "mondrian_criterion": ("mondrian", "criterion"),
+    "hilbert_method": ("hilbert", "method"),
+    "split_sample": ("rtree", "split_sample"),
+    "min_fill": ("rtree", "min_fill"),
+    "weights": ("sangreea", "weights"),
+}
+METHODS = {"ag": "AccuracyGuidedAnonymizer", "mondrian": "MondrianAnonymizer",
+           "hilbert": "HilbertAnonymizer", "rtree": "RTreeAnonymizer",
+           "sangreea": "SaNGreeAAnonymizer"}
+
+
+def _weights(text: str) -> dict:
+    out = {}
+    for part in _split_names(text, "weights"):
+        name, eq, value = part.partition("=")
+        try:
+            out[name.strip()] = float(value)
+        except ValueError:
+            raise InputError(f"--weights {part!r} is not column=number; fix: e.g. "
+                             "--weights age=2,sex=1") from None
+        if not eq:
+            raise InputError(f"--weights {part!r} is not column=number; fix: e.g. "
+                             "--weights age=2,sex=1")
+    return out
+
+
+def _method_params(args: argparse.Namespace) -> dict:
+    params = {}
+    for dest, (method, param) in METHOD_OPTIONS.items():
+        value = getattr(args, dest)
+        if value is None:
+            continue
+        if method != args.method:
+            flag = "--" + dest.replace("_", "-")
+            raise InputError(f"{flag} applies to --method {method}, not {args.method}; fix: "
+                             f"leave it out or choose --method {method}")
+        if dest == "split_sample" and value == "none":
+            value = None
+        elif dest == "split_sample":
+            try:
+                value = int(value)
+            except ValueError:
+                raise InputError(f"--split-sample {value!r} is not a whole number or 'none'"
+                                 ) from None
+        elif dest == "weights":
+            value = _weights(value)
+        params[param] = value
+    return params
+
+
 def _cmd_anonymize(args: argparse.Namespace) -> int:
-    from anonml import AccuracyGuidedAnonymizer
-    from anonml._io import (
-        check_output_file,
-        read_table,
-        table_format,
-        table_packages,
-        write_table,
-    )
+    import anonml
+    from anonml._io import check_output_file, table_format, table_packages, write_table
 
     say = Progress(args.quiet)
-    # everything that can be known before the work: names, folders, packages
-    table_format(args.output)
-    check_output_file(args.output, inputs=[args.input, args.predictions, args.model])
-    table_packages(args.input)
-    table_packages(args.output, reading=False)
-    say(f"reading {args.input}")
-    frame = read_table(args.input)
+    method = args.method
+    guide = "--model" if args.model else "--predictions" if args.predictions else (
+        "--labels" if args.labels else None)
+    if method == "ag" and guide is None:
+        raise InputError("--method ag needs what guides the tree: --model FILE, --predictions "
+                         "FILE or --labels (with --target)")
+    if method != "ag" and guide in ("--predictions", "--labels"):
+        raise InputError(f"{guide} guides --method ag only; --method {method} groups by the "
+                         "quasi-identifiers (it uses the --target labels, when given, to "
+                         "choose representatives)")
+    if method != "ag" and guide == "--model" and not args.retrain:
+        raise InputError(f"--model is read by --method ag (its predictions guide the tree) and "
+                         f"by --retrain; --method {method} uses neither; fix: add --retrain or "
+                         "leave --model out")
+    if args.retrain and (args.model is None or args.target is None or args.test is None):
+        raise InputError("--retrain needs --model FILE (the model to refit), --target COLUMN "
+                         "(the labels) and --test FILE (raw rows to score on)")
+    if args.test is not None and not args.retrain:
+        raise InputError("--test is read by --retrain only; fix: add --retrain, or leave "
+                         "--test out")
+    if args.l_kind is not None and args.l is None:
+        raise InputError("--l-kind needs --l, the diversity asked for")
+    if args.c is not None and args.l_kind != "recursive":
+        raise InputError("--c needs --l-kind recursive (recursive (c, l)-diversity)")
+    if args.t_distance is not None and args.t is None:
+        raise InputError("--t-distance needs --t, the closeness asked for")
+    if (args.l is not None or args.t is not None) and args.sensitive is None:
+        raise InputError("--l and --t need --sensitive COLUMN, the attribute to protect")
+    params = _method_params(args)
     qi = _split_names(args.qi, "qi")
-    if args.target is not None and args.target not in frame.columns:
-        raise InputError(
-            f"target {args.target!r} is not a column; columns are: {', '.join(map(str, frame.columns[:12]))}"
-        )
+    drop = _split_names(args.drop, "drop") if args.drop else []
+    keep = _split_names(args.keep, "keep") if args.keep else []
+    # everything that can be known before the work: names, folders, packages
+    inputs = [args.input, args.predictions, args.model, args.test]
+    _check_inputs(input=args.input, predictions=args.predictions, model=args.model,
+                  test=args.test)
+    if args.hierarchies is not None and not Path(args.hierarchies).is_dir():
+        raise InputError(f"--hierarchies {args.hierarchies!r} is not a folder; fix: give the "
+                         "folder holding one ARX .csv file per column")
+    table_format(args.output)
+    check_output_file(args.output, inputs=inputs)
+    _check_mapping_path(args.save_mapping, inputs + [args.output])
+    for path in (args.input, args.test):
+        if path is not None:
+            table_packages(path)
+    table_packages(args.output, reading=False)
+    read = _reader(args)
+
+    say(f"reading {args.input}")
+    frame = read(args.input)
+    _columns_named(drop, frame.columns, "--drop")
+    _columns_named(keep, frame.columns, "--keep")
+    _columns_named(qi, frame.columns, "quasi-identifier")
+    if args.target is not None:
+        _columns_named([args.target], frame.columns, "--target")
+    for name in drop:
+        if name in qi or name == args.target:
+            raise InputError(f"--drop {name!r} is also the --target or a quasi-identifier; "
+                             "fix: drop it from one of them")
+    frame = frame.drop(columns=drop)
     if args.target in qi:
         raise InputError(f"target {args.target!r} is also listed in --qi; remove it from --qi")
+    unique = anonml.privacy.unique_columns(frame, exclude=qi + keep)
+    if unique:
+        shown = ", ".join(repr(c) for c in unique[:5])
+        raise InputError(f"column {shown} has a different value on every row and is not a "
+                         "quasi-identifier: it would name every person in the output; fix: "
+                         f"--drop {','.join(map(str, unique))} (or --keep it if it must stay, "
+                         "or add it to --qi); nothing was written")
     features = frame.drop(columns=[args.target]) if args.target else frame
+    test = None
+    if args.test is not None:
+        say(f"reading {args.test}")
+        test = read(args.test).drop(columns=drop, errors="ignore")
+        _columns_named([args.target], test.columns, "--target of the --test table")
+        if list(test.columns) != list(frame.columns):
+            raise InputError(f"--test {args.test!r} has other columns than {args.input!r} "
+                             f"(after --drop); fix: give the same columns")
+    hierarchies = None
+    if args.hierarchies:
+        from anonml.hierarchies import read_arx_folder
+
+        numeric = [c for c in frame.columns if frame[c].dtype.kind in "iuf"]
+        hierarchies = read_arx_folder(args.hierarchies, frame.columns, numeric=numeric)
+        if not hierarchies:
+            raise InputError(f"--hierarchies {args.hierarchies!r} holds no .csv file named "
+                             "after a column (<column>.csv or <dataset>_<column>.csv)")
+        say(f"hierarchies: {', '.join(hierarchies)}")
+    model = None
+    if args.model is not None:
+        from anonml.safemodel import load_model
+
+        say(f"reading the model {args.model}")
+        model = load_model(args.model, trust=args.trust_model)
     if args.labels:
         if args.target is None:
             raise InputError("--labels needs --target COLUMN, the column of true labels")
         y = frame[args.target]
     elif args.predictions:
         y = _load_predictions(args.predictions)
-    else:
-        from anonml.safemodel import load_model
-
-        model = load_model(args.model, trust=args.trust_model)
+    elif method == "ag":
         say("predicting with the model")
         y = _predict(model, features, args.model)
+    else:  # target-free methods: the labels, when given, choose the representatives
+        y = frame[args.target] if args.target else None
     categorical = _split_names(args.categorical, "categorical") if args.categorical else None
-    anonymizer = AccuracyGuidedAnonymizer(
+    anonymizer = getattr(anonml, METHODS[method])(
         k=args.k,
         quasi_identifiers=qi,
         categorical_features=categorical,
         representative=args.representative,
-        tree=args.tree,
-        refine=args.refine,
-        features=args.features,
+        sensitive=args.sensitive,
+        l=args.l,
+        l_kind=args.l_kind or "distinct",
+        c=args.c,
+        t=args.t,
+        t_distance=args.t_distance or "auto",
+        hierarchies=hierarchies,
+        recoding=args.recoding,
+        suppression=args.suppression,
         random_state=args.seed,
+        **params,
     )
-    say(f"anonymizing {len(frame):,} rows (k={args.k}, {len(qi)} quasi-identifiers)")
+    say(f"anonymizing {len(frame):,} rows ({METHODS[method]}, k={args.k}, {len(qi)} "
+        "quasi-identifiers)")
     t = time.perf_counter()
-    out = anonymizer.fit_transform(features, y)  # the target never reaches the tree
+    out = anonymizer.fit_transform(features, y)  # the target never reaches the partitioner
+    seconds = time.perf_counter() - t
+    say("measuring the information loss")
+    summary = anonml.anonymize.summarize(anonymizer, features)
+    if method == "ag":
+        summary["tree"] = anonymizer.tree_method_
+    if drop:
+        summary["dropped"] = ",".join(map(str, drop))
+    summary["seconds"] = round(seconds, 3)
+    if args.retrain:
+        from anonml.anonymize._model import retrain
+
+        X_test, y_test = test.drop(columns=[args.target]), test[args.target].to_numpy()
+        _, scores = retrain(model, out, frame[args.target].to_numpy(), anonymizer=anonymizer,
+                            X_test=X_test, y_test=y_test, progress=say)
+        summary.update(scores)
     if args.target:  # put it back, unchanged, where it was
         out.insert(frame.columns.get_loc(args.target), args.target, frame[args.target])
-    seconds = time.perf_counter() - t
     say(f"writing {args.output}")
     write_table(out, args.output)
-    summary = {
-        "k": args.k,
-        "rows": len(out),
-        "quasi_identifiers": len(qi),
-        "groups": int(anonymizer.n_groups_),
-        "smallest_class_verified": int(anonymizer.min_class_size_),
-        "tree": anonymizer.tree_method_,
-        "seconds": round(seconds, 3),
-        "output": str(args.output),
-    }
-    print(json.dumps(summary) if args.json else "\n".join(f"{k:>24}: {v}" for k, v in summary.items()))
+    summary["output"] = str(args.output)
+    if args.save_mapping:
+        from anonml.safemodel import save_model
+
+        say(f"writing the mapping {args.save_mapping}")
+        save_model(anonymizer, args.save_mapping)
+        summary["mapping"] = str(args.save_mapping)
+    _print_summary(summary, args.json)
+    return 0
+
+
+def _print_summary(summary: dict, as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(summary))
+        return
+    lines = []
+    for key, value in summary.items():
+        if isinstance(value, float) and key.startswith("accuracy"):
+            value = f"{100 * value:.2f}%"
+        elif isinstance(value, float) and not key.startswith("seconds"):
+            value = f"{value:.4f}"
+        lines.append(f"{key:>26}: {'-' if value is None else value}")
+    print("\n".join(lines))
+
+
+def _cmd_transform(args: argparse.Namespace) -> int:
+    from anonml._io import check_output_file, table_format, table_packages, write_table
+    from anonml.anonymize._base import BaseAnonymizer
+    from anonml.safemodel import load_model
+
+    say = Progress(args.quiet)
+    drop = _split_names(args.drop, "drop") if args.drop else []
+    keep = _split_names(args.keep, "keep") if args.keep else []
+    if not args.mapping.lower().endswith(".skops"):
+        raise InputError(f"--mapping {args.mapping!r} is not a .skops file; fix: give the file "
+                         "written by anonml anonymize --save-mapping")
+    _check_inputs(input=args.input, mapping=args.mapping)
+    table_format(args.output)
+    check_output_file(args.output, inputs=[args.input, args.mapping])
+    table_packages(args.input)
+    table_packages(args.output, reading=False)
+    say(f"reading the mapping {args.mapping}")
+    anonymizer = load_model(args.mapping)
+    if not isinstance(anonymizer, BaseAnonymizer) or not hasattr(anonymizer,
+                                                                   "representatives_"):
+        raise InputError(f"--mapping {args.mapping!r} holds a {type(anonymizer).__name__}, not "
+                         "a fitted anonymizer; fix: give the file written by anonml anonymize "
+                         "--save-mapping")
+    say(f"reading {args.input}")
+    frame = _reader(args)(args.input)
+    _columns_named(drop, frame.columns, "--drop")
+    _columns_named(keep, frame.columns, "--keep")
+    frame = frame.drop(columns=drop)
+    fitted = list(anonymizer.columns_)
+    _columns_named(fitted, frame.columns, "column of the mapping")
+    extra = [c for c in frame.columns if c not in set(fitted) and c not in set(keep)]
+    if extra:
+        raise InputError(f"column {extra[0]!r} is not one the mapping was fitted on "
+                         f"({len(extra)} such); fix: --drop it, or --keep it to pass it "
+                         "through unchanged")
+    if args.handle_unknown is not None:
+        anonymizer.set_params(handle_unknown=args.handle_unknown)
+    say(f"mapping {len(frame):,} rows")
+    mapped = anonymizer.transform(frame[fitted])
+    out = frame.copy()
+    for c in fitted:  # column by column: each takes the mapped dtype
+        out[c] = mapped[c]
+    say(f"writing {args.output}")
+    write_table(out, args.output)
+    if not args.quiet:
+        print(f"wrote {args.output} ({len(out):,} rows, {len(anonymizer.qi_)} "
+              f"quasi-identifiers mapped by {type(anonymizer).__name__})")
     return 0
 
 
@@ -164,7 +467,8 @@ def _cmd_demo(args: argparse.Namespace) -> int:
         f"  anonymized test accuracy (retrained NN):       {pct(s['accuracy_after'])}\n"
         f"  ... with test rows mapped like the training:   {pct(s['accuracy_after_mapped'])}\n"
         f"  groups: {s['n_groups']}, smallest class (verified): {s['min_class_size']} >= k={s['k']}\n"
-        f"  time: anonymize {s['seconds_anonymize']:.2f}s, total {s['seconds_total']:.1f}s\n"
+        f"  time: fit NN {s['seconds_fit_original']:.1f}s, predict {s['seconds_predict']:.2f}s, "
+        f"anonymize {s['seconds_anonymize']:.2f}s, total {s['seconds_total']:.1f}s\n"
         f"  wrote {Path(args.output) / 'adult_anonymized.csv'} and {Path(args.output) / 'summary.json'}"
     )
     return 0
@@ -223,11 +527,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         if path is not None and not path.lower().endswith(".npy"):
             table_packages(path)
     attacks = tuple(_split_names(args.attacks, "attacks")) if args.attacks != "none" else ()
-    t0 = time.perf_counter()
-
-    def say(message: str) -> None:
-        if not args.quiet:
-            print(f"[{time.perf_counter() - t0:6.1f}s] {message}", file=sys.stderr, flush=True)
+    say = Progress(args.quiet, suffix="")
 
     rules = load_rules(args.rules)  # a bad rules file fails before any work
     say(f"rules: {rules.name} ({len(rules)} rules, from {rules.origin})")
@@ -298,48 +598,148 @@ def _cmd_rules(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="anonml",
-        description="Make a model's training data k-anonymous in the way that hurts the model least.",
-        epilog=EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--version", action="version", version=f"anonml {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-
+def _anonymize_parser(sub: Any) -> None:
     a = sub.add_parser(
-        "anonymize",
-        help="k-anonymize a table along a model's predictions (or the labels)",
+        "anonymize", allow_abbrev=False,
+        help="k-anonymize a table (accuracy-guided, Mondrian, Hilbert, R+-tree or SaNGreeA)",
+        description="Make a table k-anonymous on its quasi-identifiers (and l-diverse or "
+        "t-close in a sensitive column), verify it, report the information lost, and "
+        "optionally retrain a model on it and save the mapping for new rows.",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     a.add_argument("input", help="input table (.csv, .csv.gz or .parquet)")
     a.add_argument("--k", type=int, required=True, help="smallest equivalence-class size (>= 2)")
     a.add_argument("--qi", required=True, help="comma-separated quasi-identifier columns")
-    a.add_argument("--target", help="label column: kept unchanged, not given to the model")
-    src = a.add_mutually_exclusive_group(required=True)
-    src.add_argument("--model", metavar="FILE", help="fitted model: .skops or XGBoost .json/.ubj "
-                     "(no code runs), or .pkl/.joblib with --trust-model")
-    src.add_argument("--predictions", metavar="FILE", help="the model's predictions (.csv with one column, or .npy)")
-    src.add_argument("--labels", action="store_true", help="guide by the --target labels (workload-aware)")
+    a.add_argument("--target", help="label column: kept unchanged, not given to the "
+                   "partitioner")
+    a.add_argument("-o", "--output", required=True, help="output table (.csv, .csv.gz or "
+                   ".parquet)")
+    a.add_argument("--method", default="ag", choices=list(METHODS),
+                   help="ag: accuracy-guided (default); mondrian; hilbert; rtree (R+-tree); "
+                   "sangreea")
+    g = a.add_argument_group("what guides --method ag (one of)")
+    g.add_argument("--model", metavar="FILE", help="fitted model: .skops or XGBoost .json/.ubj "
+                   "(no code runs), or .pkl/.joblib with --trust-model; also the model "
+                   "--retrain refits")
+    g.add_argument("--predictions", metavar="FILE", help="the model's predictions (.csv with "
+                   "one column, or .npy)")
+    g.add_argument("--labels", action="store_true", help="guide by the --target labels "
+                   "(workload-aware)")
     a.add_argument("--trust-model", action="store_true", help="allow unpickling --model (runs "
                    "code from the file), and any type in a .skops file")
-    a.add_argument("-o", "--output", required=True, help="output table (.csv, .csv.gz or .parquet)")
-    a.add_argument("--categorical", help="comma-separated categorical columns (default: from dtype)")
-    a.add_argument("--representative", default="majority_medoid", choices=["majority_medoid", "medoid"])
-    a.add_argument("--tree", default="auto", choices=["auto", "exact", "hist"],
-                   help="exact: scikit-learn's tree; hist: anonml's histogram tree (auto: hist from 100k rows)")
-    a.add_argument("--refine", default="mondrian", choices=["mondrian", "none"],
-                   help="cut large pure leaves further (default) or keep the paper's leaves")
-    a.add_argument("--features", default="qi", choices=["qi", "all"],
-                   help="columns the tree reads: the QIs (default) or every column but --target")
-    a.add_argument("--seed", type=int, default=0, help="random seed of the tree (default 0)")
+    a.add_argument("--categorical", help="comma-separated categorical columns (default: from "
+                   "dtype)")
+    a.add_argument("--representative", default="majority_medoid",
+                   choices=["majority_medoid", "medoid"],
+                   help="representative record of a group (majority_medoid needs labels)")
+    ag = a.add_argument_group("--method ag")
+    ag.add_argument("--tree", choices=["auto", "exact", "hist"],
+                    help="exact: scikit-learn's tree; hist: anonml's histogram tree (auto: "
+                    "hist from 100k rows)")
+    ag.add_argument("--refine", choices=["mondrian", "none"],
+                    help="cut large pure leaves further (default) or keep the paper's leaves")
+    ag.add_argument("--features", choices=["qi", "all"],
+                    help="columns the tree reads: the QIs (default) or every column but "
+                    "--target")
+    ag.add_argument("--tree-criterion", choices=["gini", "entropy", "log_loss",
+                                                 "squared_error"],
+                    help="split criterion of the tree (default gini, squared_error for "
+                    "numbers)")
+    ag.add_argument("--max-depth", type=int, help="depth limit of the tree (default none)")
+    mo = a.add_argument_group("--method mondrian")
+    mo.add_argument("--mondrian-mode", choices=["strict", "relaxed"],
+                    help="strict (default) or relaxed multidimensional partitioning")
+    mo.add_argument("--mondrian-criterion", choices=["median", "infogain"],
+                    help="median cuts (default) or InfoGain Mondrian (needs --target)")
+    hi = a.add_argument_group("--method hilbert")
+    hi.add_argument("--hilbert-method", choices=["dp", "greedy"],
+                    help="dp: optimal segmentation of the Hilbert order (default); greedy: "
+                    "the fast baseline")
+    rt = a.add_argument_group("--method rtree")
+    rt.add_argument("--split-sample", metavar="N|none",
+                    help="rows each split is judged on (default 64; none: exact search)")
+    rt.add_argument("--min-fill", type=float, help="least share of a node's rows on each "
+                    "side of a cut (default 0.2)")
+    sg = a.add_argument_group("--method sangreea")
+    sg.add_argument("--weights", metavar="COL=W,...", help="weight of each QI in the "
+                    "information loss (default equal)")
+    pm = a.add_argument_group("privacy beyond k, and output")
+    pm.add_argument("--sensitive", metavar="COLUMN", help="sensitive column for --l / --t")
+    pm.add_argument("--l", type=float, help="l-diversity of --sensitive in every class")
+    pm.add_argument("--l-kind", choices=["distinct", "entropy", "recursive"],
+                    help="kind of l-diversity (default distinct)")
+    pm.add_argument("--c", type=float, help="c of recursive (c, l)-diversity")
+    pm.add_argument("--t", type=float, help="t-closeness of --sensitive in every class")
+    pm.add_argument("--t-distance", choices=["auto", "equal", "ordered", "hierarchical"],
+                    help="ground distance of t-closeness (default auto)")
+    pm.add_argument("--suppression", type=float, default=0.0,
+                    help="share of rows that may be suppressed, e.g. 0.02 (default 0)")
+    pm.add_argument("--recoding", default="representative",
+                    choices=["representative", "generalize"],
+                    help="representative: one real record's values per class (default); "
+                    "generalize: ranges, hierarchy nodes or sets")
+    pm.add_argument("--hierarchies", metavar="DIR", help="folder of ARX hierarchy CSV files, "
+                    "one per column (<column>.csv or <dataset>_<column>.csv)")
+    io = a.add_argument_group("columns and files")
+    io.add_argument("--drop", metavar="COLS", help="comma-separated columns to leave out of "
+                    "the output (e.g. an id)")
+    io.add_argument("--keep", metavar="COLS", help="columns unique per row to pass through "
+                    "unchanged on purpose (otherwise refused)")
+    io.add_argument("--na-values", metavar="TEXTS", help="comma-separated texts that mean "
+                    "missing in a CSV, e.g. '?' (besides empty, NA, NaN)")
+    io.add_argument("--sep", help="CSV field separator, one character (default ','; '\\t' "
+                    "for tab)")
+    rt2 = a.add_argument_group("retraining and the mapping")
+    rt2.add_argument("--retrain", action="store_true", help="refit a clone of --model on the "
+                     "anonymized table and print accuracy before/after on --test")
+    rt2.add_argument("--test", metavar="FILE", help="held-out table (raw rows, same columns) "
+                     "for --retrain")
+    rt2.add_argument("--save-mapping", metavar="FILE.skops", help="save the fitted anonymizer, "
+                     "to map new rows with anonml transform")
+    a.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     a.add_argument("--json", action="store_true", help="print the summary as JSON")
     a.add_argument("-q", "--quiet", action="store_true", help="no progress messages")
     a.set_defaults(func=_cmd_anonymize)
 
-    d = sub.add_parser("demo", help="the main job on the bundled Adult data (about 20 s)")
+
+def _transform_parser(sub: Any) -> None:
+    t = sub.add_parser(
+        "transform", allow_abbrev=False,
+        help="map new rows the way a saved anonymizer (--save-mapping) mapped its training rows",
+        description="Map the quasi-identifiers of new rows to their group's values, with the "
+        "anonymizer saved by anonml anonymize --save-mapping (read as data: no code runs).")
+    t.add_argument("input", help="table of new rows (.csv, .csv.gz or .parquet)")
+    t.add_argument("--mapping", required=True, metavar="FILE.skops",
+                   help="the file written by anonml anonymize --save-mapping")
+    t.add_argument("-o", "--output", required=True, help="output table")
+    t.add_argument("--drop", metavar="COLS", help="columns to leave out of the output")
+    t.add_argument("--keep", metavar="COLS", help="columns the mapping was not fitted on, "
+                   "passed through unchanged on purpose")
+    t.add_argument("--handle-unknown", choices=["error", "ignore"],
+                   help="a category not seen in fit: refuse (default) or route it")
+    t.add_argument("--na-values", metavar="TEXTS", help="comma-separated texts that mean "
+                   "missing in a CSV")
+    t.add_argument("--sep", help="CSV field separator, one character")
+    t.add_argument("-q", "--quiet", action="store_true", help="no progress messages")
+    t.set_defaults(func=_cmd_transform)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="anonml", allow_abbrev=False,
+        description="Make a model's training data k-anonymous in the way that hurts the model "
+        "least.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"anonml {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    _anonymize_parser(sub)
+    _transform_parser(sub)
+
+    d = sub.add_parser("demo", allow_abbrev=False,
+                       help="the main job on the bundled Adult data (about 20 s)")
     d.add_argument("-o", "--output", default="anonml-demo", help="output folder (default anonml-demo)")
     d.add_argument("--k", type=int, default=100, help="k (default 100)")
     d.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
@@ -348,7 +748,8 @@ def build_parser() -> argparse.ArgumentParser:
     d.set_defaults(func=_cmd_demo)
 
     au = sub.add_parser(
-        "audit", help="check a trained model for release: rules, attacks, verdict, report",
+        "audit", allow_abbrev=False,
+        help="check a trained model for release: rules, attacks, verdict, report",
         description="Run the risk-appetite checks and the privacy attacks on a trained model and "
         "write report.json, report.html and report.pdf with the verdict.")
     au.add_argument("--model", metavar="FILE", help="fitted model: .skops or XGBoost .json/.ubj "
@@ -386,7 +787,8 @@ def build_parser() -> argparse.ArgumentParser:
     au.add_argument("-q", "--quiet", action="store_true", help="no progress messages")
     au.set_defaults(func=_cmd_audit)
 
-    r = sub.add_parser("rules", help="write or check a risk-appetite rules file")
+    r = sub.add_parser("rules", allow_abbrev=False,
+                       help="write or check a risk-appetite rules file")
     r.add_argument("action", choices=["init", "check"],
                    help="init: write the default rules to FILE; check: validate FILE")
     r.add_argument("file", nargs="?", default="risk_appetite.toml",

@@ -8,7 +8,8 @@ from importlib import import_module
 from typing import Any
 
 from anonml.anonymize._accuracy_guided import AccuracyGuidedAnonymizer
-from anonml.anonymize._model import AnonymizationResult, anonymize_model
+from anonml.anonymize._model import AnonymizationResult, anonymize_model, retrain
+from anonml.anonymize._summary import summarize
 
 _LAZY = {
     "MondrianAnonymizer": "anonml.anonymize._mondrian",
@@ -17,7 +18,8 @@ _LAZY = {
     "SaNGreeAAnonymizer": "anonml.anonymize._sangreea",
 }
 
-__all__ = ["AccuracyGuidedAnonymizer", "AnonymizationResult", "anonymize_model", *_LAZY]
+__all__ = ["AccuracyGuidedAnonymizer", "AnonymizationResult", "anonymize_model", "retrain",
+           "summarize", *_LAZY]
 
 
 def __getattr__(name: str) -> Any:

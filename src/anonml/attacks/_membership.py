@@ -153,9 +153,11 @@ def _import_torch():
     try:
         import torch
     except ImportError:
+        from anonml._install import install_hint
+
         raise InputError(
-            "attack_model='nn' needs PyTorch, which is not installed; pip install "
-            "'anonml[torch]' or use attack_model='rf'"
+            f"attack_model='nn' needs PyTorch, which is not installed; {install_hint('torch')}"
+            ", or use attack_model='rf'"
         ) from None
     return torch
 

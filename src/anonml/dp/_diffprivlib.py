@@ -57,12 +57,12 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from anonml._errors import InputError, PrivacyViolationError
+from anonml._install import install_hint
 from anonml.dp._logistic import check_data_norm, check_features, clip_rows
 from anonml.dp._noise import check_epsilon
 
 __all__ = ["DPLogisticRegression", "DPRandomForestClassifier"]
 
-_INSTALL = "pip install 'anonml[dp]'"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -83,7 +83,7 @@ def import_diffprivlib() -> Any:
         if (exc.name or "").split(".")[0] == "diffprivlib":
             raise InputError(
                 "the DP forest and logistic regression need diffprivlib; install it with "
-                f"{_INSTALL}"
+                f"{install_hint('dp')}"
             ) from None
         import sklearn
 

@@ -78,16 +78,20 @@ def import_torch(need_opacus: bool = False) -> tuple[Any, Any]:
     try:
         import torch
     except ImportError:
+        from anonml._install import install_hint
+
         raise InputError(
-            "the torch models need PyTorch; install it with pip install 'anonml[torch]'"
+            f"the torch models need PyTorch; install it with {install_hint('torch')}"
         ) from None
     opacus = None
     if need_opacus:
         try:
             import opacus
         except ImportError:
+            from anonml._install import install_hint
+
             raise InputError(
-                "DP-SGD needs Opacus; install it with pip install 'anonml[torch]'"
+                f"DP-SGD needs Opacus; install it with {install_hint('torch')}"
             ) from None
     return torch, opacus
 

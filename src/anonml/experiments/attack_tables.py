@@ -128,6 +128,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin, clone
 from sklearn.utils.validation import check_is_fitted
 
 from anonml._errors import InputError
+from anonml._install import install_hint
 
 __all__ = [
     "ATTACKS",
@@ -1081,7 +1082,8 @@ def run_table1(
                 "k": 0,
                 "epsilon": math.nan,
                 "seed": -1,
-                "note": "network rows skipped: PyTorch is not installed (pip install 'anonml[torch]')",
+                "note": "network rows skipped: PyTorch is not installed "
+                f"({install_hint('torch')})",
             }
             for d in datasets
         ]

@@ -13,6 +13,7 @@ Examples
 ['[15, 20[', '[30, 35[', '[90, 95[']
 """
 
+from anonml.hierarchies._folder import read_arx_folder
 from anonml.hierarchies._hierarchy import Hierarchy
 
-__all__ = ["Hierarchy"]
+__all__ = ["Hierarchy", "read_arx_folder"]

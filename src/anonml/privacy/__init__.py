@@ -8,6 +8,7 @@ build groups. The metrics (:mod:`anonml.privacy._metrics`) measure what a groupi
 
 from anonml.privacy._constraints import PrivacyModel, build_privacy_model
 from anonml.privacy._diversity import l_diversity, t_closeness
+from anonml.privacy._identifiers import unique_columns
 from anonml.privacy._k_anonymity import equivalence_classes, k_anonymity
 from anonml.privacy._metrics import (
     average_class_size,
@@ -35,4 +36,5 @@ __all__ = [
     "ncp",
     "ngil",
     "t_closeness",
+    "unique_columns",
 ]

@@ -33,8 +33,9 @@ def _xgb_class() -> Any:
         from xgboost import XGBClassifier
     except ImportError:  # pragma: no cover - depends on the extra
         from anonml._errors import InputError
+        from anonml._install import install_hint
 
-        raise InputError("SafeXGBClassifier needs xgboost; fix: pip install 'anonml[xgboost]'"
+        raise InputError(f"SafeXGBClassifier needs xgboost; fix: {install_hint('xgboost')}"
                          ) from None
 
     class SafeXGBClassifier(SafeModelMixin, XGBClassifier):
