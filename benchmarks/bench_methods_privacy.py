@@ -234,7 +234,8 @@ def _child(cfg: dict, conn) -> None:
         got = check(out, table, qi, sensitive, cfg["params"],
                     DATA["hierarchies"].get(sensitive))
         conn.send({"status": "ok", "seconds": wall, "cpu_seconds": cpu,
-                   "groups": int(est.n_groups_), **got})
+                   "groups": int(est.n_groups_), "gcp": getattr(est, "gcp_", None),
+                   "search_extent": getattr(est, "search_extent_", None), **got})
     except AssertionError as exc:
         conn.send({"status": "WRONG", "error": str(exc)})
     except Exception as exc:  # noqa: BLE001 - recorded, not raised
@@ -279,7 +280,12 @@ def main() -> None:
     parser.add_argument("--only", default=None, help="regex on the configuration name")
     parser.add_argument("--options", default="default", choices=["default", "all"])
     parser.add_argument("--out", default=str(Path(__file__).parent / "results" / "methods_privacy.json"))
+    parser.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"),
+                        help="print a before/after table of two result files, run nothing")
     args = parser.parse_args()
+    if args.compare:
+        compare(*args.compare)
+        return
     load()
     options = ["rep"] if args.options == "default" else list(OPTIONS)
     cfgs = configurations(options)
@@ -316,6 +322,33 @@ def main() -> None:
     slow = [r for r in results if r["status"] == "ok" and r["seconds"] > 60]
     print(f"\n{len(results)} configurations, {len(results) - len(bad)} checked correct, "
           f"{len(bad)} not ({', '.join(sorted({r['status'] for r in bad}))}), {len(slow)} over 60 s")
+
+
+def compare(before: str, after: str) -> None:
+    """Markdown table of two result files (same configurations), wall and CPU seconds."""
+    b, a = (json.loads(Path(p).read_text()) for p in (before, after))
+    old = {r["name"]: r for r in b["results"]}
+
+    def cell(r: dict | None, key: str, limit: float) -> str:
+        if r is None:
+            return "-"
+        if r["status"] == "timeout":
+            return f"> {limit:g}" if key == "seconds" else "-"
+        if r["status"] != "ok":
+            return r["status"]
+        return f"{r[key]:.2f}"
+
+    print("| method | sensitive | model | options | before s | before CPU s | after s | "
+          "after CPU s | groups before / after | checked |")
+    print("|---|---|---|---|---:|---:|---:|---:|---:|---|")
+    for r in a["results"]:
+        o = old.get(r["name"])
+        tb, ta = b["meta"]["timeout"], a["meta"]["timeout"]
+        print(f"| {r['method']} | {r['sensitive'] or '-'} | {r['model']} | {r['option']} | "
+              f"{cell(o, 'seconds', tb)} | {cell(o, 'cpu_seconds', tb)} | "
+              f"{cell(r, 'seconds', ta)} | {cell(r, 'cpu_seconds', ta)} | "
+              f"{(o or {}).get('groups', '-')} / {r.get('groups', '-')} | "
+              f"{'ok' if r['status'] == 'ok' else r['status']} |")
 
 
 if __name__ == "__main__":
