@@ -573,3 +573,251 @@ def test_cli_audit_on_hostile_skops_writes_nothing(tmp_path, data, marker):
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("anonml: error:") and "refused" in lines[0]
     assert not out.exists()
+
+
+# ----------------------------------------------------------------------------- saved mappings
+
+
+@pytest.fixture(scope="module")
+def mappings(tmp_path_factory, data):
+    from anonml import (AccuracyGuidedAnonymizer, HilbertAnonymizer, MondrianAnonymizer,
+                        RTreeAnonymizer, SaNGreeAAnonymizer)
+
+    X, y = data
+    out = tmp_path_factory.mktemp("maps")
+    qi = ["a", "b", "c"]
+    made = {
+        "ag": AccuracyGuidedAnonymizer(k=10, quasi_identifiers=qi, tree="hist"),
+        "ag_exact": AccuracyGuidedAnonymizer(k=10, quasi_identifiers=qi, tree="exact"),
+        "mondrian": MondrianAnonymizer(k=10, quasi_identifiers=qi, recoding="generalize"),
+        "hilbert": HilbertAnonymizer(k=10, quasi_identifiers=qi),
+        "rtree": RTreeAnonymizer(k=10, quasi_identifiers=qi),
+        "sangreea": SaNGreeAAnonymizer(k=10, quasi_identifiers=qi),
+    }
+    paths = {}
+    for name, est in made.items():
+        est.fit(X, y)
+        paths[name] = (out / f"{name}.skops", est)
+        save_model(est, paths[name][0])
+    return paths
+
+
+def test_saved_anonymizers_load_without_trust_and_map_rows_alike(mappings, data):
+    X, _ = data
+    for name, (path, est) in mappings.items():
+        back = load_model(path, isolate=False)
+        pd.testing.assert_frame_equal(back.transform(X), est.transform(X), obj=name)
+
+
+def _edit_member_array(path: Path, dst: Path, owner_class: str, field: str, edit) -> Path:
+    schema, members = _read_zip(path)
+    owner = next(n for _, n in _find(schema, lambda s: s.get("__class__") == owner_class))
+    node = owner["content"]["content"][field]
+    arr = np.load(io.BytesIO(members[node["file"]])).copy()
+    edit(arr)
+    buf = io.BytesIO()
+    np.save(buf, arr)
+    members[node["file"]] = buf.getvalue()
+    return _write_zip(dst, schema, members)
+
+
+def test_crafted_histogram_tree_cycle_is_refused(tmp_path, mappings):
+    path = _edit_member_array(mappings["ag"][0], tmp_path / "h.skops", "HistTree",
+                              "children_left_", lambda a: a.__setitem__(0, 0))
+    _refused(path, "not after it")
+
+
+def test_crafted_mondrian_cut_tree_is_refused(tmp_path, mappings):
+    def back_to_root(a):
+        a[:] = 0
+    path = _edit_member_array(mappings["mondrian"][0], tmp_path / "m.skops", "_CutTree",
+                              "child_nodes_", back_to_root)
+    _refused(path, "not after its node")
+
+
+# ----------------------------------------------------------------------------- a reviewer's attacks
+# Each of these loaded cleanly before the fix and then crashed, corrupted the heap, hung or ran
+# code when the model was called (found by attacking the first version of the defence).
+
+
+def _json(value):
+    return _node("JsonNode", "builtins", type(value).__name__ if value is not None else
+                 "NoneType", content=json.dumps(value))
+
+
+@pytest.fixture(scope="module")
+def more_files(tmp_path_factory, data):
+    from sklearn.ensemble import GradientBoostingClassifier
+
+    X, y = data
+    out = tmp_path_factory.mktemp("more")
+    num = X[["a", "b"]]
+    paths = {"gb": out / "gb.skops", "hgb": out / "hgb.skops"}
+    save_model(GradientBoostingClassifier(n_estimators=3, random_state=0).fit(num, y),
+               paths["gb"])
+    save_model(HistGradientBoostingClassifier(max_iter=3, random_state=0).fit(num, y),
+               paths["hgb"])
+    return paths
+
+
+@pytest.mark.parametrize("variant", ["float", "absent"])
+def test_tree_whose_width_is_not_a_whole_number_is_refused(tmp_path, real_files, variant):
+    """n_features_in_ = 3.0 (or none) hid a tree that reads feature 10**9 - 1: a segfault."""
+    schema, members = _read_zip(real_files["tree"])
+    est = schema["content"]["content"]
+    tree = est["tree_"]
+    tree["__reduce__"]["args"]["content"][0] = _json(10**9)
+    nodes_file = tree["content"]["content"]["nodes"]["file"]
+    nodes = np.load(io.BytesIO(members[nodes_file])).copy()
+    nodes["feature"][0] = 10**9 - 1
+    buf = io.BytesIO()
+    np.save(buf, nodes)
+    members[nodes_file] = buf.getvalue()
+    if variant == "float":
+        est["n_features_in_"] = _json(2.0)
+    else:
+        del est["n_features_in_"]
+    _refused(_write_zip(tmp_path / "w.skops", schema, members), "n_features_in_")
+
+
+def test_forest_member_reading_other_features_is_refused(tmp_path, real_files):
+    """A forest calls its members with check_input=False: a member without n_features_in_
+    whose tree reads feature 10**9 - 1 segfaulted."""
+    schema, members = _read_zip(real_files["forest"])
+    member = schema["content"]["content"]["estimators_"]["content"][0]["content"]["content"]
+    del member["n_features_in_"]
+    tree = member["tree_"]
+    tree["__reduce__"]["args"]["content"][0] = _json(10**9)
+    nodes_file = tree["content"]["content"]["nodes"]["file"]
+    nodes = np.load(io.BytesIO(members[nodes_file])).copy()
+    nodes["feature"][0] = 10**9 - 1
+    buf = io.BytesIO()
+    np.save(buf, nodes)
+    members[nodes_file] = buf.getvalue()
+    _refused(_write_zip(tmp_path / "f.skops", schema, members), "features but the ensemble")
+
+
+def test_boosting_grid_wider_than_its_outputs_is_refused(tmp_path, more_files):
+    """estimators_ of shape (1, K) with one output column: predict_stages wrote out of bounds
+    (heap corruption, 'free(): corrupted unsorted chunks')."""
+    schema, members = _read_zip(more_files["gb"])
+    grid = schema["content"]["content"]["estimators_"]
+    first = grid["content"][0]["content"][0]
+    cached = {k: first[k] for k in ("__class__", "__module__", "__id__")}
+    cached["__loader__"] = "CachedNode"
+    grid["content"] = [_node("ListNode", "builtins", "list", content=[first] + [cached] * 49)]
+    grid["shape"] = _node("TupleNode", "builtins", "tuple", content=[_json(1), _json(50)])
+    _refused(_write_zip(tmp_path / "g.skops", schema, members), "output column")
+
+
+def test_categorical_hist_gradient_boosting_flags_are_refused_without_trust(tmp_path,
+                                                                            more_files):
+    """A bin mapper whose categorical flags disagree with the model's: out-of-bounds bitset
+    reads (segfault)."""
+    schema, members = _read_zip(more_files["hgb"])
+    state = schema["content"]["content"]
+    mapper = state["_bin_mapper"]["content"]["content"]
+    buf = io.BytesIO()
+    np.save(buf, np.array([False, True]))
+    members["flags.npy"] = buf.getvalue()
+    mapper["is_categorical_"] = _node("NdArrayNode", "numpy", "ndarray", type="numpy",
+                                      file="flags.npy")
+    _refused(_write_zip(tmp_path / "c.skops", schema, members), "categorical")
+
+
+def test_pipeline_nested_past_the_limit_is_refused_not_skipped(tmp_path, real_files):
+    """Validation used to stop silently past depth 50: a tree 17 pipelines deep with a child
+    at 10**7 was never checked and hung predict."""
+    schema, members = _read_zip(real_files["pipe"])
+    for _ in range(17):  # under the schema's depth limit, over the model's
+        schema = _node("ObjectNode", "sklearn.pipeline", "Pipeline", content=_node(
+            "DictNode", "builtins", "dict", content={
+                "steps": _node("ListNode", "builtins", "list", content=[_node(
+                    "TupleNode", "builtins", "tuple", content=[_json("p"), schema])]),
+                "memory": _json(None), "verbose": _json(False), "transform_input": _json(None)},
+            key_types=_node("ListNode", "builtins", "list", content=[
+                _node("TypeNode", "builtins", "str")] * 4)), protocol=2)
+    _refused(_write_zip(tmp_path / "deep.skops", schema, members), "nested more than")
+
+
+def test_attribute_hiding_a_method_is_refused(tmp_path, real_files):
+    """predict_proba restored as an attribute made the audit read its own input back."""
+    schema, members = _read_zip(real_files["tree"])
+    schema["content"]["content"]["predict_proba"] = _node("TypeNode", "numpy", "float64")
+    schema["content"]["key_types"]["content"].append(_node("TypeNode", "builtins", "str"))
+    _refused(_write_zip(tmp_path / "s.skops", schema, members), "hides the class's method")
+
+
+def test_raw_bytes_outside_a_booster_are_refused(tmp_path, real_files):
+    """A decoy bytes node sharing the booster handle's id is what skops would build: raw bytes
+    are allowed only as a booster's handle, and every bytes member is validated."""
+    schema, members = _read_zip(real_files["tree"])
+    members["decoy.bin"] = b"{}"
+    schema["content"]["content"]["decoy_"] = _node("BytearrayNode", "builtins", "bytearray",
+                                                   file="decoy.bin", __id__=42)
+    schema["content"]["key_types"]["content"].append(_node("TypeNode", "builtins", "str"))
+    _refused(_write_zip(tmp_path / "b.skops", schema, members), "raw bytes outside")
+
+
+XGB_EDITS_MORE = {
+    "category order not a permutation": (
+        lambda d: d["learner"]["gradient_booster"]["model"].update(cats={
+            "enc": [{"offsets": [], "values": []}, {"offsets": [], "values": []},
+                    {"type": 15, "values": [0, 1, 2, 3]}],
+            "feature_segments": [0, 0, 0, 4], "sorted_idx": [10**9, 1, 2**31 - 1, 5]}),
+        "permutation"),
+    "num_class larger than the trees feed": (
+        lambda d: d["learner"]["learner_model_param"].update(num_class="1000000"),
+        "num_class"),
+    "multi-target": (lambda d: d["learner"]["learner_model_param"].update(num_target="100000"),
+                     "multi-target"),
+    "overflowing number": (lambda d: _tree0(d)["tree_param"].update(num_nodes=1e308 * 10),
+                           "impossible value"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(XGB_EDITS_MORE))
+def test_more_crafted_xgboost_documents(case, tmp_path, xgb_doc):
+    doc, _, _ = xgb_doc
+    edit, match = XGB_EDITS_MORE[case]
+    crafted = json.loads(json.dumps(doc))
+    edit(crafted)
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(crafted))
+    assert match in _refused(path, "is refused", isolate=False)
+
+
+def test_genuine_categorical_xgboost_still_loads(tmp_path):
+    xgb = pytest.importorskip("xgboost")
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.normal(size=200),
+                      "c": pd.Categorical(rng.choice(["x", "y", "zz"], 200))})
+    model = xgb.XGBClassifier(n_estimators=2, max_depth=3, enable_categorical=True,
+                              tree_method="hist").fit(X, (X["a"] > 0).astype(int))
+    for suffix in (".json", ".ubj"):
+        model.save_model(tmp_path / f"m{suffix}")
+        back = load_model(tmp_path / f"m{suffix}", isolate=False)
+        np.testing.assert_allclose(back.predict_proba(X), model.predict_proba(X))
+
+
+def test_isolated_reader_imports_nothing_from_the_current_folder(tmp_path, real_files,
+                                                                 monkeypatch):
+    """The child once ran as `python -m ...` in the caller's folder: a zipfile.py beside the
+    model ran in it."""
+    hit = tmp_path / "RAN"
+    evil = tmp_path / "submission"
+    evil.mkdir()
+    for mod in ("zipfile", "json", "numpy", "skops", "sklearn"):
+        (evil / f"{mod}.py").write_text(f"open({str(hit)!r}, 'w').write('ran')\n")
+    (evil / "m.skops").write_bytes(real_files["tree"].read_bytes())
+    monkeypatch.chdir(evil)
+    load_model("m.skops")
+    assert not hit.exists()
+
+
+def test_isolated_reader_predicts_on_the_given_rows(real_files, data):
+    X, _ = data
+    # a genuine model: the child predicts on the rows and the file loads
+    assert load_model(real_files["tree"], probe_rows=X[["a", "b"]].head(50)) is not None
+    # rows the model cannot take are the caller's error to meet, not a refusal
+    assert load_model(real_files["tree"], probe_rows=X.head(5)) is not None

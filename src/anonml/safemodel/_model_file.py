@@ -105,12 +105,13 @@ def _read_and_validate(p: Path, trust: bool = False) -> Any:
     else:
         raise InputError(f"model file {str(p)!r} has unknown format {suffix!r}; fix: use "
                          ".skops, XGBoost .json/.ubj, or .pkl/.joblib with --trust-model")
-    validate_model(model, where=f"model file {str(p)!r}: model")
+    validate_model(model, where=f"model file {str(p)!r}: model", strict=not trust)
     return model
 
 
 def load_model(path: Any, *, trust: bool = False, isolate: bool = True,
-               timeout: float | None = None, memory: int | None = None) -> Any:
+               probe_rows: Any = None, timeout: float | None = None,
+               memory: int | None = None) -> Any:
     """Load a fitted model for an audit, as data, and validate its structure.
 
     Parameters
@@ -119,11 +120,15 @@ def load_model(path: Any, *, trust: bool = False, isolate: bool = True,
         ``.skops``, XGBoost ``.json``/``.ubj``, or (with ``trust``) ``.pkl``/``.joblib``.
     trust : bool, default False
         Allow unpickling, and any type in a ``.skops`` file. Structure is validated all the
-        same.
+        same (without the refusals meant for files anonml cannot check to the end).
     isolate : bool, default True
         Read an untrusted file first in a child process with a time and memory limit
         (:func:`anonml.safemodel._probe.probe_model_file`); only if that succeeds is it read
-        here. Turn off only for files you made yourself.
+        here. Both read the same private copy of the file. Turn off only for files you made
+        yourself.
+    probe_rows : DataFrame or array, optional
+        A sample of the rows the model will be asked about: the child also predicts on them,
+        so a model that crashes or hangs when called is refused before this process calls it.
     timeout, memory : optional
         The child's limits (seconds, bytes); defaults in :mod:`anonml.safemodel._probe`.
 
@@ -136,19 +141,29 @@ def load_model(path: Any, *, trust: bool = False, isolate: bool = True,
         structure, or a file that crashed or hung the isolated reader; one line naming the
         file, the part and the fix.
     """
+    import shutil
+    import tempfile
+
     p = Path(path)
     if not p.is_file():
         raise InputError(f"model file {str(p)!r} does not exist; fix: check the path")
     suffix = p.suffix.lower()
-    if suffix in PICKLE_FORMATS and not trust:
-        return _read_and_validate(p, trust=False)  # raises UntrustedModelError
-    if isolate and not trust and suffix in SAFE_FORMATS:
-        from anonml.safemodel._probe import probe_model_file
+    if trust or suffix not in SAFE_FORMATS:
+        return _read_and_validate(p, trust=trust)  # pickles: UntrustedModelError unless trust
+    if suffix == ".skops":
+        _skops()  # a missing optional package is named here, not by the child
+    with tempfile.TemporaryDirectory(prefix="anonml-model-") as tmp:
+        copy = Path(tmp) / f"model{suffix}"  # one private copy: the child and this process
+        shutil.copyfile(p, copy)               # read the same bytes
+        try:
+            if isolate:
+                from anonml.safemodel._probe import probe_model_file
 
-        if suffix == ".skops":
-            _skops()  # a missing optional package is named here, not by the child
-        probe_model_file(p, timeout=timeout, memory=memory)
-    return _read_and_validate(p, trust=trust)
+                probe_model_file(copy, rows=probe_rows, timeout=timeout, memory=memory)
+            return _read_and_validate(copy)
+        except InputError as exc:
+            raise type(exc)(str(exc).replace(str(copy.resolve()), str(p)).replace(
+                str(copy), str(p))) from None
 
 
 def save_model(model: Any, path: Any) -> Path:

@@ -16,11 +16,13 @@ exit 1 with ``anonml-probe-error: <one line>`` on stdout when anonml refuses it.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 from anonml._errors import InputError
 
@@ -48,20 +50,45 @@ def _limits(memory: int, cpu_seconds: int):  # pragma: no cover - runs in the ch
     return apply
 
 
-def probe_model_file(path: Path, *, timeout: float | None = None,
-                     memory: int | None = None) -> None:
+_CHILD = ("import json, sys; sys.path[:0] = json.loads(sys.argv[1]); "
+          "from anonml.safemodel._probe import _main; sys.exit(_main(sys.argv[2:]))")
+
+
+def _child_path() -> list[str]:
+    """The parent's import path for the child, absolute, without the current folder (the
+    child runs with ``-I`` in an empty folder: nothing beside the model file is importable)."""
+    here = os.path.abspath(os.getcwd())
+    out = []
+    for entry in sys.path:
+        if not entry:
+            continue
+        full = os.path.abspath(entry)
+        if full != here and full not in out:
+            out.append(full)
+    return out
+
+
+def probe_model_file(path: Path, *, rows: Any = None, timeout: float | None = None,
+                     memory: int | None = None, workdir: Path | None = None) -> None:
     """Read ``path`` as :func:`~anonml.safemodel.load_model` would, in a limited child process.
 
     Parameters
     ----------
     path : Path
         A ``.skops``, ``.json`` or ``.ubj`` model file (never a pickle: those run code by
-        design and are only read with ``trust=True``, in the caller's process).
+        design and are only read with ``trust=True``, in the caller's process). Give a private
+        copy (``load_model`` does), so the child and the caller read the same bytes.
+    rows : DataFrame or array, optional
+        Rows to predict on in the child (a sample of the data the caller will use): a model
+        that crashes or hangs on them is refused before the caller calls it. An exception in
+        that prediction is not a refusal here; the caller meets it and reports it.
     timeout : float, optional
         Wall-clock seconds (default :data:`DEFAULT_TIMEOUT`).
     memory : int, optional
         Address-space bytes (default the larger of :data:`DEFAULT_MEMORY` and 40 times the
         file's size).
+    workdir : Path, optional
+        A private folder to run the child in (default: a new temporary one).
 
     Raises
     ------
@@ -69,23 +96,34 @@ def probe_model_file(path: Path, *, timeout: float | None = None,
         The child refused the file (its one line), crashed (the signal is named), ran out of
         time or memory.
     """
+    import tempfile
+
     timeout = DEFAULT_TIMEOUT if timeout is None else float(timeout)
     if memory is None:
         memory = max(DEFAULT_MEMORY, 40 * path.stat().st_size)
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
-    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-        env[var] = "1"
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL", "TMPDIR")}
+    env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
+               PYTHONHASHSEED="0", PYTHONDONTWRITEBYTECODE="1")
     name = str(path)
-    try:
-        proc = subprocess.run(
-            [sys.executable, "-m", "anonml.safemodel._probe", str(path)],
-            stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout, env=env,
-            preexec_fn=_limits(int(memory), int(timeout) + 5) if os.name == "posix" else None)
-    except subprocess.TimeoutExpired:
-        raise InputError(f"model file {name!r} did not finish loading in {timeout:.0f} s in an "
-                         "isolated reader; it is malformed or hostile, so anonml will not read "
-                         "it") from None
+    with tempfile.TemporaryDirectory(prefix="anonml-probe-", dir=workdir) as tmp:
+        argv = [sys.executable, "-I", "-c", _CHILD, json.dumps(_child_path()),
+                str(Path(path).resolve())]
+        if rows is not None:
+            import pandas as pd
+
+            rows_path = Path(tmp) / "rows.pkl"  # our own data, in our own private folder
+            (rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)).to_pickle(rows_path)
+            argv.append(str(rows_path))
+        env["HOME"] = tmp
+        try:
+            proc = subprocess.run(
+                argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout, env=env,
+                cwd=tmp,
+                preexec_fn=_limits(int(memory), int(timeout) + 5) if os.name == "posix" else None)
+        except subprocess.TimeoutExpired:
+            raise InputError(f"model file {name!r} did not finish loading in {timeout:.0f} s in "
+                             "an isolated reader; it is malformed or hostile, so anonml will "
+                             "not read it") from None
     if proc.returncode == 0:
         return
     out = proc.stdout.decode("utf-8", "replace").strip().splitlines()
@@ -100,7 +138,8 @@ def probe_model_file(path: Path, *, timeout: float | None = None,
         raise InputError(f"model file {name!r} crashed the isolated reader ({sig}); it is "
                          "malformed or hostile, so anonml will not read it in this process")
     err = proc.stderr.decode("utf-8", "replace")
-    why = "it ran out of memory" if "MemoryError" in err else f"exit status {proc.returncode}"
+    why = "it ran out of memory" if "MemoryError" in err or "bad_alloc" in err else \
+        f"exit status {proc.returncode}"
     raise InputError(f"model file {name!r} could not be read in the isolated reader ({why}); "
                      "it is malformed, hostile, or larger than the reader's memory limit")
 
@@ -109,10 +148,18 @@ def _main(argv: list[str]) -> int:  # pragma: no cover - runs in the child
     from anonml.safemodel._model_file import _read_and_validate
 
     try:
-        _read_and_validate(Path(argv[0]))
+        model = _read_and_validate(Path(argv[0]))
     except InputError as exc:
         print(_TAG + str(exc).replace("\n", " "), flush=True)
         return 1
+    if len(argv) > 1:
+        import pandas as pd
+
+        rows = pd.read_pickle(argv[1])
+        try:
+            (model.predict_proba if hasattr(model, "predict_proba") else model.predict)(rows)
+        except Exception:  # noqa: BLE001 - an error, not a crash: the caller reports it
+            pass
     return 0
 
 

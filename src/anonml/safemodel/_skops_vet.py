@@ -60,7 +60,8 @@ _MEMBER_RE = re.compile(r"[A-Za-z0-9_.-]{1,200}\Z")
 
 #: classes an ``ObjectNode`` may build: read and vetted one by one. Each is a scikit-learn,
 #: anonml, diffprivlib or XGBoost estimator (or an internal part of one) whose ``__setstate__``
-#: or ``__dict__.update`` only stores data; none runs code named in the file.
+#: or ``__dict__.update`` only stores data; none runs code named in the file. (anonml's own
+#: classes restore with ``__dict__.update``: plain attributes, no ``__setstate__`` logic.)
 VETTED_OBJECTS: frozenset[tuple[str, str]] = frozenset({
     # anonml's safe wrappers, by full name
     *(("anonml.safemodel._wrappers", c) for c in (
@@ -69,6 +70,23 @@ VETTED_OBJECTS: frozenset[tuple[str, str]] = frozenset({
         "SafeMLPClassifier", "SafeLogisticRegression", "SafeModel")),
     *(("anonml.safemodel._optional", c) for c in (
         "SafeDPRandomForestClassifier", "SafeDPLogisticRegression", "SafeXGBClassifier")),
+    # anonml's fitted anonymizers (a saved mapping) and the plain-data parts they hold; their
+    # internal trees are validated like scikit-learn's (children after parents) before use
+    ("anonml.anonymize._accuracy_guided", "AccuracyGuidedAnonymizer"),
+    ("anonml.anonymize._mondrian", "MondrianAnonymizer"),
+    ("anonml.anonymize._hilbert", "HilbertAnonymizer"),
+    ("anonml.anonymize._rtree", "RTreeAnonymizer"),
+    ("anonml.anonymize._sangreea", "SaNGreeAAnonymizer"),
+    ("anonml.anonymize._hist_tree", "HistTree"),
+    ("anonml.anonymize._mondrian", "_CutTree"),
+    ("anonml.anonymize._mondrian", "_Dim"),
+    ("anonml.anonymize._grid", "QIGrid"),
+    ("anonml.anonymize._grid", "Axis"),
+    ("anonml.anonymize._sangreea_space", "_Space"),
+    ("anonml.encoding", "TableEncoder"),
+    ("anonml.encoding", "_CatSpec"),
+    ("anonml.privacy._constraints", "PrivacyModel"),
+    ("anonml.hierarchies._hierarchy", "Hierarchy"),
     ("anonml.dp._diffprivlib", "DPRandomForestClassifier"),
     ("anonml.dp._diffprivlib", "DPLogisticRegression"),
     # scikit-learn estimators anonml audits
@@ -172,10 +190,11 @@ class _Vetter:
         self.names: set[str] = set()
         self.n_nodes = 0
         self.ids: set[Any] = set()
+        self.bytes_nodes: list[dict] = []
         self.boosters: list[dict] = []
 
     def fail(self, where: str, text: str) -> InputError:
-        return _fail(self.path, f"is refused: {where}: {text}")
+        return _fail(self.path, f"is refused: {_short(where)}: {text}")
 
     def walk(self, state: Any, where: str, depth: int) -> None:
         if depth > MAX_DEPTH:
@@ -223,7 +242,10 @@ class _Vetter:
                             "fix: pass --trust-model (trust=True) if you trust the file's "
                             "source")
         if "__id__" in state:
-            self.ids.add(state["__id__"])
+            nid = state["__id__"]
+            if not isinstance(nid, (int, str)):
+                raise self.fail(where, "a node id that is not a number")
+            self.ids.add(nid)
         if loader not in ("CachedNode", "JsonNode"):
             self.names.add(name)
         if loader == "JsonNode" and not isinstance(state.get("content"), str):
@@ -232,6 +254,8 @@ class _Vetter:
             self.member(state["file"], where, loader)
         if loader == "RandomGeneratorNode":
             self.bit_generator(state, where)
+        if loader in ("BytesNode", "BytearrayNode"):
+            self.bytes_nodes.append(state)
         if loader == "ObjectNode" and name == "xgboost.core.Booster":
             self.boosters.append({"state": state, "where": where})
 
@@ -270,6 +294,11 @@ class _Vetter:
         names = set(re.findall(r"[A-Za-z0-9_]+", text)) & {"BitGenerator", *_BIT_GENERATORS}
         if not names <= set(_BIT_GENERATORS):
             raise self.fail(where, "a random generator with an unknown bit generator")
+
+
+def _short(where: str, width: int = 120) -> str:
+    """A node's path, cut from the left to ``width`` characters (the end names the node)."""
+    return where if len(where) <= width else "..." + where[-width:]
 
 
 def _first_line(exc: BaseException) -> str:
@@ -330,25 +359,31 @@ def vet_skops(path: Path) -> list[str]:
             raise _fail(path, "has a schema.json that is not a skops schema")
         vetter = _Vetter(path, zf)
         vetter.walk(schema, "root", 0)
-        for booster in vetter.boosters:
-            where = booster["where"]
-            raw = _booster_bytes(vetter, booster["state"], where)
+        # raw bytes are only ever an XGBoost booster's model (its ``handle``), and every bytes
+        # member is validated as one, not only those in handle position: skops reuses the
+        # first node it meets with a given ``__id__``, so a decoy placed earlier under the
+        # handle's id would otherwise be what it builds
+        handles = {id(_booster_handle(vetter, b["state"], b["where"])) for b in vetter.boosters}
+        for node in vetter.bytes_nodes:
+            if id(node) not in handles:
+                raise vetter.fail("root", "it holds raw bytes outside an XGBoost booster")
+            with vetter.zf.open(vetter.members[node["file"]]) as fh:
+                raw = fh.read()
             try:
                 validate_xgboost_model(decode_xgboost_raw(raw))
             except InputError as exc:
-                raise vetter.fail(where, f"its XGBoost booster is malformed: {exc}") from None
+                raise vetter.fail("root", f"its XGBoost booster is malformed: {exc}") from None
     return sorted(vetter.names)
 
 
-def _booster_bytes(vetter: _Vetter, state: dict, where: str) -> bytes:
-    """The raw model bytes of a pickled-by-skops ``xgboost.core.Booster`` (``handle``)."""
+def _booster_handle(vetter: _Vetter, state: dict, where: str) -> dict:
+    """The bytes node holding an ``xgboost.core.Booster``'s raw model (its ``handle``)."""
     content = state.get("content") or {}
     handle = (content.get("content") or {}).get("handle") if isinstance(content, dict) else None
     if not isinstance(handle, dict) or handle.get("__loader__") not in ("BytearrayNode",
                                                                        "BytesNode"):
         raise vetter.fail(where, "an XGBoost booster without its raw model bytes")
-    with vetter.zf.open(vetter.members[handle["file"]]) as fh:
-        return fh.read()
+    return handle
 
 
 def load_vetted_skops(path: Path) -> Any:

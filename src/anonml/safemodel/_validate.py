@@ -44,6 +44,8 @@ __all__ = ["decode_xgboost_raw", "validate_model", "validate_xgboost_model"]
 
 
 def _bad(where: str, text: str) -> InputError:
+    if len(where) > 160:  # deep paths: keep the start (the file) and the end (the part)
+        where = where[:60] + "..." + where[-90:]
     return InputError(f"{where}: {text}; the file is malformed or was edited by hand, so anonml "
                       "will not run it; fix: save the model again from the fitted estimator")
 
@@ -129,17 +131,33 @@ def check_sklearn_tree(tree: Any, where: str, n_features: int | None = None) -> 
         raise _bad(where, "a leaf value is not finite")
 
 
-def _check_hgb(model: Any, where: str) -> None:
-    predictors = getattr(model, "_predictors", None)
+def _check_hgb(model: Any, where: str, strict: bool) -> None:
+    """HistGradientBoosting: predictors are called on the validated input (width
+    ``n_features_in_``), one per output column per iteration. Under ``strict`` (an untrusted
+    file) categorical models are refused: their bitsets are indexed through the bin mapper's
+    own flags without bounds checks, and a genuine one holds a ``functools.partial`` anyway."""
+    predictors = model.__dict__.get("_predictors")
     if predictors is None:
         return
-    nf = int(model.n_features_in_)
-    k = int(getattr(model, "n_trees_per_iteration_", 1))
-    is_cat = getattr(model, "is_categorical_", None)
+    nf = _n_features(model, where)
+    k = model.__dict__.get("n_trees_per_iteration_")
+    expected = _expected_outputs(model)
+    if not _exact_int(k) or (expected is not None and int(k) != expected):
+        raise _bad(where, f"n_trees_per_iteration_ {k!r} does not match its classes")
+    k = int(k)
+    if not isinstance(predictors, list) or not predictors:
+        raise _bad(f"{where}._predictors", "is not a non-empty list")
+    if strict:
+        cat_flags = [model.__dict__.get("is_categorical_"),
+                     getattr(model.__dict__.get("_bin_mapper"), "is_categorical_", None)]
+        if model.__dict__.get("_preprocessor") is not None or any(
+                f is not None and np.asarray(f).any() for f in cat_flags):
+            raise _bad(where, "categorical HistGradientBoosting models are not read without "
+                       "--trust-model (trust=True)")
     for i, row in enumerate(predictors):
         if not isinstance(row, (list, tuple)) or len(row) != k:
-            raise _bad(f"{where}._predictors[{i}]", f"holds {len(row) if hasattr(row, '__len__') else '?'} "
-                       f"trees, not n_trees_per_iteration_={k}")
+            raise _bad(f"{where}._predictors[{i}]", f"does not hold n_trees_per_iteration_={k} "
+                       "trees")
         for j, pred in enumerate(row):
             w = f"{where}._predictors[{i}][{j}]"
             nodes = getattr(pred, "nodes", None)
@@ -157,8 +175,13 @@ def _check_hgb(model: Any, where: str) -> None:
                     nodes["value"][leaf]).all():
                 raise _bad(w, "a threshold or leaf value is NaN or infinite")
             cat = (~leaf) & (nodes["is_categorical"] != 0)
+            bitsets = np.asarray(getattr(pred, "raw_left_cat_bitsets", np.empty((0, 8))))
+            if bitsets.ndim != 2 or bitsets.shape[1] != 8 or bitsets.dtype != np.uint32:
+                raise _bad(w, "raw_left_cat_bitsets is not an (n, 8) array of uint32")
             if cat.any():
-                bitsets = np.asarray(pred.raw_left_cat_bitsets)
+                if strict:
+                    raise _bad(w, "a categorical split in an untrusted file")
+                is_cat = model.__dict__.get("is_categorical_")
                 if is_cat is None or not np.asarray(is_cat)[nodes["feature_idx"][cat]].all() \
                         or nodes["bitset_idx"][cat].max() >= bitsets.shape[0]:
                     raise _bad(w, "a categorical split points outside its bitsets")
@@ -188,63 +211,184 @@ def _check_weights(model: Any, where: str, nf: int | None) -> None:
             raise _bad(where, "coef_ holds a value that is not finite")
 
 
-def _walk(obj: Any, where: str, seen: set[int], depth: int) -> None:
+def _check_anonml_tree(obj: Any, where: str) -> None:
+    """anonml's own node-array trees (the histogram tree of AG, Mondrian's cut tree): every
+    child an internal node can route to lies after it and inside the arrays, so ``apply``
+    (one vectorized step per level) ends; features index the columns it was fitted on."""
+    feature = np.asarray(getattr(obj, "feature_", np.empty(0)))
+    n = feature.shape[0]
+    if feature.ndim != 1 or n < 1:
+        raise _bad(where, "the tree has no node array")
+    inner = np.flatnonzero(feature >= 0)
+    if type(obj).__name__ == "HistTree":
+        kids = [np.asarray(obj.children_left_)[inner], np.asarray(obj.children_right_)[inner]]
+        if any(np.asarray(a).shape != (n,) for a in (obj.children_left_, obj.children_right_,
+                                                     obj.threshold_, obj.offset_)):
+            raise _bad(where, "the node arrays differ in length")
+    else:  # Mondrian's _CutTree: children stored from child_offset_, 2 or lca_size_ of them
+        nodes = np.asarray(obj.child_nodes_)
+        off = np.asarray(obj.child_offset_)[inner]
+        width = np.where(np.asarray(obj.kind_)[inner] == 2,  # _CHILDREN: a hierarchy cut
+                         np.asarray(obj.lca_size_)[inner], 2)
+        if (off < 0).any() or (width < 1).any() or (off + width > nodes.size).any():
+            raise _bad(where, "a cut's children lie outside the child array")
+        owner = np.repeat(inner, width)
+        pos = np.repeat(off, width) + (np.arange(width.sum()) - np.repeat(
+            np.cumsum(width) - width, width))
+        for child, par in ((nodes[pos], owner), (np.asarray(obj.largest_)[inner], inner)):
+            if ((child <= par) | (child >= n)).any():
+                raise _bad(where, f"a cut's child is out of range or not after its node "
+                           f"(nodes 0..{n - 1})")
+        return
+    for child in kids:
+        if ((child <= inner) | (child >= n)).any():
+            raise _bad(where, f"a node's child is out of range or not after it (nodes "
+                       f"0..{n - 1})")
+
+
+MAX_NESTING = 50
+
+
+def _exact_int(value: Any) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def _check_attributes(obj: Any, where: str) -> None:
+    """No restored attribute may shadow a method or property of the class (a file could set
+    ``predict_proba`` to a number and have the audit read its own input back), and no dunder
+    attribute is restored."""
+    cls = type(obj)
+    for name in vars(obj):
+        if not isinstance(name, str) or name.startswith("__"):
+            raise _bad(where, f"it restores the attribute {str(name)[:40]!r}")
+        static = None
+        for klass in cls.__mro__:
+            if name in vars(klass):
+                static = vars(klass)[name]
+                break
+        if static is not None and (callable(static) or isinstance(
+                static, (property, staticmethod, classmethod))):
+            raise _bad(where, f"its attribute {name!r} hides the class's method or property")
+
+
+def _n_features(obj: Any, where: str) -> int:
+    nf = obj.__dict__.get("n_features_in_")
+    if not _exact_int(nf) or int(nf) < 1:
+        raise _bad(where, f"n_features_in_ is {nf!r}, not a positive whole number (scikit-learn "
+                   "checks the input's width against it)")
+    return int(nf)
+
+
+def _expected_outputs(obj: Any) -> int | None:
+    classes = obj.__dict__.get("classes_")
+    if not isinstance(classes, np.ndarray) or classes.ndim != 1:
+        return None
+    return 1 if classes.size <= 2 else int(classes.size)
+
+
+def _check_members(obj: Any, where: str, nf: int) -> None:
+    """Forests' and boosting's member trees are called with ``check_input=False`` on the
+    parent's validated input: each must read exactly the parent's features, and gradient
+    boosting's grid of trees must match the output columns it writes into."""
     from sklearn.base import BaseEstimator
     from sklearn.tree._tree import Tree
 
-    if id(obj) in seen or depth > 50:
+    ests = obj.__dict__.get("estimators_")
+    if ests is None:
         return
+    if type(obj).__name__.endswith("GradientBoostingClassifier"):
+        k = obj.__dict__.get("n_trees_per_iteration_", None)
+        expected = _expected_outputs(obj)
+        if not isinstance(ests, np.ndarray) or ests.ndim != 2 or not _exact_int(k) or \
+                ests.shape[1] != int(k) or (expected is not None and int(k) != expected) or \
+                ests.shape[0] < 1:
+            raise _bad(f"{where}.estimators_", f"shape {getattr(ests, 'shape', None)} does not "
+                       f"match the {k} output column(s) of {expected} classes")
+        n_est = obj.__dict__.get("n_estimators_")
+        if n_est is not None and (not _exact_int(n_est) or int(n_est) != ests.shape[0]):
+            raise _bad(where, f"n_estimators_ {n_est!r} does not match its {ests.shape[0]} stages")
+    flat = np.asarray(ests, dtype=object).ravel() if isinstance(ests, (list, np.ndarray)) else None
+    if flat is None or flat.size == 0:
+        raise _bad(f"{where}.estimators_", "is not a non-empty list of fitted trees")
+    for i, est in enumerate(flat):
+        w = f"{where}.estimators_[{i}]"
+        if not isinstance(est, BaseEstimator):
+            raise _bad(w, f"is a {type(est).__name__}, not a fitted estimator")
+        tree = est.__dict__.get("tree_")
+        if isinstance(tree, Tree):
+            if int(tree.n_features) != nf or est.__dict__.get("n_features_in_", nf) != nf:
+                raise _bad(w, f"reads {int(tree.n_features)} features but the ensemble reads "
+                           f"{nf}")
+
+
+def _walk(obj: Any, where: str, seen: set[int], depth: int, strict: bool = True) -> None:
+    from sklearn.base import BaseEstimator
+    from sklearn.tree._tree import Tree
+
+    if id(obj) in seen:
+        return
+    if depth > MAX_NESTING:
+        raise _bad(where, f"the model is nested more than {MAX_NESTING} levels deep")
     seen.add(id(obj))
     if isinstance(obj, Tree):
         check_sklearn_tree(obj, where)
         return
+    if isinstance(obj, np.ndarray) and obj.dtype == object and _plain_values(obj):
+        return
     if isinstance(obj, (list, tuple)) or (isinstance(obj, np.ndarray) and obj.dtype == object):
         for i, item in enumerate(np.asarray(obj, dtype=object).ravel()
                                  if isinstance(obj, np.ndarray) else obj):
-            _walk(item, f"{where}[{i}]", seen, depth + 1)
+            _walk(item, f"{where}[{i}]", seen, depth + 1, strict)
         return
     if isinstance(obj, dict):
         for key, item in obj.items():
-            _walk(item, f"{where}[{key!r}]", seen, depth + 1)
+            _walk(item, f"{where}[{key!r}]", seen, depth + 1, strict)
         return
+    ours = type(obj).__module__.startswith("anonml.")
+    if isinstance(obj, BaseEstimator) or ours:
+        _check_attributes(obj, where)
     if _is_xgboost(obj):
         validate_xgboost_model(json.loads(bytes(obj.get_booster().save_raw("json"))))
         return
+    if ours and type(obj).__name__ in ("HistTree", "_CutTree"):
+        _check_anonml_tree(obj, where)
     if not isinstance(obj, BaseEstimator):
+        if ours:  # an anonymizer's plain-data parts
+            for name, value in vars(obj).items():
+                _walk(value, f"{where}.{name}", seen, depth + 1, strict)
         return
-    nf = getattr(obj, "n_features_in_", None)
-    nf = int(nf) if isinstance(nf, (int, np.integer)) else None
+    fitted = any(n.endswith("_") and not n.startswith("_") for n in obj.__dict__)
     tree = obj.__dict__.get("tree_")
+    needs_width = isinstance(tree, Tree) or "estimators_" in obj.__dict__ or \
+        "_predictors" in obj.__dict__ or "coefs_" in obj.__dict__ or "coef_" in obj.__dict__
+    nf = _n_features(obj, where) if fitted and needs_width else None
     if isinstance(tree, Tree):
         check_sklearn_tree(tree, f"{where}.tree_", nf)
     classes = obj.__dict__.get("classes_")
     if isinstance(classes, np.ndarray) and classes.ndim == 1 and \
             len(np.unique(classes.astype(str))) != len(classes):
         raise _bad(f"{where}.classes_", "repeats a class")
-    _check_hgb(obj, where)
+    _check_hgb(obj, where, strict)
     _check_weights(obj, where, nf)
+    if nf is not None:
+        _check_members(obj, where, nf)
     for name, value in obj.__dict__.items():
-        if name == "tree_":
-            continue
+        if isinstance(value, Tree):
+            continue  # checked above, with the estimator's n_features_in_
         if isinstance(value, (BaseEstimator, list, tuple, dict)) or (
-                isinstance(value, np.ndarray) and value.dtype == object):
-            _walk(value, f"{where}.{name}", seen, depth + 1)
-    for est in _sub_estimators(obj):
-        sub_nf = getattr(est, "n_features_in_", None)
-        if nf is not None and sub_nf is not None and int(sub_nf) != nf and \
-                obj.__class__.__name__.endswith(("Forest", "Trees", "ForestClassifier",
-                                                 "TreesClassifier", "BoostingClassifier")):
-            raise _bad(where, f"a member estimator reads {sub_nf} features, not {nf}")
+                isinstance(value, np.ndarray) and value.dtype == object) or \
+                type(value).__module__.startswith("anonml."):
+            _walk(value, f"{where}.{name}", seen, depth + 1, strict)
 
 
-def _sub_estimators(obj: Any) -> list:
-    from sklearn.base import BaseEstimator
+def _plain_values(arr: np.ndarray) -> bool:
+    """True when an object array holds only strings, numbers, booleans or missing values (a
+    column of representatives, say): nothing in it to walk, checked at C speed."""
+    import pandas as pd
 
-    ests = obj.__dict__.get("estimators_")
-    if ests is None:
-        return []
-    flat = np.asarray(ests, dtype=object).ravel() if isinstance(ests, (list, np.ndarray)) else []
-    return [e for e in flat if isinstance(e, BaseEstimator)]
+    return pd.api.types.infer_dtype(arr.ravel(), skipna=True) in (
+        "string", "bytes", "integer", "floating", "mixed-integer-float", "decimal", "boolean",
+        "empty", "datetime", "date", "timedelta")
 
 
 def _is_xgboost(obj: Any) -> bool:
@@ -252,7 +396,7 @@ def _is_xgboost(obj: Any) -> bool:
                for c in type(obj).__mro__)
 
 
-def validate_model(model: Any, where: str = "model") -> None:
+def validate_model(model: Any, where: str = "model", *, strict: bool = True) -> None:
     """Validate a loaded model's structure before anything calls it.
 
     Parameters
@@ -261,6 +405,9 @@ def validate_model(model: Any, where: str = "model") -> None:
         A fitted scikit-learn, anonml or XGBoost estimator, or a pipeline of them.
     where : str
         How messages name the model (e.g. the file name).
+    strict : bool, default True
+        For an untrusted file: also refuse structures anonml cannot check to the end
+        (categorical HistGradientBoosting). ``load_model(trust=True)`` passes False.
 
     Raises
     ------
@@ -269,7 +416,7 @@ def validate_model(model: Any, where: str = "model") -> None:
         left child 1000000000 is out of range ...``).
     """
     try:
-        _walk(model, where, set(), 0)
+        _walk(model, where, set(), 0, strict)
     except InputError:
         raise
     except Exception as exc:  # noqa: BLE001 - a structure too odd to inspect is refused too
@@ -474,6 +621,44 @@ def _check_xgb_tree(tree: Any, where: str, n_features: int) -> None:
             raise _bad(where, "a categorical split has no categories")
 
 
+def _seq(value: Any) -> Any:
+    """A JSON list or a decoded UBJSON typed array; ``[]`` for a missing one."""
+    return [] if value is None else value
+
+
+def _check_xgb_cats(cats: Any, n_features: int) -> None:
+    """XGBoost 3's category table: one encoding per feature, segments that partition
+    ``sorted_idx``, and within each segment a permutation of its categories (XGBoost indexes
+    through it without bounds checks)."""
+    if cats is None:
+        return
+    if not isinstance(cats, dict):
+        raise _bad("XGBoost model", "the category table is not an object")
+    enc = _seq(cats.get("enc"))
+    seg = np.asarray(_seq(cats.get("feature_segments")), dtype=np.int64)
+    idx = np.asarray(_seq(cats.get("sorted_idx")), dtype=np.int64)
+    if not len(enc) and not seg.size and not idx.size:
+        return
+    if not isinstance(enc, (list, np.ndarray)) or len(enc) != n_features or seg.shape != (n_features + 1,) \
+            or seg[0] != 0 or (np.diff(seg) < 0).any() or seg[-1] != idx.size:
+        raise _bad("XGBoost model", "the category table's segments do not match its features")
+    for j in np.flatnonzero(np.diff(seg) > 0):
+        s, e = int(seg[j]), int(seg[j + 1])
+        if not np.array_equal(np.sort(idx[s:e]), np.arange(e - s)):
+            raise _bad("XGBoost model", f"feature {j}'s category order is not a permutation")
+        item = enc[j] if isinstance(enc[j], dict) else {}
+        values = _seq(item.get("values"))
+        offsets = np.asarray(_seq(item.get("offsets")), dtype=np.int64)
+        if offsets.size:
+            ok = offsets.size == e - s + 1 and offsets[0] == 0 and \
+                not (np.diff(offsets) < 0).any() and offsets[-1] == len(values)
+        else:
+            ok = len(values) == e - s
+        if not ok:
+            raise _bad("XGBoost model", f"feature {j}'s category encoding does not match its "
+                       f"{e - s} categories")
+
+
 def validate_xgboost_model(doc: Any) -> None:
     """Validate a decoded XGBoost model document (see the module docstring).
 
@@ -482,6 +667,16 @@ def validate_xgboost_model(doc: Any) -> None:
     InputError
         One line naming the tree and node that are wrong.
     """
+    try:
+        _validate_xgboost(doc)
+    except InputError:
+        raise
+    except (OverflowError, ValueError, TypeError, KeyError, IndexError, AttributeError) as exc:
+        raise _bad("XGBoost model", f"a field has an impossible value ({type(exc).__name__})"
+                   ) from None
+
+
+def _validate_xgboost(doc: Any) -> None:
     if isinstance(doc, dict) and "learner" not in doc and isinstance(doc.get("Model"), dict):
         doc = doc["Model"]  # a pickled booster's memory snapshot: {"Config": ..., "Model": ...}
     if not isinstance(doc, dict) or not isinstance(doc.get("learner"), dict):
@@ -493,6 +688,8 @@ def validate_xgboost_model(doc: Any) -> None:
     if n_features < 1 or n_features > 10**8 or n_class < 0 or n_class > 10**6:
         raise _bad("XGBoost model", f"num_feature={n_features} or num_class={n_class} is out "
                    "of range")
+    if _int(mp.get("num_target", 1), "num_target") != 1:
+        raise _bad("XGBoost model", "multi-target models are not supported")
     for v in str(mp.get("base_score", "0")).strip("[]").split(","):
         try:
             if v.strip() and not math.isfinite(float(v)):
@@ -506,7 +703,9 @@ def validate_xgboost_model(doc: Any) -> None:
         if weights.size != (n_features + 1) * max(n_class, 1) or not np.isfinite(weights).all():
             raise _bad("XGBoost model", "the linear booster's weights do not match num_feature")
         return
+    weight_drop = None
     if name == "dart":
+        weight_drop = gb.get("weight_drop")
         gb = gb.get("gbtree") or {}
     elif name != "gbtree":
         raise _bad("XGBoost model", f"booster {str(name)[:30]!r} is not gbtree, dart or gblinear")
@@ -522,6 +721,12 @@ def validate_xgboost_model(doc: Any) -> None:
                    f"{info.size} tree_info entries disagree")
     if info.size and (info.min() < 0 or info.max() >= max(n_class, 1)):
         raise _bad("XGBoost model", "tree_info names an output group outside the classes")
+    if len(trees) and np.unique(info).size != max(n_class, 1):
+        raise _bad("XGBoost model", f"num_class={n_class} but the trees feed "
+                   f"{np.unique(info).size} output group(s)")
+    if weight_drop is not None and len(weight_drop) != len(trees):
+        raise _bad("XGBoost model", "dart's weight_drop does not have one weight per tree")
+    _check_xgb_cats(model.get("cats"), n_features)
     indptr = model.get("iteration_indptr")
     if indptr is not None:
         ip = np.asarray(indptr, dtype=np.int64)
