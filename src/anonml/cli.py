@@ -320,8 +320,12 @@ def _cmd_anonymize(args: argparse.Namespace) -> int:
     if args.model is not None:
         from anonml.safemodel import load_model
 
+        from anonml.safemodel._probe import sample_rows
+
         say(f"reading the model {args.model}")
-        model = load_model(args.model, trust=args.trust_model)
+        features = frame.drop(columns=[args.target]) if args.target in frame else frame
+        model = load_model(args.model, trust=args.trust_model,
+                           probe_rows=sample_rows(features))
     if args.labels:
         if args.target is None:
             raise InputError("--labels needs --target COLUMN, the column of true labels")
@@ -534,7 +538,11 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     X_train, y_train = _read_labelled(args.train, args.target, "training")
     X_test, y_test = _read_labelled(args.test, args.target, "test")
     if args.model is not None:
-        model = load_model(args.model, trust=args.trust_model)
+        from anonml.safemodel._probe import sample_rows
+
+        say(f"reading the model {args.model} (vetted, then checked in an isolated reader)")
+        model = load_model(args.model, trust=args.trust_model,
+                           probe_rows=sample_rows(X_train, X_test))
         say(f"model: {type(model).__name__} from {args.model}")
         target = Target(model, X_train, y_train, X_test, y_test)
     else:

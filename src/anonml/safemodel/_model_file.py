@@ -37,8 +37,10 @@ def _skops() -> Any:
     try:
         import skops.io as sio
     except ImportError:
-        raise InputError("reading or writing .skops model files needs skops; fix: pip install "
-                         "'anonml[report]' (or pip install skops)") from None
+        from anonml._install import install_hint
+
+        raise InputError("reading or writing .skops model files needs skops; fix: "
+                         f"{install_hint('report', ('skops',))}") from None
     return sio
 
 
@@ -48,8 +50,10 @@ def _read_xgboost(p: Path) -> Any:
     try:
         from xgboost import XGBClassifier
     except ImportError:
-        raise InputError(f"{str(p)!r} looks like an XGBoost model file; fix: pip install "
-                         "'anonml[xgboost]' (or pip install xgboost)") from None
+        from anonml._install import install_hint
+
+        raise InputError(f"{str(p)!r} looks like an XGBoost model file; fix: "
+                         f"{install_hint('xgboost')}") from None
     if p.stat().st_size > MAX_XGBOOST_BYTES:
         raise InputError(f"model file {str(p)!r} is larger than {MAX_XGBOOST_BYTES:,} bytes")
     raw = p.read_bytes()

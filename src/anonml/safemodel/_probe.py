@@ -50,6 +50,24 @@ def _limits(memory: int, cpu_seconds: int):  # pragma: no cover - runs in the ch
     return apply
 
 
+def sample_rows(*frames: Any, n: int = 1000, seed: int = 0) -> Any:
+    """Up to ``n`` rows of each table (first rows and a random spread), stacked: what the
+    isolated reader predicts on before the caller's process calls the model."""
+    import numpy as np
+    import pandas as pd
+
+    parts = []
+    for frame in frames:
+        if frame is None or len(frame) == 0:
+            continue
+        m = len(frame)
+        take = np.unique(np.concatenate([np.arange(min(m, n // 2)), np.random.default_rng(
+            seed).choice(m, size=min(m, n - n // 2), replace=False)]))
+        parts.append(frame.iloc[take] if isinstance(frame, pd.DataFrame) else
+                     pd.DataFrame(np.asarray(frame)[take]))
+    return pd.concat(parts, ignore_index=True) if parts else None
+
+
 _CHILD = ("import json, sys; sys.path[:0] = json.loads(sys.argv[1]); "
           "from anonml.safemodel._probe import _main; sys.exit(_main(sys.argv[2:]))")
 
