@@ -77,7 +77,7 @@ import numpy as np
 import pandas as pd
 
 from anonml._errors import InputError
-from anonml.attacks._core import Target, as_generator, json_safe
+from anonml.attacks._core import Target, as_generator, counter, json_safe
 from anonml.encoding import as_frame, detect_categorical, from_frame, resolve_columns
 
 __all__ = [
@@ -89,6 +89,9 @@ __all__ = [
     "WorstCaseAttributeResult",
     "risk_ratio_test",
 ]
+
+#: the ``label`` :meth:`WorstCaseAttribute.run` passes to ``progress(label, done, total)``
+PROGRESS_LABEL = "attribute attack features"
 
 #: the black-box attack is a classification of the attribute; more values than this is
 #: almost surely a continuous column, which should be binned first
@@ -911,7 +914,7 @@ class WorstCaseAttribute:
         return risky
 
     # -- the attack ------------------------------------------------------------------------------
-    def run(self, target: Target) -> WorstCaseAttributeResult:
+    def run(self, target: Target, *, progress: Any = None) -> WorstCaseAttributeResult:
         """Attack every feature of ``features`` on the target's training and test records.
 
         Parameters
@@ -919,6 +922,10 @@ class WorstCaseAttribute:
         target : Target
             With a model (``predict_proba`` on tables like ``X_train``), ``X_train`` and
             ``X_test`` with the same columns.
+        progress : callable, optional
+            Called as ``progress("attribute attack features", done, total)`` with ``done = 0``
+            before the first feature and again as each feature is finished (``total`` = the
+            number of attacked features).
 
         Returns
         -------
@@ -964,6 +971,7 @@ class WorstCaseAttribute:
         model, n_classes = target.model, target.n_classes
 
         risks = []
+        tick = counter(progress, PROGRESS_LABEL, len(features))
         for column in features:  # loop over attributes; records are vectorized inside
             full = pd.concat([X_train[column], X_test[column]], ignore_index=True)
             sub = frame[column]
@@ -1016,6 +1024,7 @@ class WorstCaseAttribute:
                     **extra,
                 )
             )
+            tick()
         params = {
             "confidence_threshold": float(self.confidence_threshold),
             "label": self.label,

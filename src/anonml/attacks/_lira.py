@@ -39,6 +39,9 @@ from anonml.attacks._shadow import (
 
 __all__ = ["LiRA", "lira_scores"]
 
+#: the ``label`` this attack passes to ``progress(label, done, total)``
+PROGRESS_LABEL = "LiRA shadow models"
+
 #: per-record variances are floored at this share of the pooled within-record variance (plus
 #: :data:`_VAR_FLOOR_ABS`), so a record whose shadow scores are all equal (a tree that always
 #: fits it) gives a sharp but finite Gaussian
@@ -271,7 +274,7 @@ class LiRA(BaseEstimator):
             )
         check_n_jobs(self.n_jobs)
 
-    def run(self, target: Any) -> AttackResult:
+    def run(self, target: Any, *, progress: Any = None) -> AttackResult:
         """Train the shadow models and attack ``target``.
 
         Parameters
@@ -279,6 +282,11 @@ class LiRA(BaseEstimator):
         target : anonml.attacks.Target
             Must hold the member and non-member records (``X_train``, ``X_test``) and either a
             fitted scikit-learn model or, with ``shadow_estimator``, its probabilities.
+
+        progress : callable, optional
+            Called as ``progress(label, done, total)`` with ``done = 0`` before the first
+            model and again as the shadow models come back (``total`` = their number),
+            ``label`` being ``"LiRA shadow models"``.
 
         Returns
         -------
@@ -304,7 +312,8 @@ class LiRA(BaseEstimator):
         seeds = rng.integers(0, 2**31 - 1, int(self.n_shadow))
         shadow_start = time.perf_counter()
         _, shadow_phi, times = shadow_scores(
-            estimator, pool, membership, evaluated, seeds, self.n_jobs, eps
+            estimator, pool, membership, evaluated, seeds, self.n_jobs, eps,
+            progress=progress, label=PROGRESS_LABEL,
         )
         shadow_wall = time.perf_counter() - shadow_start
 

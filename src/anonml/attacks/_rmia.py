@@ -37,6 +37,9 @@ from anonml.attacks._shadow import (
 
 __all__ = ["RMIA", "fit_offline_a", "reference_probability", "rmia_counts"]
 
+#: the ``label`` this attack passes to ``progress(label, done, total)``
+PROGRESS_LABEL = "RMIA reference models"
+
 #: floor of Pr(x) (the reference average) in the ratio Pr(x|θ)/Pr(x)
 _PX_FLOOR = 1e-12
 
@@ -252,7 +255,7 @@ class RMIA(BaseEstimator):
             raise InputError(f"gamma={g!r} must be a positive number, e.g. 1.0")
         check_n_jobs(self.n_jobs)
 
-    def run(self, target: Any) -> AttackResult:
+    def run(self, target: Any, *, progress: Any = None) -> AttackResult:
         """Train the reference models and attack ``target``.
 
         Parameters
@@ -260,6 +263,11 @@ class RMIA(BaseEstimator):
         target : anonml.attacks.Target
             Must hold the member and non-member records and a fitted scikit-learn model (or
             its probabilities together with ``shadow_estimator``).
+
+        progress : callable, optional
+            Called as ``progress(label, done, total)`` with ``done = 0`` before the first
+            model and again as the reference models come back (``total`` = their number),
+            ``label`` being ``"RMIA reference models"``.
 
         Returns
         -------
@@ -291,7 +299,7 @@ class RMIA(BaseEstimator):
         seeds = rng.integers(0, 2**31 - 1, n_ref)
         shadow_start = time.perf_counter()
         p_ref, _, times = shadow_scores(estimator, pool, membership, pred_idx, seeds,
-                                                self.n_jobs)
+                                        self.n_jobs, progress=progress, label=PROGRESS_LABEL)
         shadow_wall = time.perf_counter() - shadow_start
         in_mask = membership[:, pred_idx]
 

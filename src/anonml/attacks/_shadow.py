@@ -31,6 +31,7 @@ import pandas as pd
 
 from anonml.attacks._membership import check_n_jobs  # noqa: F401 - shared check, re-exported
 from anonml._errors import InputError
+from anonml.attacks._core import counter
 
 __all__ = [
     "PROB_EPS",
@@ -307,6 +308,9 @@ def shadow_scores(
     seeds: np.ndarray,
     n_jobs: Any,
     eps: float = PROB_EPS,
+    *,
+    progress: Any = None,
+    label: str = "reference models",
 ) -> tuple[np.ndarray, np.ndarray, dict]:
     """Train one clone of ``estimator`` per row of ``membership`` and score ``pred_idx``.
 
@@ -332,6 +336,10 @@ def shadow_scores(
         calls; ``cpu``: CPU seconds of the thread that ran them (``time.thread_time``; threads
         started by the estimator itself are not counted). ``cpu.sum()`` over the wall time of
         the whole call above 1 shows models running at the same time.
+
+    ``progress(label, done, total)``, when given, is called with ``done = 0`` first and then
+    from this (the calling) thread as each chunk of models comes back, ``done`` counting the
+    models trained and scored so far (``total = n_models``); workers never report.
     """
     from joblib import effective_n_jobs
     from sklearn.base import clone
@@ -343,7 +351,11 @@ def shadow_scores(
     chunks = np.array_split(np.arange(n_models), n_chunks)
     codes = pool.codes[pred_idx]
     train_sets = [np.flatnonzero(membership[m]) for m in range(n_models)]
-    results = Parallel(n_jobs=workers, prefer="threads")(
+    tick = counter(progress, label, n_models)
+    results = []
+    # chunks come back in order as they complete; the count is reported from this thread
+    for chunk, res in zip(chunks, Parallel(n_jobs=workers, prefer="threads",
+                                           return_as="generator")(
         delayed(_fit_score_chunk)(
             [clone(estimator) for _ in chunk],
             [int(seeds[m]) for m in chunk],
@@ -351,7 +363,9 @@ def shadow_scores(
             pool.X, pool.y, pred_idx, codes, pool.classes, eps,
         )
         for chunk in chunks
-    )
+    )):
+        results.append(res)
+        tick(len(chunk))
     flat = [r for chunk in results for r in chunk]
     p_true = np.stack([r[0] for r in flat])
     phi = np.stack([r[1] for r in flat])

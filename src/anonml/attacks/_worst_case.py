@@ -72,6 +72,7 @@ from anonml.attacks._core import (
     auc_pvalue,
     auc_score,
     balanced_indices,
+    counter,
     roc,
     tpr_at_fpr,
 )
@@ -86,6 +87,8 @@ from anonml.attacks._membership import (
 
 __all__ = ["WorstCaseMembership", "n_significant"]
 
+#: the ``label`` this attack passes to ``progress(label, done, total)``
+PROGRESS_LABEL = "worst-case attack repetitions"
 _FEATURES = ("sorted", "sorted_correct", "sorted_true", "proba_label")
 #: SACRO-ML's default random forest for this attack
 _SACRO_RF = {"min_samples_split": 20, "min_samples_leaf": 10, "max_depth": 5}
@@ -251,7 +254,7 @@ class WorstCaseMembership(BaseEstimator):
         )
 
     def _reps(self, Z: np.ndarray, labels: np.ndarray, rng: np.random.Generator,
-              parallel: Any) -> list[tuple[np.ndarray, np.ndarray]]:
+              parallel: Any, tick: Any) -> list[tuple[np.ndarray, np.ndarray]]:
         from joblib import delayed
         from sklearn.model_selection import StratifiedShuffleSplit
 
@@ -260,18 +263,28 @@ class WorstCaseMembership(BaseEstimator):
             random_state=int(rng.integers(0, 2**31 - 1)),
         )
         seeds = rng.integers(0, 2**31 - 1, size=int(self.n_reps))
-        return parallel(
+        out = []
+        # the parallel call yields each repetition as it completes (in order): the count is
+        # reported from here, never from a worker
+        for rep in parallel(
             delayed(_one_rep)(self._model(int(s)), Z, labels, tr, te)
             for s, (tr, te) in zip(seeds, split.split(Z, labels))
-        )
+        ):
+            out.append(rep)
+            tick()
+        return out
 
-    def run(self, target: Target) -> AttackResult:
+    def run(self, target: Target, *, progress: Any = None) -> AttackResult:
         """Run the repetitions and the baseline; return the last repetition with the statistics.
 
         Parameters
         ----------
         target : Target
             A model (or its probabilities) with members and non-members.
+        progress : callable, optional
+            Called as ``progress(label, done, total)`` with ``done = 0`` before the first
+            repetition and again as each repetition (baseline ones included) completes;
+            ``total = n_reps * (1 + n_dummy_reps)``.
 
         Returns
         -------
@@ -302,12 +315,14 @@ class WorstCaseMembership(BaseEstimator):
                 "each side: pass more records"
             )
 
+        total = int(self.n_reps) * (1 + int(self.n_dummy_reps))
+        tick = counter(progress, PROGRESS_LABEL, total)
         # threads: the forests release the GIL while growing trees, and no process start-up
-        with Parallel(n_jobs=self.n_jobs, prefer="threads") as parallel:
-            reps = self._reps(Z, labels, rng, parallel)
+        with Parallel(n_jobs=self.n_jobs, prefer="threads", return_as="generator") as parallel:
+            reps = self._reps(Z, labels, rng, parallel, tick)
             dummy: list[tuple[np.ndarray, np.ndarray]] = []
             for _ in range(int(self.n_dummy_reps)):
-                dummy += self._reps(Z, rng.permutation(labels), rng, parallel)
+                dummy += self._reps(Z, rng.permutation(labels), rng, parallel, tick)
 
         alpha = float(self.p_thresh)
         extra = {

@@ -263,7 +263,10 @@ def _run_attacks(target: Target, model: Any, attacks: tuple, *, n_reference: int
                  attribute_features: Any, attribute_label: str,
                  max_attribute_records: int | None,
                  categorical_features: Any, n_jobs: Any, random_state: Any,
-                 stage: Callable) -> tuple[dict, dict, list, list]:
+                 stage: Callable, progress: Callable | None = None,
+                 ) -> tuple[dict, dict, list, list]:
+    """Run ``attacks`` on ``target``; ``progress(label, done, total)`` hears each attack's
+    counted parts (repetitions, reference models, features) as they finish."""
     from anonml.attacks import RMIA, LiRA, WorstCaseAttribute, WorstCaseMembership
 
     results: dict = {}
@@ -277,7 +280,8 @@ def _run_attacks(target: Target, model: Any, attacks: tuple, *, n_reference: int
         t0 = time.perf_counter()
         if attack_id == "worst_case":
             with stage("worst-case membership attack"):
-                res = WorstCaseMembership(n_jobs=n_jobs, random_state=random_state).run(target)
+                res = WorstCaseMembership(n_jobs=n_jobs, random_state=random_state).run(
+                    target, progress=progress)
             settings = {"attack_model": "random forest", "features": "sorted probabilities"}
             share = res.extra["n_significant"] / max(res.extra["n_reps"], 1)
             measures["membership.worst_case.share_significant"] = share
@@ -286,7 +290,7 @@ def _run_attacks(target: Target, model: Any, attacks: tuple, *, n_reference: int
             label = "RMIA" if attack_id == "rmia" else "LiRA"
             with stage(f"{label} membership attack ({n_reference} reference models)"):
                 res = cls(n_reference, shadow_estimator=shadow, n_jobs=n_jobs,
-                          random_state=random_state).run(target)
+                          random_state=random_state).run(target, progress=progress)
             settings = {"reference_models": n_reference}
         else:
             with stage("worst-case attribute attack"):
@@ -294,7 +298,7 @@ def _run_attacks(target: Target, model: Any, attacks: tuple, *, n_reference: int
                     attribute_features, categorical_features=categorical_features,
                     label=attribute_label, max_records=max_attribute_records,
                     random_state=random_state,
-                ).run(target)
+                ).run(target, progress=progress)
             results[attack_id] = res
             n = max(len(res.attributes), 1)
             alpha = 0.05 / n  # Bonferroni over the attacked features
@@ -362,6 +366,7 @@ def request_release(
     n_jobs: int | None = None,
     random_state: Any = 0,
     progress: Callable | None = None,
+    progress_count: Callable | None = None,
 ) -> ReleaseDecision:
     """Run the release checks and attacks on a trained model and decide.
 
@@ -404,6 +409,13 @@ def request_release(
         Passed to the attacks.
     progress : callable, optional
         Called with one line of text as each step starts and ends.
+    progress_count : callable, optional
+        Called as ``progress_count(label, done, total)`` inside the long steps: ``done = 0``
+        when the step's counted parts begin, then as each finishes, up to ``total``: the
+        worst-case attack's repetitions (``"worst-case attack repetitions"``), RMIA's or
+        LiRA's reference models (``"RMIA reference models"``, ``"LiRA shadow models"``) and
+        the attribute attack's features (``"attribute attack features"``). Called from the
+        calling thread, never from a worker. The command line shows a progress bar with it.
 
     Returns
     -------
@@ -451,7 +463,7 @@ def request_release(
         target, model, attacks, n_reference=n_reference, attribute_features=attribute_features,
         attribute_label=attribute_label,
         max_attribute_records=max_attribute_records, categorical_features=categorical_features,
-        n_jobs=n_jobs, random_state=random_state, stage=stage)
+        n_jobs=n_jobs, random_state=random_state, stage=stage, progress=progress_count)
     facts["measures"].update(attack_measures)
     facts["measures"] = json_safe(facts["measures"])
     facts["measures"] = {k: v for k, v in facts["measures"].items() if v is not None}
