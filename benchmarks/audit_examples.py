@@ -95,7 +95,9 @@ def main(argv=None) -> int:
             dataset_name="Adult", categorical_features=cat, anonymization=anonymization,
             anonymized_train=X_train if anonymization is not None else None,
             model_file=path, n_jobs=2,
-            progress=lambda m: print(f"  {name}: {m}", file=sys.stderr, flush=True))
+            progress=lambda m: print(f"  {name}: {m}", file=sys.stderr, flush=True),
+            progress_count=lambda label, done, total: print(
+                f"  {name}: {label} {done}/{total}", file=sys.stderr, flush=True))
         audit_s = time.perf_counter() - t1
         out = ROOT / "docs" / "release" / name
         out.mkdir(parents=True, exist_ok=True)

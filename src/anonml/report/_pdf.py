@@ -4,9 +4,12 @@ The section order is fixed: "Verdict" (with the model, data and provenance), "Ev
 the structure and tamper checks), "Membership attacks", "Attribute inference", "Glossary".
 Sections follow each other on the page; a heading moves to a new page when the room left
 under it is too small for its first block, and no block (a reason, a bullet, a glossary
-entry, a table row) is split across pages. Measure keys are shown by their labels, and an
-identifier is only ever broken after a dot. The core Helvetica font
-covers Latin-1 only, so other characters are spelled out (``≤`` -> ``<=``, ``ε`` -> ``epsilon``).
+entry, a table row, a passed rule) is split across pages. The evidence table holds the rules
+that failed or could not be evaluated (a group's title stays with its first row); passed rules
+follow as one compact block each, and a chart goes where it fits after its table. Measure
+keys are shown by their labels, and an identifier is only ever broken after a dot. The core
+Helvetica font covers Latin-1 only, so other characters are spelled out (``≤`` -> ``<=``,
+``ε`` -> ``epsilon``).
 """
 
 from __future__ import annotations
@@ -374,38 +377,42 @@ def _evidence(pdf, report: dict) -> None:
     )
     pdf.ln(2)
     groups = evidence_groups(report["evidence"])
-    shown = [g for g in groups if g[0] != "not_applicable"]
+    # failing and unevaluated rules in the table; passed ones one compact block each below it
+    shown = [g for g in groups if g[0] not in ("not_applicable", "pass")]
     if not report["evidence"]:
         _para(pdf, "No rule was evaluated.", colour=_MUTED)
     elif shown:
-        widths = (50, 20, 36, 38, 34)
+        widths = (58, 17, 33, 38, 32)
         pdf.set_font("Helvetica", "", 7.3)
         pdf.set_text_color(*_INK)
         pdf.set_draw_color(*_LINE)
         pdf.set_line_width(0.2)
         heading = FontFace(emphasis="BOLD", fill_color=(238, 241, 245))
-        with pdf.table(
-            col_widths=widths,
-            text_align="LEFT",
-            line_height=3.3,
-            headings_style=heading,
-            borders_layout="HORIZONTAL_LINES",
-            padding=1.2,
-        ) as table:
-            head = table.row()
-            for text in ("Rule", "Outcome", "Measured", "Threshold (source)", "If it fails"):
-                head.cell(text)
-            for outcome, title, members in shown:
+        # one table per group, its column headings and group title as heading rows: fpdf2
+        # keeps them with the first rule and repeats them at the top of a continuation page
+        for outcome, title, members in shown:
+            with pdf.table(
+                col_widths=widths,
+                text_align="LEFT",
+                line_height=3.15,
+                headings_style=heading,
+                num_heading_rows=2,
+                first_row_as_headings=True,
+                borders_layout="HORIZONTAL_LINES",
+                padding=(1.0, 1.2),
+            ) as table:
+                head = table.row()
+                for text in ("Rule", "Outcome", "Measured", "Threshold (source)", "If it fails"):
+                    head.cell(text)
                 table.row().cell(
-                    title.upper(), colspan=5, style=FontFace(emphasis="BOLD", color=_MUTED)
+                    title.upper(), colspan=5,
+                    style=FontFace(emphasis="BOLD", color=_MUTED, fill_color=(255, 255, 255)),
                 )
                 for r in members:
                     keys = _keys(f"{r['measured'] or ''} {r['threshold']}", labels)
                     ids = "\n".join(_fit_ident(pdf, k, widths[2] - 3) for k in keys)
                     row = table.row()
-                    # a passed rule is shown without its explanation, to keep the table short
-                    explanation = ("\n" + _plain(r["explanation"], labels)
-                                   if outcome != "pass" else "")
+                    explanation = "\n" + _plain(r["explanation"], labels)
                     row.cell(
                         to_latin1(f"{r['title']}\n[{r['rule_id']}] "
                                   f"{CATEGORY_LABELS[r['category']]}") + explanation
@@ -430,19 +437,63 @@ def _evidence(pdf, report: dict) -> None:
                     else:
                         action = r["fix"] or "none"
                     row.cell(_plain(action, labels))
+    passed = [g for g in groups if g[0] == "pass"]
+    if passed:
+        _passed(pdf, passed[0][2], labels, first=not shown)
     inapplicable = [g for g in groups if g[0] == "not_applicable"]
     if inapplicable:
         rows = inapplicable[0][2]
         by_note: dict = {}
         for r in rows:
             by_note.setdefault(r.get("note") or "Not applicable to this model.", []).append(r)
-        with pdf.unbreakable() as doc:
-            doc.ln(3)
-            _para(doc, f"Not applicable ({len(rows)} rules)", size=9.5, style="B")
-            for note, members in by_note.items():
-                names = ", ".join(f"{r['title']} [{r['rule_id']}]" for r in members)
+        pdf.ln(3)
+        for i, (note, members) in enumerate(by_note.items()):
+            names = ", ".join(f"{r['title']} [{r['rule_id']}]" for r in members)
+            with pdf.unbreakable() as doc:  # the heading goes with the first note
+                if i == 0:
+                    _para(doc, f"Not applicable ({len(rows)} rules)", size=9.5, style="B")
                 _para(doc, f"{_plain(note, labels)} {names}.", size=8, colour=_MUTED, h=4)
     _checks(pdf, report)
+
+
+def _passed(pdf, rows: list[dict], labels: dict, first: bool) -> None:
+    """The passed rules, one short block each (title, identifier, category and effect; what
+    was measured against which threshold, from which source), never split across pages."""
+    pdf.ln(1 if first else 3)
+    with pdf.unbreakable() as doc:  # the heading goes with the first rule
+        _para(doc, f"Passed ({len(rows)} rules)", size=9.5, style="B")
+        _passed_rule(doc, rows[0], labels)
+    for r in rows[1:]:
+        with pdf.unbreakable() as doc:
+            _passed_rule(doc, r, labels)
+
+
+def _passed_rule(pdf, r: dict, labels: dict) -> None:
+    h = 3.7
+    pdf.ln(0.8)
+    pdf.set_font("Helvetica", "B", 8)
+    pdf.set_text_color(*_OUTCOME_RGB["pass"])
+    pdf.write(h, "Pass  ")
+    pdf.set_text_color(*_INK)
+    pdf.write(h, to_latin1(f"{r['title']} [{r['rule_id']}]"))
+    pdf.set_font("Helvetica", "", 8)
+    pdf.set_text_color(*_MUTED)
+    pdf.write(h, to_latin1(f"  {CATEGORY_LABELS[r['category']]}; "
+                           f"{EFFECT_LABELS[r['effect']]} if it fails"))
+    pdf.ln(h)
+    measured = (_plain(r["measured"], labels) if r["measured"] is not None
+                else "not measured")
+    if r.get("note"):
+        measured += "; " + _plain(r["note"], labels)
+    keys = _keys(f"{r['measured'] or ''} {r['threshold']}", labels)
+    if keys:
+        measured += f" ({', '.join(keys)})"
+    pdf.set_x(pdf.l_margin + 8)
+    pdf.set_text_color(*_INK)
+    pdf.multi_cell(0, h, to_latin1(f"Measured: {measured}. Threshold: "
+                                   f"{_plain(r['threshold'], labels)} "
+                                   f"({_plain(r['source'], labels)})."),
+                   align="L", new_x="LMARGIN", new_y="NEXT")
 
 
 def _checks(pdf, report: dict) -> None:
@@ -493,9 +544,9 @@ def _numeric_table(pdf: Any, col_widths: tuple) -> Any:
     return pdf.table(
         col_widths=col_widths,
         text_align="RIGHT",
-        line_height=4,
+        line_height=3.6,
         borders_layout="HORIZONTAL_LINES",
-        padding=1.2,
+        padding=(0.8, 1.2),
         cell_fill_color=(255, 255, 255),
         cell_fill_mode="ALL",
         headings_style=FontFace(emphasis="BOLD", fill_color=(238, 241, 245)),
@@ -548,11 +599,16 @@ def _set_series(pdf, i: int) -> None:
     ) if dash else pdf.set_dash_pattern()
 
 
+#: the ROC chart: plot width and height, legend width to its right (mm)
+_ROC_W, _ROC_H = 100.0, 46.0
+#: height of the whole ROC block: the plot, its axis labels and the caption below
+_ROC_BLOCK_H = _ROC_H + 4 + 12 + 14
+
+
 def _roc_chart(pdf, attacks: list[dict]) -> None:
-    width, height = 140.0, 62.0
+    width, height = _ROC_W, _ROC_H
     lo, x_ticks = roc_axis(attacks)
-    legend_h = 5 * (len(attacks) + 1) + 4
-    if pdf.get_y() + height + 22 + legend_h > pdf.h - pdf.b_margin:
+    if pdf.get_y() + _ROC_BLOCK_H > pdf.h - pdf.b_margin:
         pdf.add_page()
     x0, y0 = pdf.l_margin + 16, pdf.get_y() + 4
 
@@ -598,13 +654,14 @@ def _roc_chart(pdf, attacks: list[dict]) -> None:
                 for f, t in zip(attack["roc"]["fpr"], attack["roc"]["tpr"], strict=True)
             ]
         )
-    # legend below the plot, so it never covers a curve
+    # legend to the right of the plot, so it never covers a curve; a long name wraps
     pdf.set_font("Helvetica", "", 8)
+    pdf.set_text_color(*_INK)
     names = [to_latin1(a["name"]) for a in attacks] + ["Chance (a guess)"]
     pdf.set_dash_pattern()
-    ly = y0 + height + 15
+    lx = x0 + width + 5
+    ly = y0 + 2
     for i, name in enumerate(names):
-        y = ly + 5 * i
         if i < len(attacks):
             pdf.set_line_width(0.7)
             _set_series(pdf, i)
@@ -612,18 +669,20 @@ def _roc_chart(pdf, attacks: list[dict]) -> None:
             pdf.set_line_width(0.3)
             pdf.set_draw_color(138, 146, 158)
             pdf.set_dash_pattern(dash=1.5, gap=1.2)
-        pdf.line(x0 + 5, y - 1, x0 + 13, y - 1)
+        pdf.line(lx, ly + 2, lx + 7, ly + 2)
         pdf.set_dash_pattern()
-        pdf.text(x0 + 15, y, name)
+        pdf.set_xy(lx + 9, ly)
+        pdf.multi_cell(pdf.w - pdf.r_margin - lx - 9, 4, name, align="L",
+                       new_x="LMARGIN", new_y="NEXT")
+        ly = pdf.get_y() + 1.5
     pdf.set_line_width(0.2)
-    pdf.set_y(ly + 5 * len(names))
+    pdf.set_y(y0 + height + 13)
 
 
 def _attacks(pdf, report: dict) -> None:
     attacks = report["attacks"]
-    # the heading goes with the table and the chart below it
-    _section(pdf, "Membership attacks",
-             need=30 + 9.0 * len(attacks) + 110 if attacks else 30)
+    # the heading goes with the introduction and the table; the chart follows where it fits
+    _section(pdf, "Membership attacks", need=24 + 9.0 * len(attacks) + 10 if attacks else 30)
     _para(
         pdf,
         "Each attack tries to tell whether a person was in the training data. An AUC of 0.5 "
@@ -649,8 +708,12 @@ def _attacks(pdf, report: dict) -> None:
     )
 
 
+#: height of one feature's row in the attribute risk chart (mm)
+_ARR_ROW_H = 5.5
+
+
 def _arr_chart(pdf, rows: list[dict]) -> None:
-    row_h, label_w, plot_w = 8.0, 38.0, 88.0
+    row_h, label_w, plot_w = _ARR_ROW_H, 38.0, 88.0
     hi, ticks = arr_axis(rows)
     x0 = pdf.l_margin + label_w
     if pdf.get_y() + 14 + row_h * len(rows) + 12 > pdf.h - pdf.b_margin:
@@ -720,7 +783,7 @@ def _attribute(pdf, report: dict) -> None:
 
     rows = report["attribute_risk"]
     # the heading goes with its introduction and chart
-    _section(pdf, "Attribute inference", need=30 + 8.0 * len(rows) + 27 if rows else 30)
+    _section(pdf, "Attribute inference", need=30 + _ARR_ROW_H * len(rows) + 27 if rows else 30)
     _para(
         pdf,
         "For each feature, how much better an attacker who has the model guesses its value "
@@ -777,12 +840,12 @@ def _glossary(pdf, report: dict) -> None:
     _section(pdf, "Glossary", need=40)
     pdf.set_text_color(*_INK)
     # two balanced columns; an entry is never split between columns or pages
-    with pdf.text_columns(ncols=2, gutter=8, balance=True, line_height=1.15) as cols:
+    with pdf.text_columns(ncols=2, gutter=8, balance=True, line_height=1.1) as cols:
         for g in report["glossary"]:
-            with cols.paragraph(text_align="LEFT", bottom_margin=1.6) as par:
-                pdf.set_font("Helvetica", "B", 8.5)
+            with cols.paragraph(text_align="LEFT", bottom_margin=1.2) as par:
+                pdf.set_font("Helvetica", "B", 8)
                 par.write(to_latin1(g["term"]) + "\n")
-                pdf.set_font("Helvetica", "", 8.5)
+                pdf.set_font("Helvetica", "", 8)
                 par.write(to_latin1(g["definition"]))
 
 
@@ -797,8 +860,8 @@ def render_pdf(report: dict) -> bytes:
     Returns
     -------
     bytes
-        The PDF. Its sections, each starting on a new page with its heading as the first text,
-        are "Verdict", "Evidence", "Membership attacks", "Attribute inference" and "Glossary".
+        The PDF. Its sections, in this order, are "Verdict", "Evidence", "Membership
+        attacks", "Attribute inference" and "Glossary" (the first heading is the first text).
         The output depends on the report only (its creation date is ``created_utc``).
 
     Raises
