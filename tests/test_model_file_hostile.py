@@ -821,3 +821,95 @@ def test_isolated_reader_predicts_on_the_given_rows(real_files, data):
     assert load_model(real_files["tree"], probe_rows=X[["a", "b"]].head(50)) is not None
     # rows the model cannot take are the caller's error to meet, not a refusal
     assert load_model(real_files["tree"], probe_rows=X.head(5)) is not None
+
+
+# ----------------------------------------------------------------------------- a second review
+# Files a second attack built by editing fitted objects before saving them: each loaded and then
+# hung, crashed or corrupted memory when used.
+
+
+def _saved(tmp_path, model, name="m.skops"):
+    path = tmp_path / name
+    save_model(model, path)
+    return path
+
+
+def test_rtree_mapping_with_a_routing_cycle_is_refused(tmp_path, mappings):
+    from anonml.safemodel._model_file import _read_and_validate
+
+    est = _read_and_validate(mappings["rtree"][0])
+    est._tree["left"][0] = 0
+    est._tree["right"][0] = 0
+    _refused(_saved(tmp_path, est), "not after it")
+
+
+def test_hilbert_mapping_with_an_absurd_curve_order_is_refused(tmp_path, mappings):
+    from anonml.safemodel._model_file import _read_and_validate
+
+    est = _read_and_validate(mappings["hilbert"][0])
+    est.bits_ = 10**12
+    _refused(_saved(tmp_path, est), "curve order")
+
+
+def test_one_hot_encoder_output_offsets_must_match_its_categories(tmp_path):
+    from sklearn.pipeline import make_pipeline
+
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 3, size=(200, 2)).astype(float)
+    pipe = make_pipeline(OneHotEncoder(), DecisionTreeClassifier(random_state=0)).fit(
+        X, (X[:, 0] + X[:, 1]) % 2)
+    pipe[0]._n_features_outs = [10**9, 6 - 10**9]  # same total, a block at offset 1e9
+    _refused(_saved(tmp_path, pipe), "output widths")
+
+
+def test_boosting_init_estimator_must_match_the_classes(tmp_path):
+    from sklearn.ensemble import GradientBoostingClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    gb = GradientBoostingClassifier(n_estimators=1, max_depth=1, random_state=0).fit(
+        X, np.arange(60) % 3)
+    gb.init_.class_prior_ = np.array([1.0])
+    gb.init_.n_classes_ = 1
+    _refused(_saved(tmp_path, gb), "init_")
+
+
+def test_dummy_classifier_whose_class_count_lies_is_refused(tmp_path):
+    from sklearn.dummy import DummyClassifier
+
+    dummy = DummyClassifier(strategy="uniform").fit(np.zeros((10, 2)), np.arange(10) % 2)
+    dummy.n_classes_ = 10**8
+    _refused(_saved(tmp_path, dummy), "class count")
+
+
+def test_hyperparameters_the_audit_would_refit_with_are_bounded(tmp_path, data):
+    X, y = data
+    forest = RandomForestClassifier(n_estimators=2, random_state=0).fit(X[["a", "b"]], y)
+    forest.n_estimators = 10**9
+    _refused(_saved(tmp_path, forest), "n_estimators")
+
+
+def test_a_model_that_exhausts_the_child_s_memory_is_refused(tmp_path, data):
+    """The child used to swallow MemoryError in its trial prediction as an ordinary error."""
+    from sklearn.dummy import DummyClassifier
+
+    dummy = DummyClassifier(strategy="prior").fit(np.zeros((9000, 1)), np.arange(9000))
+    path = _saved(tmp_path, dummy)
+    # 9,000 classes x 60,000 rows of float64: 4.3 GB, over the child's 3 GiB
+    _refused(path, "ran out of memory", isolate=True, memory=3 * 2**30,
+             probe_rows=np.zeros((60_000, 1)))
+
+
+def test_cli_turns_an_unforeseen_error_into_one_line(tmp_path, monkeypatch, capsys):
+    from anonml import cli
+
+    def boom(args):
+        raise ZeroDivisionError("deep inside\nsecond line")
+    parser = cli.build_parser()
+    monkeypatch.setattr(cli, "build_parser", lambda: parser)
+    sub = next(a for a in parser._subparsers._actions if a.choices)  # noqa: SLF001
+    sub.choices["demo"].set_defaults(func=boom)
+    monkeypatch.delenv("ANONML_DEBUG", raising=False)
+    assert cli.main(["demo", "-o", str(tmp_path / "d")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("anonml: error: unexpected ZeroDivisionError")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import signal
 import sys
 import time
@@ -419,18 +420,21 @@ def _cmd_transform(args: argparse.Namespace) -> int:
     check_output_file(args.output, inputs=[args.input, args.mapping])
     table_packages(args.input)
     table_packages(args.output, reading=False)
-    say(f"reading the mapping {args.mapping}")
-    anonymizer = load_model(args.mapping)
-    if not isinstance(anonymizer, BaseAnonymizer) or not hasattr(anonymizer,
-                                                                   "representatives_"):
-        raise InputError(f"--mapping {args.mapping!r} holds a {type(anonymizer).__name__}, not "
-                         "a fitted anonymizer; fix: give the file written by anonml anonymize "
-                         "--save-mapping")
+    from anonml.safemodel._probe import sample_rows
+
     say(f"reading {args.input}")
     frame = _reader(args)(args.input)
     _columns_named(drop, frame.columns, "--drop")
     _columns_named(keep, frame.columns, "--keep")
     frame = frame.drop(columns=drop)
+    say(f"reading the mapping {args.mapping} (vetted, then checked in an isolated reader)")
+    anonymizer = load_model(args.mapping,
+                            probe_rows=sample_rows(frame.drop(columns=keep)))
+    if not isinstance(anonymizer, BaseAnonymizer) or not hasattr(anonymizer,
+                                                                   "representatives_"):
+        raise InputError(f"--mapping {args.mapping!r} holds a {type(anonymizer).__name__}, not "
+                         "a fitted anonymizer; fix: give the file written by anonml anonymize "
+                         "--save-mapping")
     fitted = list(anonymizer.columns_)
     _columns_named(fitted, frame.columns, "column of the mapping")
     extra = [c for c in frame.columns if c not in set(fitted) and c not in set(keep)]
@@ -832,6 +836,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         if exc.code == 128 + signal.SIGTERM:
             print("anonml: terminated; nothing was written", file=sys.stderr)
         raise
+    except Exception as exc:  # noqa: BLE001 - an error anonml did not foresee: still one line
+        if os.environ.get("ANONML_DEBUG"):
+            raise
+        print(f"anonml: error: unexpected {type(exc).__name__}: {one_line(exc, 300)}; nothing "
+              "was written; this is a malformed input or a bug in anonml: rerun with "
+              "ANONML_DEBUG=1 for the details and report it", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

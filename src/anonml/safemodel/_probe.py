@@ -174,8 +174,15 @@ def _main(argv: list[str]) -> int:  # pragma: no cover - runs in the child
         import pandas as pd
 
         rows = pd.read_pickle(argv[1])
+        call = getattr(model, "predict_proba", None) or getattr(model, "predict", None) or \
+            getattr(model, "transform")  # a classifier, or a saved anonymizer (a mapping)
         try:
-            (model.predict_proba if hasattr(model, "predict_proba") else model.predict)(rows)
+            call(rows)
+        except (MemoryError, RecursionError) as exc:
+            print(_TAG + f"model file {argv[0]!r} ran out of memory or recursion depth "
+                  f"({type(exc).__name__}) when called on {len(rows):,} rows; it is malformed "
+                  "or hostile, so anonml will not call it", flush=True)
+            return 1
         except Exception:  # noqa: BLE001 - an error, not a crash: the caller reports it
             pass
     return 0

@@ -321,6 +321,94 @@ def _check_members(obj: Any, where: str, nf: int) -> None:
                            f"{nf}")
 
 
+#: most classes a classifier read from an untrusted file may have (its probabilities are an
+#: n_rows x n_classes array the audit computes many times over)
+MAX_CLASSES = 10_000
+#: hyperparameters the audit's reference models (and ``--retrain``) are refitted with: bounds
+#: far above any genuine model, so a file cannot make the checker fit for ever
+REFIT_BOUNDS = {"n_estimators": 20_000, "max_iter": 1_000_000, "n_iter_no_change": 1_000_000,
+                "max_leaf_nodes": 10_000_000, "num_parallel_tree": 1_000}
+
+
+def _check_refit_params(obj: Any, where: str) -> None:
+    params = obj.__dict__
+    for name, bound in REFIT_BOUNDS.items():
+        value = params.get(name)
+        if value is not None and _exact_int(value) and int(value) > bound:
+            raise _bad(where, f"{name}={value} is above anonml's bound of {bound:,} (the audit "
+                       "refits the model's copies with these parameters)")
+    sizes = params.get("hidden_layer_sizes")
+    if sizes is not None:
+        units = np.atleast_1d(np.asarray(sizes, dtype=np.float64))
+        if units.size > 1_000 or (units > 100_000).any() or (units < 1).any():
+            raise _bad(where, f"hidden_layer_sizes {str(sizes)[:40]} is out of anonml's bounds "
+                       "(at most 1,000 layers of at most 100,000 units)")
+
+
+def _check_dummy(obj: Any, where: str, n_classes: int | None = None) -> None:
+    """A DummyClassifier (alone, or gradient boosting's ``init_``): its class count and priors
+    decide the width of the probabilities it returns, which boosting adds into its own."""
+    classes = obj.__dict__.get("classes_")
+    k = obj.__dict__.get("n_classes_")
+    prior = np.asarray(obj.__dict__.get("class_prior_", np.empty(0)))
+    if not isinstance(classes, np.ndarray) or classes.ndim != 1 or not _exact_int(k) or \
+            int(k) != classes.size or prior.shape != (classes.size,) or \
+            obj.__dict__.get("n_outputs_") != 1 or not np.isfinite(prior).all() or \
+            (n_classes is not None and classes.size != n_classes):
+        raise _bad(where, "its classes, class count and priors disagree")
+    if obj.__dict__.get("_strategy", obj.__dict__.get("strategy")) not in (
+            "prior", "most_frequent", "stratified", "uniform"):
+        raise _bad(where, "its strategy is not one anonml reads")
+
+
+def _check_onehot(obj: Any, where: str, strict: bool) -> None:
+    """OneHotEncoder: the output offsets it writes at come from ``_n_features_outs``; recompute
+    them from the categories (and what is dropped) and compare."""
+    cats = obj.__dict__.get("categories_")
+    if cats is None:
+        return
+    nf = _n_features(obj, where)
+    if not isinstance(cats, list) or len(cats) != nf or any(
+            not isinstance(c, np.ndarray) or c.ndim != 1 for c in cats):
+        raise _bad(where, f"categories_ is not one 1-D array for each of the {nf} features")
+    if obj.__dict__.get("_infrequent_enabled"):
+        if strict:
+            raise _bad(where, "infrequent-category grouping is not read without --trust-model")
+        return
+    drop = obj.__dict__.get("_drop_idx_after_grouping")
+    if drop is not None:
+        drop = list(drop)
+        if len(drop) != nf or any(d is not None and not (_exact_int(d) and 0 <= d < len(c))
+                                  for d, c in zip(drop, cats)):
+            raise _bad(where, "the dropped categories lie outside the categories")
+    expected = [len(c) - (1 if drop is not None and drop[i] is not None else 0)
+                for i, c in enumerate(cats)]
+    if list(obj.__dict__.get("_n_features_outs", expected)) != expected:
+        raise _bad(where, "its output widths do not match its categories")
+
+
+def _check_rtree_routes(obj: Any, where: str) -> None:
+    """RTreeAnonymizer's split tree (``_tree``): inner nodes route to later nodes only."""
+    tree = obj.__dict__.get("_tree")
+    if tree is None:
+        return
+    try:
+        axis, thr, left, right, group = (np.asarray(tree[k]) for k in (
+            "axis", "thr", "left", "right", "group"))
+    except (TypeError, KeyError):
+        raise _bad(where, "the split tree lacks its arrays") from None
+    n = axis.shape[0] if axis.ndim == 1 else -1
+    if n < 1 or any(a.shape != (n,) for a in (thr, left, right, group)):
+        raise _bad(where, "the split tree's arrays differ in length")
+    inner = np.flatnonzero(axis >= 0)
+    for child in (left[inner], right[inner]):
+        if ((child <= inner) | (child >= n)).any():
+            raise _bad(where, "a split's child is out of range or not after it")
+    n_qi = len(obj.__dict__.get("qi_") or ())
+    if inner.size and axis[inner].max() >= n_qi:
+        raise _bad(where, "a split reads a quasi-identifier the mapping does not have")
+
+
 def _walk(obj: Any, where: str, seen: set[int], depth: int, strict: bool = True) -> None:
     from sklearn.base import BaseEstimator
     from sklearn.tree._tree import Tree
@@ -352,6 +440,12 @@ def _walk(obj: Any, where: str, seen: set[int], depth: int, strict: bool = True)
         return
     if ours and type(obj).__name__ in ("HistTree", "_CutTree"):
         _check_anonml_tree(obj, where)
+    if ours and type(obj).__name__ == "RTreeAnonymizer":
+        _check_rtree_routes(obj, where)
+    if ours and type(obj).__name__ == "HilbertAnonymizer" and "bits_" in obj.__dict__:
+        bits = obj.__dict__["bits_"]
+        if not _exact_int(bits) or not 1 <= int(bits) <= 64:
+            raise _bad(where, f"bits_ {str(bits)[:20]} is not a curve order between 1 and 64")
     if not isinstance(obj, BaseEstimator):
         if ours:  # an anonymizer's plain-data parts
             for name, value in vars(obj).items():
@@ -368,6 +462,22 @@ def _walk(obj: Any, where: str, seen: set[int], depth: int, strict: bool = True)
     if isinstance(classes, np.ndarray) and classes.ndim == 1 and \
             len(np.unique(classes.astype(str))) != len(classes):
         raise _bad(f"{where}.classes_", "repeats a class")
+    if isinstance(classes, np.ndarray) and classes.size > MAX_CLASSES and strict:
+        raise _bad(f"{where}.classes_", f"holds {classes.size:,} classes (anonml reads at most "
+                   f"{MAX_CLASSES:,} from an untrusted file)")
+    if strict:
+        _check_refit_params(obj, where)
+    name = type(obj).__name__
+    if name == "DummyClassifier":
+        _check_dummy(obj, where)
+    if name == "OneHotEncoder":
+        _check_onehot(obj, where, strict)
+    if name.endswith("GradientBoostingClassifier") and "init_" in obj.__dict__:
+        init = obj.__dict__["init_"]
+        if init != "zero":
+            if type(init).__name__ != "DummyClassifier":
+                raise _bad(f"{where}.init_", "is neither 'zero' nor a DummyClassifier")
+            _check_dummy(init, f"{where}.init_", n_classes=np.asarray(classes).size)
     _check_hgb(obj, where, strict)
     _check_weights(obj, where, nf)
     if nf is not None:
