@@ -113,7 +113,7 @@ def _script(block: str, *, full: bool) -> str:
         if line.lstrip().startswith("pip install"):
             continue  # the test environment has the extras; never install from a test
         if not full and line.startswith("anonml audit "):
-            # HEAVY, reduced: the audit without its attacks (about 60 s of the 75 s)
+            # HEAVY, reduced: the audit without its attacks (about 65 s of the 80 s)
             line = line.replace("anonml audit ", "anonml audit --attacks none ", 1)
         lines.append(line)
     return "\n".join(lines) + "\n"
