@@ -70,9 +70,28 @@ def family_param_names(family: str) -> frozenset | None:
         module, _, cls = path.partition(":")
         try:
             names.update(getattr(importlib.import_module(module), cls)().get_params(deep=False))
-        except Exception:  # the library is missing or broken: the names are unknown
-            return None
+        except Exception:  # the library is missing or broken: its names as anonml knows them
+            known = _KNOWN_PARAMS.get(path)
+            if known is None:
+                return None
+            names.update(known)
     return frozenset(names)
+
+
+#: ``get_params()`` keys of optional estimators, for checking rules where the library is not
+#: installed (XGBClassifier, xgboost 2-3)
+_KNOWN_PARAMS: dict[str, frozenset] = {
+    "xgboost:XGBClassifier": frozenset({
+        "base_score", "booster", "callbacks", "colsample_bylevel", "colsample_bynode",
+        "colsample_bytree", "device", "early_stopping_rounds", "enable_categorical",
+        "eval_metric", "feature_types", "feature_weights", "gamma", "grow_policy",
+        "importance_type", "interaction_constraints", "learning_rate", "max_bin",
+        "max_cat_threshold", "max_cat_to_onehot", "max_delta_step", "max_depth", "max_leaves",
+        "min_child_weight", "missing", "monotone_constraints", "multi_strategy", "n_estimators",
+        "n_jobs", "num_parallel_tree", "objective", "random_state", "reg_alpha", "reg_lambda",
+        "sampling_method", "scale_pos_weight", "subsample", "tree_method",
+        "validate_parameters", "verbosity"}),
+}
 
 
 def _class_keys(obj: Any) -> set:
