@@ -913,3 +913,83 @@ def test_cli_turns_an_unforeseen_error_into_one_line(tmp_path, monkeypatch, caps
     assert cli.main(["demo", "-o", str(tmp_path / "d")]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("anonml: error: unexpected ZeroDivisionError")
+
+
+# ----------------------------------------------------------------------------- a third review
+
+
+def test_boosting_loss_must_fit_the_classes(tmp_path):
+    """A binomial loss on a 3-class model keeps one raw column; the trees then write three
+    into it (heap corruption: 'corrupted size vs. prev_size')."""
+    from sklearn._loss.loss import ExponentialLoss
+    from sklearn.ensemble import GradientBoostingClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(90, 3))
+    gb = GradientBoostingClassifier(n_estimators=2, max_depth=1, random_state=0).fit(
+        X, np.arange(90) % 3)
+    gb._loss = ExponentialLoss()
+    _refused(_saved(tmp_path, gb), "does not fit 3 classes")
+
+
+def test_linear_model_intercept_and_coef_shapes(tmp_path):
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 4))
+    lr = LogisticRegression().fit(X, (X[:, 0] > 0).astype(int))
+    lr.intercept_ = np.zeros((20_000, 1, 1))  # broadcasting would allocate rows x 20,000
+    _refused(_saved(tmp_path, lr, "a.skops"), "intercept_")
+    lr = LogisticRegression().fit(X, (X[:, 0] > 0).astype(int))
+    lr.coef_ = np.zeros((7, 4))
+    _refused(_saved(tmp_path, lr, "b.skops"), "coef_")
+
+
+def _chain(doc, depth):
+    """Tree 0 of an XGBoost document as a chain ``depth`` deep (each right child a leaf)."""
+    n = 2 * depth + 1  # the chain is nodes 0, 1, 3, 5, ...; 2, 4, 6, ... are leaves
+    left = [-1] * n
+    right = [-1] * n
+    parents = [2147483647] * n
+    node = 0
+    for d in range(depth):
+        left[node], right[node] = 2 * d + 1, 2 * d + 2
+        parents[2 * d + 1] = parents[2 * d + 2] = node
+        node = 2 * d + 1
+    tree = _tree0(doc)
+    tree.update(left_children=left, right_children=right, parents=parents,
+                split_indices=[0] * n, split_conditions=[0.5] * n, split_type=[0] * n,
+                default_left=[0] * n, base_weights=[0.0] * n, loss_changes=[0.0] * n,
+                sum_hessian=[1.0] * n)
+    tree["tree_param"]["num_nodes"] = str(n)
+
+
+def test_xgboost_tree_deeper_than_the_bound_is_refused(tmp_path, xgb_doc):
+    """XGBoost walks trees recursively: a chain 400,000 deep overflowed its stack."""
+    doc, _, _ = xgb_doc
+    crafted = json.loads(json.dumps(doc))
+    _chain(crafted, 10_001)
+    path = tmp_path / "deep.json"
+    path.write_text(json.dumps(crafted))
+    _refused(path, "deeper than", isolate=False)
+    ok = json.loads(json.dumps(doc))
+    _chain(ok, 50)
+    path.write_text(json.dumps(ok))
+    load_model(path, isolate=False)  # a deep but bounded chain is a valid tree
+
+
+def test_xgboost_class_count_is_bounded(tmp_path, xgb_doc):
+    doc, _, _ = xgb_doc
+    crafted = json.loads(json.dumps(doc))
+    crafted["learner"]["learner_model_param"]["num_class"] = "60000"
+    path = tmp_path / "many.json"
+    path.write_text(json.dumps(crafted))
+    _refused(path, "num_class=60,000", isolate=False)
+
+
+def test_isolated_reader_predicts_on_synthetic_rows_when_given_none(real_files):
+    """With no sample, the child still calls the model on rows of its width; a genuine model
+    passes."""
+    from anonml.safemodel._probe import probe_model_file
+
+    probe_model_file(real_files["forest"])  # no rows: synthetic ones, and no error

@@ -170,21 +170,33 @@ def _main(argv: list[str]) -> int:  # pragma: no cover - runs in the child
     except InputError as exc:
         print(_TAG + str(exc).replace("\n", " "), flush=True)
         return 1
-    if len(argv) > 1:
-        import pandas as pd
+    import numpy as np
+    import pandas as pd
 
+    if len(argv) > 1:
         rows = pd.read_pickle(argv[1])
-        call = getattr(model, "predict_proba", None) or getattr(model, "predict", None) or \
-            getattr(model, "transform")  # a classifier, or a saved anonymizer (a mapping)
-        try:
-            call(rows)
-        except (MemoryError, RecursionError) as exc:
-            print(_TAG + f"model file {argv[0]!r} ran out of memory or recursion depth "
-                  f"({type(exc).__name__}) when called on {len(rows):,} rows; it is malformed "
-                  "or hostile, so anonml will not call it", flush=True)
-            return 1
-        except Exception:  # noqa: BLE001 - an error, not a crash: the caller reports it
-            pass
+    else:  # no sample given: numeric rows of the model's width, where it has one
+        nf = getattr(model, "n_features_in_", None)
+        if not isinstance(nf, (int, np.integer)) or not 0 < nf <= 100_000:
+            return 0
+        rows = np.random.default_rng(0).normal(size=(64, int(nf))) * 10.0 ** np.arange(
+            -2, 6)[np.arange(64) % 8, None]
+        names = getattr(model, "feature_names_in_", None)
+        if names is not None and len(names) == nf:
+            rows = pd.DataFrame(rows, columns=list(names))
+    call = getattr(model, "predict_proba", None) or getattr(model, "predict", None) or \
+        getattr(model, "transform", None)  # a classifier, or a saved anonymizer (a mapping)
+    if call is None:
+        return 0
+    try:
+        call(rows)
+    except (MemoryError, RecursionError) as exc:
+        print(_TAG + f"model file {argv[0]!r} ran out of memory or recursion depth "
+              f"({type(exc).__name__}) when called on {len(rows):,} rows; it is malformed "
+              "or hostile, so anonml will not call it", flush=True)
+        return 1
+    except Exception:  # noqa: BLE001 - an error, not a crash: the caller reports it
+        pass
     return 0
 
 

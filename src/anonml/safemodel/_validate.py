@@ -43,6 +43,11 @@ from anonml._errors import InputError
 __all__ = ["decode_xgboost_raw", "validate_model", "validate_xgboost_model"]
 
 
+#: deepest tree read (scikit-learn or XGBoost): genuine trees are far shallower, and XGBoost
+#: walks trees recursively (a chain 400,000 deep overflowed its stack)
+MAX_TREE_DEPTH = 10_000
+
+
 def _bad(where: str, text: str) -> InputError:
     if len(where) > 160:  # deep paths: keep the start (the file) and the end (the part)
         where = where[:60] + "..." + where[-90:]
@@ -105,6 +110,9 @@ def check_sklearn_tree(tree: Any, where: str, n_features: int | None = None) -> 
     left = nodes["left_child"].astype(np.int64)
     right = nodes["right_child"].astype(np.int64)
     depth = _check_children(where, left, right, -1)
+    if depth.max() > MAX_TREE_DEPTH:
+        raise _bad(where, f"a path is {int(depth.max()):,} deep (anonml reads trees up to "
+                   f"{MAX_TREE_DEPTH:,} levels)")
     if depth.max() > int(state.get("max_depth", -1)):
         raise _bad(where, f"a path is {int(depth.max())} deep but max_depth says "
                    f"{state.get('max_depth')}")
@@ -205,10 +213,15 @@ def _check_weights(model: Any, where: str, nf: int | None) -> None:
         return
     coef = getattr(model, "coef_", None)
     if coef is not None and isinstance(coef, np.ndarray) and hasattr(model, "classes_"):
-        if coef.ndim != 2 or (nf is not None and coef.shape[1] != nf):
-            raise _bad(where, f"coef_ has shape {coef.shape}, not (classes, {nf})")
-        if not np.isfinite(coef).all():
-            raise _bad(where, "coef_ holds a value that is not finite")
+        rows = _expected_outputs(model)
+        if coef.ndim != 2 or (nf is not None and coef.shape[1] != nf) or \
+                (rows is not None and coef.shape[0] != rows):
+            raise _bad(where, f"coef_ has shape {coef.shape}, not ({rows}, {nf})")
+        intercept = np.asarray(getattr(model, "intercept_", np.zeros(coef.shape[0])))
+        if intercept.shape != (coef.shape[0],):
+            raise _bad(where, f"intercept_ has shape {intercept.shape}, not ({coef.shape[0]},)")
+        if not np.isfinite(coef).all() or not np.isfinite(intercept).all():
+            raise _bad(where, "coef_ or intercept_ holds a value that is not finite")
 
 
 def _check_anonml_tree(obj: Any, where: str) -> None:
@@ -361,6 +374,21 @@ def _check_dummy(obj: Any, where: str, n_classes: int | None = None) -> None:
         raise _bad(where, "its strategy is not one anonml reads")
 
 
+def _check_loss(obj: Any, where: str) -> None:
+    """Boosting's loss decides how many raw-prediction columns are kept before the trees add
+    ``n_trees_per_iteration_`` columns into them (without bounds checks): it must fit the
+    classes."""
+    loss = obj.__dict__["_loss"]
+    k = np.asarray(obj.__dict__.get("classes_", [])).size
+    kind = type(loss).__name__
+    if k > 2:
+        ok = kind == "HalfMultinomialLoss" and getattr(loss, "n_classes", None) == k
+    else:
+        ok = kind in ("HalfBinomialLoss", "ExponentialLoss")
+    if not ok or bool(getattr(loss, "is_multiclass", k > 2)) != (k > 2):
+        raise _bad(f"{where}._loss", f"the loss {kind} does not fit {k} classes")
+
+
 def _check_onehot(obj: Any, where: str, strict: bool) -> None:
     """OneHotEncoder: the output offsets it writes at come from ``_n_features_outs``; recompute
     them from the categories (and what is dropped) and compare."""
@@ -472,6 +500,8 @@ def _walk(obj: Any, where: str, seen: set[int], depth: int, strict: bool = True)
         _check_dummy(obj, where)
     if name == "OneHotEncoder":
         _check_onehot(obj, where, strict)
+    if name.endswith("GradientBoostingClassifier") and "_loss" in obj.__dict__:
+        _check_loss(obj, where)
     if name.endswith("GradientBoostingClassifier") and "init_" in obj.__dict__:
         init = obj.__dict__["init_"]
         if init != "zero":
@@ -703,7 +733,11 @@ def _check_xgb_tree(tree: Any, where: str, n_features: int) -> None:
     seen = np.zeros(n, dtype=bool)
     seen[0] = True
     frontier = np.array([0], dtype=np.int64)
+    level = 0
     while frontier.size:
+        level += 1
+        if level > MAX_TREE_DEPTH:
+            raise _bad(where, f"the tree is deeper than {MAX_TREE_DEPTH:,} levels")
         frontier = frontier[~leaf[frontier]]
         kids = np.concatenate([left[frontier], right[frontier]])
         if parents[kids].tolist() != np.concatenate([frontier, frontier]).tolist():
@@ -798,6 +832,9 @@ def _validate_xgboost(doc: Any) -> None:
     if n_features < 1 or n_features > 10**8 or n_class < 0 or n_class > 10**6:
         raise _bad("XGBoost model", f"num_feature={n_features} or num_class={n_class} is out "
                    "of range")
+    if n_class > MAX_CLASSES:
+        raise _bad("XGBoost model", f"num_class={n_class:,} is above anonml's bound of "
+                   f"{MAX_CLASSES:,}")
     if _int(mp.get("num_target", 1), "num_target") != 1:
         raise _bad("XGBoost model", "multi-target models are not supported")
     for v in str(mp.get("base_score", "0")).strip("[]").split(","):
