@@ -660,12 +660,8 @@ def more_files(tmp_path_factory, data):
     return paths
 
 
-@pytest.mark.parametrize("variant", ["float", "absent"])
-def test_tree_whose_width_is_not_a_whole_number_is_refused(tmp_path, real_files, variant):
-    """n_features_in_ = 3.0 (or none) hid a tree that reads feature 10**9 - 1: a segfault."""
-    schema, members = _read_zip(real_files["tree"])
-    est = schema["content"]["content"]
-    tree = est["tree_"]
+def _widen_tree(tree: dict, members: dict) -> None:
+    """Make a tree node read 10**9 features and split its root on the last of them."""
     tree["__reduce__"]["args"]["content"][0] = _json(10**9)
     nodes_file = tree["content"]["content"]["nodes"]["file"]
     nodes = np.load(io.BytesIO(members[nodes_file])).copy()
@@ -673,6 +669,14 @@ def test_tree_whose_width_is_not_a_whole_number_is_refused(tmp_path, real_files,
     buf = io.BytesIO()
     np.save(buf, nodes)
     members[nodes_file] = buf.getvalue()
+
+
+@pytest.mark.parametrize("variant", ["float", "absent"])
+def test_tree_whose_width_is_not_a_whole_number_is_refused(tmp_path, real_files, variant):
+    """n_features_in_ = 3.0 (or none) hid a tree that reads feature 10**9 - 1: a segfault."""
+    schema, members = _read_zip(real_files["tree"])
+    est = schema["content"]["content"]
+    _widen_tree(est["tree_"], members)
     if variant == "float":
         est["n_features_in_"] = _json(2.0)
     else:
@@ -686,14 +690,7 @@ def test_forest_member_reading_other_features_is_refused(tmp_path, real_files):
     schema, members = _read_zip(real_files["forest"])
     member = schema["content"]["content"]["estimators_"]["content"][0]["content"]["content"]
     del member["n_features_in_"]
-    tree = member["tree_"]
-    tree["__reduce__"]["args"]["content"][0] = _json(10**9)
-    nodes_file = tree["content"]["content"]["nodes"]["file"]
-    nodes = np.load(io.BytesIO(members[nodes_file])).copy()
-    nodes["feature"][0] = 10**9 - 1
-    buf = io.BytesIO()
-    np.save(buf, nodes)
-    members[nodes_file] = buf.getvalue()
+    _widen_tree(member["tree_"], members)
     _refused(_write_zip(tmp_path / "f.skops", schema, members), "features but the ensemble")
 
 
