@@ -28,7 +28,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 from anonml._errors import AnonmlError, InputError, UntrustedModelError
 from anonml.safemodel import SafeDecisionTreeClassifier, load_model, save_model
-from anonml.safemodel._validate import decode_xgboost_raw, validate_xgboost_model
+from anonml.safemodel._validate_xgboost import decode_xgboost_raw, validate_xgboost_model
 
 pytest.importorskip("skops")
 

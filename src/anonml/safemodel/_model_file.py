@@ -45,7 +45,7 @@ def _skops() -> Any:
 
 
 def _read_xgboost(p: Path) -> Any:
-    from anonml.safemodel._validate import decode_xgboost_raw, validate_xgboost_model
+    from anonml.safemodel._validate_xgboost import decode_xgboost_raw, validate_xgboost_model
 
     try:
         from xgboost import XGBClassifier

@@ -327,7 +327,7 @@ def vet_skops(path: Path) -> list[str]:
         The file is not a readable zip, is too large, or holds anything not vetted; the
         message names the node and the fix.
     """
-    from anonml.safemodel._validate import decode_xgboost_raw, validate_xgboost_model
+    from anonml.safemodel._validate_xgboost import decode_xgboost_raw, validate_xgboost_model
 
     try:
         zf = zipfile.ZipFile(path)
