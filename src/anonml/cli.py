@@ -320,11 +320,9 @@ def _cmd_anonymize(args: argparse.Namespace) -> int:
     model = None
     if args.model is not None:
         from anonml.safemodel import load_model
-
         from anonml.safemodel._probe import sample_rows
 
         say(f"reading the model {args.model}")
-        features = frame.drop(columns=[args.target]) if args.target in frame else frame
         model = load_model(args.model, trust=args.trust_model,
                            probe_rows=sample_rows(features))
     if args.labels:
