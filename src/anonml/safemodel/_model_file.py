@@ -9,7 +9,7 @@ checked, so anonml reads it as hostile data (threat model: ``docs/security.md``)
   ``(module, class)`` pair, with an exact list of vetted scikit-learn, XGBoost, diffprivlib
   and anonml classes. No prefix is trusted and attribute chains are refused.
 - ``.json`` / ``.ubj``: XGBoost's model formats, decoded and validated by anonml
-  (:mod:`anonml.safemodel._validate`) before XGBoost's own parser reads them.
+  (:mod:`anonml.safemodel._validate_xgboost`) before XGBoost's own parser reads them.
 - ``.pkl``, ``.pickle``, ``.joblib``: unpickled only with ``trust=True`` (``--trust-model``).
 
 Every loaded model's structure (tree node indices, features, thresholds, shapes; pipelines'
@@ -24,7 +24,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from anonml._errors import InputError, UntrustedModelError
+from anonml._errors import InputError, UntrustedModelError, one_line
 from anonml._io import atomic_write
 
 SAFE_FORMATS = (".skops", ".json", ".ubj")
@@ -66,8 +66,8 @@ def _read_xgboost(p: Path) -> Any:
     try:
         model.load_model(bytearray(raw))
     except Exception as exc:  # noqa: BLE001 - any parser error: one line
-        text = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
-        raise InputError(f"cannot read {str(p)!r} as an XGBoost model: {text}") from None
+        raise InputError(f"cannot read {str(p)!r} as an XGBoost model: {one_line(exc, 200)}"
+                         ) from None
     return model
 
 
@@ -77,11 +77,10 @@ def _read_and_validate(p: Path, trust: bool = False) -> Any:
 
     suffix = p.suffix.lower()
     if suffix == ".skops":
-        _skops()
+        sio = _skops()
         from anonml.safemodel._skops_vet import load_vetted_skops
 
         if trust:
-            sio = _skops()
             try:
                 model = sio.load(p, trusted=sio.get_untrusted_types(file=p))
             except Exception as exc:  # noqa: BLE001
@@ -103,9 +102,8 @@ def _read_and_validate(p: Path, trust: bool = False) -> Any:
         try:
             model = joblib.load(p)
         except Exception as exc:  # noqa: BLE001
-            text = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
-            raise InputError(f"cannot load model {str(p)!r}: {type(exc).__name__}: {text}"
-                             ) from None
+            raise InputError(f"cannot load model {str(p)!r}: {type(exc).__name__}: "
+                             f"{one_line(exc, 200)}") from None
     else:
         raise InputError(f"model file {str(p)!r} has unknown format {suffix!r}; fix: use "
                          ".skops, XGBoost .json/.ubj, or .pkl/.joblib with --trust-model")

@@ -10,8 +10,10 @@ and a wall-clock timeout, with core dumps off. Only if the child read the file c
 auditor's own process read it again. A crash, a hang or an out-of-memory child becomes one
 line, and nothing of the file reaches the parent.
 
-Run as ``python -m anonml.safemodel._probe FILE``: exit 0 when the file loads and validates;
-exit 1 with ``anonml-probe-error: <one line>`` on stdout when anonml refuses it.
+The child is ``python -I -c`` in an empty private folder, with a minimal environment and the
+parent's import path (without the current folder); it runs :func:`_main`, which exits 0 when
+the file loads, validates and (on the given or synthetic rows) can be called, and exits 1 with
+``anonml-probe-error: <one line>`` on stdout when anonml refuses it.
 """
 
 from __future__ import annotations

@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from anonml._errors import InputError
+from anonml._errors import InputError, one_line
 
 # limits: generous for real models (an Adult forest of 100 trees is ~20 MB), small enough that
 # a crafted file cannot exhaust the auditor's memory
@@ -279,7 +279,7 @@ class _Vetter:
                 header = fh.tell()
             except Exception as exc:  # noqa: BLE001 - any malformed header gives one line
                 raise self.fail(where, f"array member {fname!r} is not a valid .npy array "
-                                f"({_first_line(exc)})") from None
+                                f"({one_line(exc, 200)})") from None
         parts = [dtype[n] for n in dtype.names] if dtype.names else [dtype]
         if dtype.hasobject or any(d.kind not in "biufcSUMm" for d in parts):
             raise self.fail(where, f"array member {fname!r} holds {dtype} values (objects "
@@ -299,11 +299,6 @@ class _Vetter:
 def _short(where: str, width: int = 120) -> str:
     """A node's path, cut from the left to ``width`` characters (the end names the node)."""
     return where if len(where) <= width else "..." + where[-width:]
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0][:200] if text else type(exc).__name__
 
 
 def vet_skops(path: Path) -> list[str]:
@@ -332,7 +327,7 @@ def vet_skops(path: Path) -> list[str]:
     try:
         zf = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError, ValueError) as exc:
-        raise _fail(path, f"is not a readable .skops file ({_first_line(exc)}); fix: save it "
+        raise _fail(path, f"is not a readable .skops file ({one_line(exc, 200)}); fix: save it "
                     "with anonml.safemodel.save_model or skops.io.dump") from None
     with zf:
         infos = zf.infolist()
@@ -354,7 +349,7 @@ def vet_skops(path: Path) -> list[str]:
         except RecursionError:
             raise _fail(path, "has a schema nested too deeply to read") from None
         except (ValueError, zipfile.BadZipFile, OSError, EOFError) as exc:
-            raise _fail(path, f"has an unreadable schema.json ({_first_line(exc)})") from None
+            raise _fail(path, f"has an unreadable schema.json ({one_line(exc, 200)})") from None
         if not isinstance(schema, dict) or "__loader__" not in schema:
             raise _fail(path, "has a schema.json that is not a skops schema")
         vetter = _Vetter(path, zf)
@@ -395,7 +390,7 @@ def load_vetted_skops(path: Path) -> Any:
     try:
         return sio.load(path, trusted=names)
     except Exception as exc:  # noqa: BLE001 - a vetted file that still fails: one line
-        raise _fail(path, f"could not be built ({type(exc).__name__}: {_first_line(exc)}); "
+        raise _fail(path, f"could not be built ({type(exc).__name__}: {one_line(exc, 200)}); "
                     "fix: save it again with anonml.safemodel.save_model") from None
 
 

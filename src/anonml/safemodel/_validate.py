@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from anonml._errors import InputError
+from anonml._errors import InputError, one_line
 
 __all__ = ["validate_model"]
 
@@ -220,39 +220,41 @@ def _check_weights(model: Any, where: str, nf: int | None) -> None:
             raise _bad(where, "coef_ or intercept_ holds a value that is not finite")
 
 
+def _forward(where: str, child: np.ndarray, parent: np.ndarray, n: int, what: str) -> None:
+    """Every child lies after its parent and inside the ``n`` nodes: a walk down such a tree
+    (one vectorized step per level) always ends."""
+    if ((child <= parent) | (child >= n)).any():
+        raise _bad(where, f"{what} is out of range or not after its node (nodes 0..{n - 1})")
+
+
 def _check_anonml_tree(obj: Any, where: str) -> None:
     """anonml's own node-array trees (the histogram tree of AG, Mondrian's cut tree): every
     child an internal node can route to lies after it and inside the arrays, so ``apply``
-    (one vectorized step per level) ends; features index the columns it was fitted on."""
+    ends."""
+    from anonml.anonymize._rtree import _ranges
+
     feature = np.asarray(getattr(obj, "feature_", np.empty(0)))
     n = feature.shape[0]
     if feature.ndim != 1 or n < 1:
         raise _bad(where, "the tree has no node array")
     inner = np.flatnonzero(feature >= 0)
     if type(obj).__name__ == "HistTree":
-        kids = [np.asarray(obj.children_left_)[inner], np.asarray(obj.children_right_)[inner]]
         if any(np.asarray(a).shape != (n,) for a in (obj.children_left_, obj.children_right_,
                                                      obj.threshold_, obj.offset_)):
             raise _bad(where, "the node arrays differ in length")
-    else:  # Mondrian's _CutTree: children stored from child_offset_, 2 or lca_size_ of them
-        nodes = np.asarray(obj.child_nodes_)
-        off = np.asarray(obj.child_offset_)[inner]
-        width = np.where(np.asarray(obj.kind_)[inner] == 2,  # _CHILDREN: a hierarchy cut
-                         np.asarray(obj.lca_size_)[inner], 2)
-        if (off < 0).any() or (width < 1).any() or (off + width > nodes.size).any():
-            raise _bad(where, "a cut's children lie outside the child array")
-        owner = np.repeat(inner, width)
-        pos = np.repeat(off, width) + (np.arange(width.sum()) - np.repeat(
-            np.cumsum(width) - width, width))
-        for child, par in ((nodes[pos], owner), (np.asarray(obj.largest_)[inner], inner)):
-            if ((child <= par) | (child >= n)).any():
-                raise _bad(where, f"a cut's child is out of range or not after its node "
-                           f"(nodes 0..{n - 1})")
+        for side in (obj.children_left_, obj.children_right_):
+            _forward(where, np.asarray(side)[inner], inner, n, "a node's child")
         return
-    for child in kids:
-        if ((child <= inner) | (child >= n)).any():
-            raise _bad(where, f"a node's child is out of range or not after it (nodes "
-                       f"0..{n - 1})")
+    # Mondrian's _CutTree: children stored from child_offset_, 2 or lca_size_ of them
+    nodes = np.asarray(obj.child_nodes_)
+    off = np.asarray(obj.child_offset_)[inner]
+    width = np.where(np.asarray(obj.kind_)[inner] == 2,  # _CHILDREN: a hierarchy cut
+                     np.asarray(obj.lca_size_)[inner], 2)
+    if (off < 0).any() or (width < 1).any() or (off + width > nodes.size).any():
+        raise _bad(where, "a cut's children lie outside the child array")
+    pos, ordinal, _ = _ranges(off, width)
+    _forward(where, nodes[pos], inner[ordinal], n, "a cut's child")
+    _forward(where, np.asarray(obj.largest_)[inner], inner, n, "a cut's child")
 
 
 MAX_NESTING = 50
@@ -426,8 +428,7 @@ def _check_rtree_routes(obj: Any, where: str) -> None:
         raise _bad(where, "the split tree's arrays differ in length")
     inner = np.flatnonzero(axis >= 0)
     for child in (left[inner], right[inner]):
-        if ((child <= inner) | (child >= n)).any():
-            raise _bad(where, "a split's child is out of range or not after it")
+        _forward(where, child, inner, n, "a split's child")
     n_qi = len(obj.__dict__.get("qi_") or ())
     if inner.size and axis[inner].max() >= n_qi:
         raise _bad(where, "a split reads a quasi-identifier the mapping does not have")
@@ -558,6 +559,5 @@ def validate_model(model: Any, where: str = "model", *, strict: bool = True) -> 
     except InputError:
         raise
     except Exception as exc:  # noqa: BLE001 - a structure too odd to inspect is refused too
-        text = str(exc).strip().splitlines()[0][:200] if str(exc).strip() else ""
-        raise _bad(where, f"its structure cannot be checked ({type(exc).__name__}: {text})"
-                   ) from None
+        raise _bad(where, f"its structure cannot be checked ({type(exc).__name__}: "
+                   f"{one_line(exc, 200)})") from None
