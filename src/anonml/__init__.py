@@ -37,6 +37,7 @@ _LAZY = {
     "SaNGreeAAnonymizer": ("anonml.anonymize", "SaNGreeAAnonymizer"),
     "AnonymizationResult": ("anonml.anonymize", "AnonymizationResult"),
     "anonymize_model": ("anonml.anonymize", "anonymize_model"),
+    "frontier": ("anonml.frontier", "frontier"), "FrontierResult": ("anonml.frontier", "FrontierResult"),
     "attacks": ("anonml.attacks", None),
     "datasets": ("anonml.datasets", None),
     "hierarchies": ("anonml.hierarchies", None),

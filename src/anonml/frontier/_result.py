@@ -1,0 +1,293 @@
+"""The frontier's result: the tidy table, its files, the Pareto front and automatic k."""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from anonml._errors import InputError
+
+__all__ = ["COLUMNS", "FrontierResult", "pareto_mask"]
+
+#: the table's columns, in order
+COLUMNS = ["method", "k", "epsilon", "status", "accuracy", "accuracy_mapped", "accuracy_loss",
+           "accuracy_loss_mapped", "ncp", "gcp", "groups", "attack", "attack_auc",
+           "tpr_at_0.1%_fpr", "tpr_measurable", "worst_case_auc", "worst_case_significant",
+           "max_arr_low", "reference_models", "pareto", "model", "seconds"]
+
+
+def pareto_mask(accuracy: np.ndarray, risk: np.ndarray) -> np.ndarray:
+    """True for the points no other point beats: at least as accurate and at most as risky,
+    and strictly better in one of the two. NaN points are never on the front."""
+    acc = np.asarray(accuracy, dtype=float)
+    risk = np.asarray(risk, dtype=float)
+    ok = np.isfinite(acc) & np.isfinite(risk)
+    a, r = acc[:, None], risk[:, None]
+    dominated = ((acc[None, :] >= a) & (risk[None, :] <= r)
+                 & ((acc[None, :] > a) | (risk[None, :] < r)) & ok[None, :])
+    return ok & ~dominated.any(axis=1)
+
+
+def _pct(v: float) -> str:
+    return f"{100 * v:.2f}%"
+
+
+class FrontierResult:
+    """What :func:`anonml.frontier` returns.
+
+    Attributes
+    ----------
+    table : DataFrame
+        One row per point: the undefended model first (``method="none"``), then each
+        (method, k), then the DP baseline (``method="dp"``, with ``epsilon``). Columns:
+        ``accuracy`` (retrained model on raw test rows), ``accuracy_mapped`` (on test rows
+        mapped through the anonymizer), ``accuracy_loss`` / ``accuracy_loss_mapped`` (the
+        undefended accuracy minus these), ``ncp``, ``gcp``, ``groups``, ``attack`` and
+        ``attack_auc`` (RMIA or LiRA), ``tpr_at_0.1%_fpr`` with ``tpr_measurable`` (False and
+        NaN below 1,000 non-members), ``worst_case_auc`` and ``worst_case_significant``
+        (significant repetitions / repetitions), ``max_arr_low`` (largest lower 95 % bound of
+        an attribute risk ratio), ``reference_models`` (shared or own), ``pareto`` (on the
+        accuracy–AUC front), ``status`` ("ok", "failed: ...", "unavailable: ...") and
+        ``seconds``.
+    settings : dict
+        The sweep's parameters, sizes and total (wall and CPU) seconds.
+    notes : list of str
+        What the reader must know (shared reference models, unmeasurable rates, ...).
+    """
+
+    def __init__(self, rows: pd.DataFrame, settings: dict, notes: list[str]) -> None:
+        table = rows.copy()
+        base = float(table.loc[0, "accuracy"])
+        table["k"] = pd.array(table["k"], dtype="Int64")
+        for col in ("epsilon", "accuracy", "accuracy_mapped", "ncp", "gcp", "attack_auc",
+                    "tpr_at_0.1%_fpr", "worst_case_auc", "max_arr_low", "seconds"):
+            if col not in table:
+                table[col] = np.nan
+            table[col] = pd.to_numeric(table[col], errors="coerce").astype(float)
+        table["groups"] = pd.array(pd.to_numeric(table.get("groups"), errors="coerce")
+                                   .round(), dtype="Int64")
+        table["accuracy_loss"] = base - table["accuracy"]
+        table["accuracy_loss_mapped"] = base - table["accuracy_mapped"]
+        table["attack"] = np.where(table["status"] == "ok", settings.get("attack"), None)
+        for col in ("tpr_measurable", "worst_case_significant", "reference_models", "model"):
+            if col not in table:
+                table[col] = None
+        table["tpr_measurable"] = table["tpr_measurable"].astype(object)
+        table["pareto"] = pareto_mask(table["accuracy"].to_numpy(),
+                                      table["attack_auc"].to_numpy())
+        self.table = table[COLUMNS].reset_index(drop=True)
+        self.settings = settings
+        self.notes = list(notes)
+
+    def __repr__(self) -> str:
+        return (f"FrontierResult({len(self.table)} points, undefended accuracy "
+                f"{_pct(self.baseline['accuracy'])}, AUC {self.baseline['attack_auc']:.3f})")
+
+    @property
+    def baseline(self) -> dict:
+        """The undefended model's row, as a dict."""
+        return self.table.iloc[0].to_dict()
+
+    # ------------------------------------------------------------------------ files -------
+    def to_csv(self, path: Any = None) -> str | None:
+        """The table as CSV (to ``path``, written atomically, or returned as text)."""
+        text = self.table.to_csv(index=False)
+        if path is None:
+            return text
+        from anonml._io import atomic_write
+
+        atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+        return None
+
+    def to_dict(self) -> dict:
+        """Plain data: ``settings``, ``notes`` and ``points`` (the table's rows)."""
+        from anonml.attacks._core import json_safe
+
+        points = []
+        for rec in self.table.astype(object).where(self.table.notna(), None).to_dict("records"):
+            points.append({k: (None if isinstance(v, float) and math.isnan(v) else v)
+                           for k, v in rec.items()})
+        return json_safe({"settings": self.settings, "notes": self.notes, "points": points})
+
+    def to_json(self, path: Any = None) -> str | None:
+        """The settings, notes and table as JSON (to ``path``, atomically, or as text)."""
+        text = json.dumps(self.to_dict(), indent=2)
+        if path is None:
+            return text
+        from anonml._io import atomic_write
+
+        atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+        return None
+
+    def plot(self, path: Any = None, *, ax: Any = None) -> Any:
+        """Accuracy against attack AUC (see :func:`anonml.frontier._render.plot`)."""
+        from anonml.frontier._render import plot
+
+        return plot(self, path, ax=ax)
+
+    def to_html(self, path: Any = None) -> str | None:
+        """A self-contained page: the plot (inline PNG) and the table."""
+        from anonml.frontier._render import html_page
+
+        text = html_page(self)
+        if path is None:
+            return text
+        from anonml._io import atomic_write
+
+        atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
+        return None
+
+    # ------------------------------------------------------------------------ automatic k -
+    def _points(self, method: str | None) -> pd.DataFrame:
+        pts = self.table[(self.table["status"] == "ok") & self.table["k"].notna()]
+        if method is not None:
+            if method not in set(self.table["method"]):
+                raise InputError(f"method {method!r} is not in this frontier; it holds "
+                                 f"{', '.join(sorted(set(pts['method'])))}")
+            pts = pts[pts["method"] == method]
+        if pts.empty:
+            raise InputError("no anonymized point of this frontier was measured (every one "
+                             "failed); see the status column")
+        return pts
+
+    @staticmethod
+    def _name(row: Any) -> str:
+        return f"{row['method']} k={int(row['k'])}"
+
+    def _closest(self, pts: pd.DataFrame, excess: pd.Series, what: str,
+                 fix: str = "relax the budget") -> InputError:
+        best = pts.loc[excess.idxmin()]
+        return InputError(f"no point meets {what}; the closest is {self._name(best)} "
+                          f"({self.describe(best)}); fix: {fix}")
+
+    def largest_k(self, max_accuracy_loss: float = 0.01, method: str | None = None, *,
+                  mapped: bool = False) -> dict:
+        """The point with the largest k whose accuracy loss is at most ``max_accuracy_loss``.
+
+        Ties in k (several methods) go to the smaller attack AUC. ``mapped=True`` judges the
+        accuracy on test rows mapped through the anonymizer. Raises InputError naming the
+        closest point when none meets the budget.
+        """
+        pts = self._points(method)
+        loss = pts["accuracy_loss_mapped" if mapped else "accuracy_loss"]
+        ok = pts[loss <= max_accuracy_loss + 1e-12]
+        if ok.empty:
+            raise self._closest(pts, loss - max_accuracy_loss,
+                                f"an accuracy loss of at most {100 * max_accuracy_loss:.2f} "
+                                "points", "relax the budget or add smaller k")
+        best = ok.sort_values(["k", "attack_auc"], ascending=[False, True]).iloc[0]
+        return best.to_dict()
+
+    def smallest_k(self, max_auc: float | None = None, max_tpr: float | None = None,
+                   method: str | None = None) -> dict:
+        """The point with the smallest k whose attack AUC is at most ``max_auc`` (and/or TPR
+        at 0.1 % FPR at most ``max_tpr``; a point whose TPR is not measurable does not meet a
+        TPR budget). Ties in k go to the higher accuracy. Raises InputError naming the
+        closest point when none meets the budget."""
+        if max_auc is None and max_tpr is None:
+            raise InputError("smallest_k needs max_auc= or max_tpr= (e.g. max_auc=0.55)")
+        pts = self._points(method)
+        excess = pd.Series(0.0, index=pts.index)
+        what = []
+        if max_auc is not None:
+            excess = excess + (pts["attack_auc"] - max_auc).clip(lower=0)
+            what.append(f"attack AUC <= {max_auc:g}")
+        if max_tpr is not None:
+            tpr = pts["tpr_at_0.1%_fpr"].fillna(np.inf)
+            excess = excess + (tpr - max_tpr).clip(lower=0)
+            what.append(f"TPR at 0.1% FPR <= {max_tpr:g}")
+        ok = pts[excess <= 0]
+        if ok.empty:
+            raise self._closest(pts, excess, " and ".join(what),
+                                "relax the budget or add larger k")
+        best = ok.sort_values(["k", "accuracy"], ascending=[True, False]).iloc[0]
+        return best.to_dict()
+
+    def describe(self, row: Any) -> str:
+        """What a point costs and buys, in a few words."""
+        base = self.baseline
+        cost = f"accuracy {_pct(row['accuracy'])} vs {_pct(base['accuracy'])} undefended"
+        if row.get("accuracy_mapped") is not None and not pd.isna(row["accuracy_mapped"]):
+            cost += f", {_pct(row['accuracy_mapped'])} on mapped rows"
+        buys = f"{self.settings.get('attack', 'attack').upper()} AUC {row['attack_auc']:.3f} " \
+               f"vs {base['attack_auc']:.3f}"
+        if not pd.isna(row.get("tpr_at_0.1%_fpr")) and not pd.isna(base.get("tpr_at_0.1%_fpr")):
+            buys += (f", TPR at 0.1% FPR {_pct(row['tpr_at_0.1%_fpr'])} vs "
+                     f"{_pct(base['tpr_at_0.1%_fpr'])}")
+        return f"{cost}; {buys}"
+
+    def recommend(self, accuracy_budget: float | None = None,
+                  risk_budget: Any = None, *, method: str | None = None,
+                  mapped: bool = False) -> str:
+        """One plain line: the recommended method and k, what it costs and what it buys.
+
+        Parameters
+        ----------
+        accuracy_budget : float, optional
+            Largest accuracy loss allowed (0.01 = one point).
+        risk_budget : float or dict, optional
+            Largest attack AUC (a number), or ``{"auc": 0.55}`` / ``{"tpr": 0.01}``.
+
+        With both budgets the point meeting both with the largest k is chosen (ties: smaller
+        AUC); with the accuracy budget alone, :meth:`largest_k`; with the risk budget alone,
+        :meth:`smallest_k`. Raises InputError naming the closest point when none qualifies.
+        """
+        if accuracy_budget is None and risk_budget is None:
+            raise InputError("recommend needs accuracy_budget= or risk_budget= "
+                             "(e.g. accuracy_budget=0.01, risk_budget={'auc': 0.55})")
+        risk = _risk(risk_budget)
+        if risk and accuracy_budget is not None:
+            pts = self._points(method)
+            loss = pts["accuracy_loss_mapped" if mapped else "accuracy_loss"]
+            over = (loss - accuracy_budget).clip(lower=0)
+            if "auc" in risk:
+                over = over + (pts["attack_auc"] - risk["auc"]).clip(lower=0)
+            if "tpr" in risk:
+                over = over + (pts["tpr_at_0.1%_fpr"].fillna(np.inf) - risk["tpr"]).clip(lower=0)
+            ok = pts[over <= 1e-12]
+            if ok.empty:
+                raise self._closest(pts, over, f"both budgets (accuracy loss <= "
+                                    f"{100 * accuracy_budget:.2f} points, "
+                                    + ", ".join(f"{k} <= {v:g}" for k, v in risk.items()) + ")")
+            row = ok.sort_values(["k", "attack_auc"], ascending=[False, True]).iloc[0]
+        elif risk:
+            row = self.smallest_k(risk.get("auc"), risk.get("tpr"), method)
+        else:
+            row = self.largest_k(accuracy_budget, method, mapped=mapped)
+        loss = 100 * (row["accuracy_loss_mapped"] if mapped else row["accuracy_loss"])
+        return (f"recommended: {self._name(row)}: costs {loss:.2f} accuracy points "
+                f"({self.describe(row).replace('; ', '); buys ', 1)}")
+
+
+def _risk(budget: Any) -> dict:
+    if budget is None:
+        return {}
+    if isinstance(budget, (int, float)) and not isinstance(budget, bool):
+        return {"auc": float(budget)}
+    if isinstance(budget, dict) and budget and set(budget) <= {"auc", "tpr"}:
+        return {k: float(v) for k, v in budget.items()}
+    raise InputError(f"risk_budget={budget!r}; fix: a largest AUC (0.55) or a dict such as "
+                     "{'auc': 0.55} or {'tpr': 0.01}")
+
+
+def parse_risk_budget(text: str) -> dict:
+    """``"auc=0.55"``, ``"tpr=0.01"`` or both comma-separated -> dict (the CLI's syntax)."""
+    out = {}
+    for part in [p.strip() for p in text.split(",") if p.strip()]:
+        name, eq, value = part.partition("=")
+        try:
+            number = float(value)
+        except ValueError:
+            number = math.nan
+        if not eq or name.strip() not in ("auc", "tpr") or not 0 <= number <= 1:
+            raise InputError(f"--risk-budget {part!r} is not auc=NUMBER or tpr=NUMBER with a "
+                             "number in [0, 1]; fix: e.g. --risk-budget auc=0.55")
+        out[name.strip()] = number
+    if not out:
+        raise InputError("--risk-budget is empty; fix: e.g. --risk-budget auc=0.55")
+    return out
+
