@@ -747,6 +747,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     _anonymize_parser(sub)
     _transform_parser(sub)
+    from anonml._cli_frontier import add_parser as _frontier_parser
+    _frontier_parser(sub)
 
     d = sub.add_parser("demo", allow_abbrev=False,
                        help="the main job on the bundled Adult data (about 20 s)")

@@ -122,7 +122,7 @@ def _arr_low(result: Any) -> float:
 def attack_point(target: Any, *, attack: str, shared: SharedReference | None,
                  n_reference: int, shadow_estimator: Any, attribute_features: Any,
                  categorical: Any, max_attribute_records: int | None, random_state: Any,
-                 n_jobs: Any = 1, progress: Callable | None = None) -> dict:
+                 worst_case_reps: int = 5, n_jobs: Any = 1, progress: Callable | None = None) -> dict:
     """Every membership and attribute measure of one fitted model (the row's risk columns).
 
     ``shared``: the reference models to reuse (RMIA only); otherwise the attack trains its own
@@ -149,7 +149,8 @@ def attack_point(target: Any, *, attack: str, shared: SharedReference | None,
     out["tpr_measurable"] = bool(measurable)
     out["seconds_attack"] = time.perf_counter() - t0
     say("worst-case attack")
-    wc = WorstCaseMembership(n_jobs=n_jobs, random_state=random_state).run(target)
+    wc = WorstCaseMembership(n_reps=worst_case_reps, n_jobs=n_jobs,
+                             random_state=random_state).run(target)
     out["worst_case_auc"] = float(wc.extra.get("mean_auc", wc.auc))
     out["worst_case_significant"] = f"{wc.extra['n_significant']}/{wc.extra['n_reps']}"
     say("attribute attack")
