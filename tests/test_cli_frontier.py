@@ -1,0 +1,133 @@
+"""``anonml frontier``: files written as a set, the one-line recommendation, bad input."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from anonml.cli import main
+from anonml.datasets import load_adult
+
+FAST = ["--n-reference", "2", "--methods", "mondrian", "--k", "10", "40", "--no-dp"]
+FILES = ["frontier.csv", "frontier.html", "frontier.json", "frontier.png"]
+
+
+@pytest.fixture(scope="module")
+def tables(tmp_path_factory):
+    d = load_adult()
+    f = d.frame
+    folder = tmp_path_factory.mktemp("frontier_cli")
+    f[d.split == "train"].sample(500, random_state=2).to_csv(folder / "train.csv", index=False)
+    test = f[d.split == "test"].sample(300, random_state=2)
+    test.to_csv(folder / "test.csv", index=False)
+    test.drop(columns="income").to_csv(folder / "test_no_target.csv", index=False)
+    return folder
+
+
+def run(argv, capsys):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def base(tables, out, test="test.csv"):
+    return ["frontier", "--train", tables / "train.csv", "--test", tables / test,
+            "--target", "income", "--qi", "age", "sex,race", "education-num",
+            "--estimator", "logistic_regression", "--out", out, "-q"]
+
+
+def one_line_error(code, out, err, *needles):
+    assert code == 1, (out, err)
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("anonml: error: "), err
+    for n in needles:
+        assert n in lines[0], lines[0]
+
+
+@pytest.fixture(scope="module")
+def finished(tables, tmp_path_factory):
+    out = tmp_path_factory.mktemp("runs") / "nested" / "fr"
+    import contextlib
+    import io
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        code = main([str(a) for a in base(tables, out) + FAST + ["--accuracy-budget", "0.05"]])
+    return code, buf.getvalue(), out
+
+
+def test_writes_the_four_files_and_one_recommendation(finished):
+    code, out, folder = finished
+    assert code == 0
+    assert sorted(p.name for p in folder.iterdir()) == FILES
+    lines = out.strip().splitlines()
+    assert lines[-1].startswith("recommended: mondrian k=") and "costs" in lines[-1]
+    assert "buys RMIA AUC" in lines[-1]
+    doc = json.loads((folder / "frontier.json").read_text())
+    assert [p["method"] for p in doc["points"]] == ["none", "mondrian", "mondrian"]
+    assert doc["settings"]["n_train"] == 500
+    assert "data:image/png;base64," in (folder / "frontier.html").read_text()
+
+
+def test_test_table_without_target(tables, tmp_path, capsys):
+    out = tmp_path / "o"
+    one_line_error(*run(base(tables, out, "test_no_target.csv") + FAST, capsys),
+                   "has no column 'income' (the target)")
+    assert not out.exists()
+
+
+def test_k_above_n(tables, tmp_path, capsys):
+    out = tmp_path / "o"
+    argv = base(tables, out) + ["--methods", "ag", "--k", "10", "900"]
+    one_line_error(*run(argv, capsys), "k=900 is above the 500 training rows")
+    assert not out.exists()
+
+
+def test_empty_and_unknown_methods(tables, tmp_path, capsys):
+    out = tmp_path / "o"
+    one_line_error(*run(base(tables, out) + ["--methods", ","], capsys), "--methods is empty")
+    one_line_error(*run(base(tables, out) + ["--methods", "kmeans"], capsys),
+                   "method 'kmeans' is not known")
+    assert not out.exists()
+
+
+def test_budget_no_point_meets_writes_nothing(tables, tmp_path, capsys):
+    out = tmp_path / "o"
+    argv = base(tables, out) + FAST + ["--risk-budget", "auc=0.01"]
+    one_line_error(*run(argv, capsys), "no point meets attack AUC <= 0.01; the closest is "
+                   "mondrian k=")
+    assert not out.exists()
+
+
+def test_bad_risk_budget_before_work(tables, tmp_path, capsys):
+    one_line_error(*run(base(tables, tmp_path / "o") + ["--risk-budget", "auc=high"], capsys),
+                   "--risk-budget 'auc=high'")
+
+
+def test_output_is_a_file(tables, tmp_path, capsys):
+    f = tmp_path / "file.txt"
+    f.write_text("keep")
+    one_line_error(*run(base(tables, f), capsys), "is a file")
+    assert f.read_text() == "keep"
+
+
+def test_model_and_estimator_both(tables, tmp_path, capsys):
+    with pytest.raises(SystemExit):  # argparse: mutually exclusive
+        main([str(a) for a in base(tables, tmp_path / "o") + ["--model", "m.skops"]])
+    capsys.readouterr()
+
+
+def test_missing_model_file(tables, tmp_path, capsys):
+    argv = [a for a in base(tables, tmp_path / "o") if a not in ("--estimator",
+                                                                   "logistic_regression")]
+    one_line_error(*run(argv + ["--model", tmp_path / "nope.skops"], capsys), "--model")
+
+
+def test_choices_match_the_library():
+    from anonml import _cli_frontier
+    from anonml.frontier import METHODS
+    from anonml.frontier._estimators import ESTIMATORS
+
+    assert _cli_frontier.ESTIMATORS == ESTIMATORS
+    assert _cli_frontier.METHODS == tuple(METHODS)
