@@ -122,7 +122,8 @@ def _arr_low(result: Any) -> float:
 def attack_point(target: Any, *, attack: str, shared: SharedReference | None,
                  n_reference: int, shadow_estimator: Any, attribute_features: Any,
                  categorical: Any, max_attribute_records: int | None, random_state: Any,
-                 worst_case_reps: int = 5, n_jobs: Any = 1, progress: Callable | None = None) -> dict:
+                 worst_case_reps: int = 5, n_jobs: Any = 1,
+                 progress: Callable | None = None) -> dict:
     """Every membership and attribute measure of one fitted model (the row's risk columns).
 
     ``shared``: the reference models to reuse (RMIA only); otherwise the attack trains its own

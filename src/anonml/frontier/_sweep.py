@@ -5,7 +5,7 @@ from __future__ import annotations
 import numbers
 import os
 import time
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
@@ -404,7 +404,8 @@ def frontier(
         "methods": methods, "ks": ks, "quasi_identifiers": [str(c) for c in qi],
         "sensitive": sensitive, "l": l, "t": t, "attack": attack,
         "n_reference": int(n_reference), "reference": reference,
-        "worst_case_reps": worst_case_reps, "max_attribute_records": max_attribute_records, "dp_epsilon": dp_epsilon,
+        "worst_case_reps": worst_case_reps, "max_attribute_records": max_attribute_records,
+        "dp_epsilon": dp_epsilon,
         "n_train": len(X_train), "n_test": len(X_test), "random_state": random_state,
         "seconds_total": time.perf_counter() - t_start,
         "cpu_seconds_total": time.process_time() - cpu_start,
