@@ -106,7 +106,7 @@ def main() -> None:
     result.to_html(f"{stem}.html")
     cols = ["method", "k", "epsilon", "accuracy", "accuracy_mapped", "gcp", "attack_auc",
             "tpr_at_0.1%_fpr", "worst_case_auc", "max_arr_low", "pareto", "seconds", "status"]
-    print(table[cols].to_markdown(index=False, floatfmt=".4f"))
+    print(_markdown(table[cols]))
     print(f"\nwall {wall:.1f} s, CPU {cpu:.1f} s, peak RSS {record['peak_rss_mb']} MB, "
           f"load {load0[0]:.2f} -> {load1[0]:.2f}; target <= 600 s: "
           f"{'met' if wall <= 600 else 'NOT met'}")
@@ -115,6 +115,19 @@ def main() -> None:
     if args.compare:
         for c in record["compare"]:
             print(c)
+
+
+def _markdown(frame) -> str:
+    """A Markdown table without the optional tabulate package."""
+    def cell(v):
+        if v is None or (isinstance(v, float) and np.isnan(v)) or v is __import__("pandas").NA:
+            return "–"
+        return f"{v:.4f}" if isinstance(v, float) else str(v)
+
+    lines = ["| " + " | ".join(frame.columns) + " |", "|" + "---|" * frame.shape[1]]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |"
+              for row in frame.astype(object).itertuples(index=False)]
+    return "\n".join(lines)
 
 
 def _try(fn):
