@@ -51,14 +51,15 @@ def finished(tables, tmp_path_factory):
     import contextlib
     import io
 
-    buf = io.StringIO()
-    with contextlib.redirect_stdout(buf):
-        code = main([str(a) for a in base(tables, out) + FAST + ["--accuracy-budget", "0.05"]])
-    return code, buf.getvalue(), out
+    buf, err = io.StringIO(), io.StringIO()
+    argv = [a for a in base(tables, out) if a != "-q"] + FAST + ["--accuracy-budget", "0.05"]
+    with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(err):
+        code = main([str(a) for a in argv])
+    return code, buf.getvalue(), out, err.getvalue()
 
 
 def test_writes_the_four_files_and_one_recommendation(finished):
-    code, out, folder = finished
+    code, out, folder, _ = finished
     assert code == 0
     assert sorted(p.name for p in folder.iterdir()) == FILES
     lines = out.strip().splitlines()
@@ -68,6 +69,13 @@ def test_writes_the_four_files_and_one_recommendation(finished):
     assert [p["method"] for p in doc["points"]] == ["none", "mondrian", "mondrian"]
     assert doc["settings"]["n_train"] == 500
     assert "data:image/png;base64," in (folder / "frontier.html").read_text()
+
+
+def test_progress_names_point_method_k_and_step(finished):
+    err = finished[3]  # not a terminal: one line per point and step
+    assert "point 1/3: undefended: fit" in err
+    assert "point 2/3: mondrian k=10: anonymize" in err
+    assert "point 3/3: mondrian k=40: worst-case attack" in err
 
 
 def test_test_table_without_target(tables, tmp_path, capsys):
