@@ -310,3 +310,14 @@ def test_l_diversity_on_every_point(data, monkeypatch):
                    methods=("mondrian",), ks=(10,), sensitive="race", l=2, dp=False, **FAST)
     assert res.table.loc[1, "status"] == "ok"
     assert seen and seen[0][:2] == ("race", 2) and seen[0][2]["l"] >= 2
+
+
+def test_lira_trains_its_own_shadow_models_per_point(data):
+    X, y, Xt, yt = data
+    params = {**FAST, "n_reference": 4}
+    res = frontier(X, y, Xt, yt, quasi_identifiers=QI, model=_lr(X), methods=("mondrian",),
+                   ks=(20,), dp=False, attack="lira", **params)
+    t = res.table
+    assert (t["attack"] == "lira").all() and (t["reference_models"] == "own").all()
+    assert t["attack_auc"].between(0, 1).all()
+    assert not any("shared" in n for n in res.notes)
