@@ -5,7 +5,7 @@ Setting (the issue's speed target, <= 10 min on this 2-core machine):
 * Adult, published split (32,561 training rows = the members, 16,281 test rows = the
   non-members), all 12 features as quasi-identifiers;
 * ``estimator="random_forest"``: 100 trees, ``min_samples_leaf=2``, ``n_jobs=-1``, on one-hot
-  categoricals and raw numerics (anonml.frontier._estimators);
+  categoricals and raw numerics (anonml._frontier._estimators);
 * AG and Mondrian at k in {5, 10, 25, 50, 100, 250, 500, 1000}, the undefended model first and
   one DP forest (diffprivlib, ε = 1, 10 trees of depth 8) last;
 * per point: refit, accuracy on raw and mapped test rows, NCP/GCP, RMIA with 4 reference
@@ -143,8 +143,8 @@ def _compare(result, X, y, Xt, yt, d, n):
 
     from anonml.anonymize import AccuracyGuidedAnonymizer, MondrianAnonymizer
     from anonml.attacks import RMIA, Target
-    from anonml.frontier._estimators import make_estimator
-    from anonml.frontier._measure import SharedReference
+    from anonml._frontier._estimators import make_estimator
+    from anonml._frontier._measure import SharedReference
 
     template = make_estimator("random_forest", X, 0)
     undefended = clone(template).fit(X, y)

@@ -134,8 +134,8 @@ def test_missing_model_file(tables, tmp_path, capsys):
 
 def test_choices_match_the_library():
     from anonml import _cli_frontier
-    from anonml.frontier import METHODS
-    from anonml.frontier._estimators import ESTIMATORS
+    from anonml._frontier import METHODS
+    from anonml._frontier._estimators import ESTIMATORS
 
     assert _cli_frontier.ESTIMATORS == ESTIMATORS
     assert _cli_frontier.METHODS == tuple(METHODS)

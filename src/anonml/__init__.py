@@ -37,7 +37,7 @@ _LAZY = {
     "SaNGreeAAnonymizer": ("anonml.anonymize", "SaNGreeAAnonymizer"),
     "AnonymizationResult": ("anonml.anonymize", "AnonymizationResult"),
     "anonymize_model": ("anonml.anonymize", "anonymize_model"),
-    "frontier": ("anonml.frontier", "frontier"), "FrontierResult": ("anonml.frontier", "FrontierResult"),
+    "frontier": ("anonml._frontier", "frontier"), "FrontierResult": ("anonml._frontier", "FrontierResult"),
     "attacks": ("anonml.attacks", None),
     "datasets": ("anonml.datasets", None),
     "hierarchies": ("anonml.hierarchies", None),

@@ -17,7 +17,7 @@ from typing import Any
 from anonml._errors import InputError
 
 # kept here so that ``anonml --help`` imports nothing heavy (a test checks they match the
-# library's anonml.frontier._estimators.ESTIMATORS and anonml.frontier.METHODS)
+# library's anonml._frontier._estimators.ESTIMATORS and anonml._frontier.METHODS)
 ESTIMATORS = ("random_forest", "logistic_regression", "neural_network")
 METHODS = ("ag", "mondrian", "hilbert", "rtree", "sangreea")
 FILES = ("frontier.csv", "frontier.json", "frontier.png", "frontier.html")
@@ -70,7 +70,7 @@ def cmd_frontier(args: argparse.Namespace) -> int:
     import anonml
     from anonml._io import atomic_write_set, check_output_folder, check_packages, table_packages
     from anonml.cli import Progress, _check_inputs, _columns_named, _reader
-    from anonml.frontier._result import parse_risk_budget
+    from anonml._frontier._result import parse_risk_budget
 
     # --- before any work: options, inputs, the output folder, packages --------------------
     if (args.model is None) == (args.estimator is None):
@@ -130,7 +130,7 @@ def cmd_frontier(args: argparse.Namespace) -> int:
         line = result.recommend(accuracy_budget=args.accuracy_budget, risk_budget=risk)
     say(f"writing {out}")
     out.parent.mkdir(parents=True, exist_ok=True)
-    from anonml.frontier._render import png_bytes
+    from anonml._frontier._render import png_bytes
 
     png = png_bytes(result)
     paths = atomic_write_set(out, {

@@ -1,6 +1,6 @@
 """The frontier's figure (accuracy against attack AUC) and its self-contained HTML page.
 
-Rendering only: every number comes from :class:`~anonml.frontier.FrontierResult`'s table.
+Rendering only: every number comes from :class:`~anonml._frontier.FrontierResult`'s table.
 """
 
 from __future__ import annotations

@@ -12,9 +12,9 @@ import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 
 from anonml._errors import AnonmlError, InputError, one_line
-from anonml.frontier._estimators import (ESTIMATORS, dp_baseline, family, fitted_or_fit,
+from anonml._frontier._estimators import (ESTIMATORS, dp_baseline, family, fitted_or_fit,
                                          make_estimator, plain_clone)
-from anonml.frontier._measure import SharedReference, accuracy, attack_point
+from anonml._frontier._measure import SharedReference, accuracy, attack_point
 
 __all__ = ["METHODS", "AnonymizeThenFit", "frontier"]
 
@@ -202,7 +202,7 @@ def frontier(
         is then fitted), or a model file read by :func:`anonml.safemodel.load_model`
         (``trust_model`` as there). A clone is refitted per point.
     estimator : {"random_forest", "logistic_regression", "neural_network"}, optional
-        Instead of ``model``: the named estimator (see :mod:`anonml.frontier._estimators`).
+        Instead of ``model``: the named estimator (see :mod:`anonml._frontier._estimators`).
     methods : list of {"ag", "mondrian", "hilbert", "rtree", "sangreea"}
     ks : list of int
     sensitive, l, t : optional
@@ -212,7 +212,7 @@ def frontier(
         Reference (shadow) models per attack.
     reference : {"shared", "matched"}, default "shared"
         "shared": RMIA's reference models imitate the undefended training procedure and are
-        trained once for every point (:class:`~anonml.frontier._measure.SharedReference`).
+        trained once for every point (:class:`~anonml._frontier._measure.SharedReference`).
         "matched": each point trains its own, imitating its procedure (anonymize, then fit;
         :class:`AnonymizeThenFit`), ``n_reference`` more anonymize-and-fit runs per point.
         LiRA always trains its own per point.
@@ -239,7 +239,7 @@ def frontier(
     FrontierResult
     """
     from anonml.attacks import Target
-    from anonml.frontier._result import FrontierResult
+    from anonml._frontier._result import FrontierResult
 
     t_start = time.perf_counter()
     cpu_start = time.process_time()

@@ -124,14 +124,14 @@ class FrontierResult:
         return None
 
     def plot(self, path: Any = None, *, ax: Any = None) -> Any:
-        """Accuracy against attack AUC (see :func:`anonml.frontier._render.plot`)."""
-        from anonml.frontier._render import plot
+        """Accuracy against attack AUC (see :func:`anonml._frontier._render.plot`)."""
+        from anonml._frontier._render import plot
 
         return plot(self, path, ax=ax)
 
     def to_html(self, path: Any = None) -> str | None:
         """A self-contained page: the plot (inline PNG) and the table."""
-        from anonml.frontier._render import html_page
+        from anonml._frontier._render import html_page
 
         text = html_page(self)
         if path is None:

@@ -8,22 +8,8 @@ a plot and an HTML page, and answers ``largest_k`` / ``smallest_k`` / ``recommen
 See docs/frontier.md.
 """
 
-from anonml.frontier._result import FrontierResult
-from anonml.frontier._sweep import METHODS, AnonymizeThenFit, frontier
+from anonml._frontier._result import FrontierResult
+from anonml._frontier._sweep import METHODS, AnonymizeThenFit, frontier
 
 __all__ = ["METHODS", "AnonymizeThenFit", "FrontierResult", "frontier"]
 
-
-# ``import anonml.frontier`` binds this package to ``anonml.frontier``, where ``anonml`` would
-# otherwise give the function: the package is callable too, so ``anonml.frontier(...)`` runs the
-# sweep either way.
-import sys as _sys
-import types as _types
-
-
-class _CallableModule(_types.ModuleType):
-    def __call__(self, *args, **kwargs):
-        return frontier(*args, **kwargs)
-
-
-_sys.modules[__name__].__class__ = _CallableModule
