@@ -155,6 +155,44 @@ def markdown(summary: pd.DataFrame, methods) -> str:
     return "\n".join(lines) + "\n"
 
 
+def figure(summary: pd.DataFrame, methods, path: Path) -> None:
+    """Loss (points) against k, one panel per QI set: IBM's toolkit and anonml (defaults, raw and
+    mapped test rows), the other anonml rules thin."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    default = "anonml" if "anonml" in methods else f"anonml_{AccuracyGuidedAnonymizer().representative}"
+    qsets = sorted(summary.qi_set.unique(), key=lambda v: -int(v))
+    fig, axes = plt.subplots(1, len(qsets), figsize=(5 * len(qsets), 4), sharey=True, squeeze=False)
+    for ax, q in zip(axes[0], qsets):
+        part = summary[summary.qi_set == q]
+
+        def line(m, col, **kw):
+            r = part[part.method == m].sort_values("k")
+            if len(r) and r[f"{col}_mean"].notna().any():
+                ax.errorbar(r.k, r[f"{col}_mean"], yerr=r[f"{col}_std"].fillna(0), capsize=3, **kw)
+
+        line("ibm_apt", "loss", color="tab:red", marker="o", label="IBM ai-privacy-toolkit 0.2.1")
+        line(default, "loss", color="tab:green", marker="o", label="anonml defaults" + (f" ({default[7:]})" if default != "anonml" else ""))
+        line(default, "loss_mapped", color="tab:green", marker="s", ls="--",
+             label="anonml defaults, test rows mapped")
+        for m, c in zip([m for m in methods if m != default], ["tab:blue", "tab:purple", "tab:gray"]):
+            line(m, "loss", color=c, marker=".", lw=0.8, alpha=0.7, label=m.replace("anonml_", "anonml, "))
+        ax.axhline(0, color="black", lw=0.6)
+        ax.set_xscale("log")
+        ax.set_xlabel("k")
+        ax.set_title(f"Adult, NN, {q} quasi-identifiers")
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("accuracy loss, points (raw test rows unless marked)")
+    axes[0][0].legend(loc="upper left", fontsize=7)
+    fig.tight_layout()
+    tmp = path.with_name(path.stem + ".tmp.png")
+    fig.savefig(tmp, dpi=110)
+    os.replace(tmp, path)
+
+
 def main(argv=None) -> None:
     from joblib import Parallel, delayed
 
@@ -168,6 +206,7 @@ def main(argv=None) -> None:
     p.add_argument("--apt-python", default="/tmp/apt/bin/python")
     p.add_argument("--n-jobs", type=int, default=2)
     p.add_argument("--from-csv", help="only summarize the rows of an earlier run (its .csv)")
+    p.add_argument("--figure", help="also draw the loss against k to this PNG (needs matplotlib)")
     p.add_argument("--out", default=str(HERE / "results" / "accuracy_vs_ibm"))
     a = p.parse_args(argv)
     seeds = [int(s) for s in a.seeds.split(",")]
@@ -184,7 +223,10 @@ def main(argv=None) -> None:
     if a.from_csv:
         results = pd.read_csv(a.from_csv, dtype={"qi_set": str})
         methods = [m for m in results.method.unique() if m not in ("baseline", "ibm_apt")]
-        print(markdown(summarize(results), methods))
+        summary = summarize(results)
+        print(markdown(summary, methods))
+        if a.figure:
+            figure(summary, methods, Path(a.figure))
         return
     t_start = time.perf_counter()
     data = _load(None)
@@ -237,6 +279,8 @@ def main(argv=None) -> None:
         tmp_path = str(path) + ".tmp"
         Path(tmp_path).write_text(text)
         os.replace(tmp_path, path)
+    if a.figure:
+        figure(summary, methods, Path(a.figure))
 
 
 if __name__ == "__main__":
