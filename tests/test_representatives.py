@@ -215,3 +215,23 @@ def test_other_anonymizers_accept_the_rule(adult, name, rule) -> None:
         pd.testing.assert_series_equal(out[c].reset_index(drop=True),
                                        X[c].iloc[src].reset_index(drop=True), check_dtype=False)
     pd.testing.assert_frame_equal(anon.transform(X), out)
+
+
+@pytest.mark.parametrize("rule", PER_FEATURE_RULES)
+def test_cli_takes_the_rule(tmp_path, capsys, rule) -> None:
+    from anonml.cli import main
+
+    rng = np.random.default_rng(0)
+    n = 120
+    X = pd.DataFrame({"age": rng.integers(18, 80, n), "zip": rng.choice(["z1", "z2", "z3"], n),
+                      "income": rng.choice(["<=50K", ">50K"], n)})
+    src, out = tmp_path / "train.csv", tmp_path / "out.csv"
+    X.to_csv(src, index=False)
+    code = main(["anonymize", str(src), "--k", "10", "--qi", "age,zip", "--target", "income",
+                 "--labels", "-o", str(out), "-q", "--representative", rule])
+    assert code == 0, capsys.readouterr().err
+    result = pd.read_csv(out)
+    assert k_anonymity(result, ["age", "zip"]) >= 10
+    # the per-feature tuple of each class: its age is one of the ages of its class's rows
+    for (age, zone), idx in result.groupby(["age", "zip"]).groups.items():
+        assert age in set(X.age.iloc[idx]) and zone in set(X.zip.iloc[idx])

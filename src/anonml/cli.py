@@ -641,8 +641,10 @@ def _anonymize_parser(sub: Any) -> None:
     a.add_argument("--categorical", help="comma-separated categorical columns (default: from "
                    "dtype)")
     a.add_argument("--representative", default="majority_medoid",
-                   choices=["majority_medoid", "medoid"],
-                   help="representative record of a group (majority_medoid needs labels)")
+                   choices=["majority_medoid", "medoid", "per_feature", "majority_per_feature"],
+                   help="representative of a group: one real record (majority_medoid, medoid) or "
+                   "one real value of the group per QI (per_feature, majority_per_feature); the "
+                   "majority rules need labels")
     ag = a.add_argument_group("--method ag")
     ag.add_argument("--tree", choices=["auto", "exact", "hist"],
                     help="exact: scikit-learn's tree; hist: anonml's histogram tree (auto: "
