@@ -11,7 +11,8 @@ Variants (``--variants``) change one option at a time from the paper's method:
 
 * ``paper``: majority-label medoid, Gini, exact tree on the QIs, no refinement (the paper);
 * ``anonml``: the library's defaults (``AccuracyGuidedAnonymizer()``: the paper plus
-  ``refine="mondrian"``, and the histogram tree from 100,000 rows on);
+  ``refine="mondrian"``, the per-feature representative, and the histogram tree from 100,000
+  rows on);
 * ``medoid``: representative = plain medoid;
 * ``per_feature`` / ``majority_per_feature``: representative = per-feature values (each QI's
   median-closest or most frequent value of the group, IBM's toolkit's rule; the second on the
