@@ -14,7 +14,7 @@ table and of the predictions, and writes apt's anonymized tables; they are check
 k-anonymity here before use. apt runs with its defaults (``train_only_QI=False``: its tree reads
 all 12 features even for 10 and 8 QIs; only the QIs are recoded).
 
-    PYTHONPATH=src python benchmarks/bench_accuracy_vs_ibm.py            # full grid, ~1 h on 2 cores
+    PYTHONPATH=src python benchmarks/bench_accuracy_vs_ibm.py   # full grid, 40 min, 2 cores
     PYTHONPATH=src python benchmarks/bench_accuracy_vs_ibm.py --seeds 0 --qi-sets 12 --ks 100,1000
 
 Writes benchmarks/results/accuracy_vs_ibm.json and .csv (one row per seed, QI set, k, method) and
@@ -59,12 +59,13 @@ EXTRA = {  # partition study (--methods): one option changed from the defaults
 
 
 def _baseline(data, seed):
-    model = _fit_quiet(paper_nn(data.categorical, data.numeric, random_state=seed), data.X_train, data.y_train)
+    model = _retrain(data, data.X_train, seed)
     return float(model.score(data.X_test, data.y_test)), model.predict(data.X_train)
 
 
 def _retrain(data, X_anon, seed):
-    return _fit_quiet(paper_nn(data.categorical, data.numeric, random_state=seed), X_anon, data.y_train)
+    nn = paper_nn(data.categorical, data.numeric, random_state=seed)
+    return _fit_quiet(nn, X_anon, data.y_train)
 
 
 def _partition_stats(groups, pred):
@@ -76,7 +77,8 @@ def _partition_stats(groups, pred):
 
 def _one_anonml(data, seed, qi_name, k, method, params, pred):
     t0 = time.perf_counter()
-    ag = AccuracyGuidedAnonymizer(k=k, quasi_identifiers=data.qi_sets[qi_name], random_state=seed, **params)
+    qi = data.qi_sets[qi_name]
+    ag = AccuracyGuidedAnonymizer(k=k, quasi_identifiers=qi, random_state=seed, **params)
     X_anon = ag.fit_transform(data.X_train, pred)
     seconds = time.perf_counter() - t0
     model = _retrain(data, X_anon, seed)
@@ -86,7 +88,7 @@ def _one_anonml(data, seed, qi_name, k, method, params, pred):
             "representative": ag.representative, "tree": ag.tree_method_, "refine": ag.refine,
             "accuracy": float(model.score(data.X_test, data.y_test)),
             "accuracy_mapped": float(model.score(mapped, data.y_test)),
-            "groups": n_groups, "classes": int(X_anon[data.qi_sets[qi_name]].drop_duplicates().shape[0]),
+            "groups": n_groups, "classes": int(X_anon[qi].drop_duplicates().shape[0]),
             "min_class_size": int(ag.min_class_size_), "purity": purity,
             "seconds_anonymize": round(seconds, 3)}
 
@@ -98,7 +100,8 @@ def _one_apt(data, seed, qi_name, k, path, pred, seconds):
     X_anon.index = data.X_train.index
     smallest = int(k_anonymity(X_anon, qi))
     if smallest < k:
-        raise RuntimeError(f"apt's output at k={k}, {qi_name} QI, seed {seed} has a class of {smallest} rows")
+        raise RuntimeError(
+            f"apt's output at k={k}, {qi_name} QI, seed {seed} has a class of {smallest} rows")
     # the non-QI columns must be untouched
     rest = [c for c in data.X_train.columns if c not in set(qi)]
     if rest and not X_anon[rest].equals(data.X_train[rest]):
@@ -117,6 +120,13 @@ def _run_apt(apt_python, work, seed, qi_sets, ks):
     subprocess.run([apt_python, str(APT_HELPER), str(work), str(seed), json.dumps(qi_sets),
                     ",".join(map(str, ks))], check=True, capture_output=True, text=True)
     return json.loads((work / f"apt_{seed}_times.json").read_text())
+
+
+def _default(methods) -> str:
+    """The method whose rows are anonml's defaults."""
+    if "anonml" in methods:
+        return "anonml"
+    return f"anonml_{AccuracyGuidedAnonymizer().representative}"
 
 
 def summarize(rows: pd.DataFrame) -> pd.DataFrame:
@@ -138,9 +148,10 @@ def markdown(summary: pd.DataFrame, methods) -> str:
             return "", np.nan
         r = s.iloc[0]
         std = r[f"{col}_std"]
-        return f"{r[f'{col}_mean']:.2f} ± {0 if np.isnan(std) else std:.2f} ({r.groups:.0f})", r[f"{col}_mean"]
+        mean = r[f"{col}_mean"]
+        return f"{mean:.2f} ± {0 if np.isnan(std) else std:.2f} ({r.groups:.0f})", mean
 
-    default = "anonml" if "anonml" in methods else f"anonml_{AccuracyGuidedAnonymizer().representative}"
+    default = _default(methods)
     others = [m for m in methods if m != default]
     head = ["QI", "k", "IBM apt", "anonml (default)", "anonml − IBM"] + others + ["anonml mapped"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---:|" * len(head)]
@@ -163,7 +174,7 @@ def figure(summary: pd.DataFrame, methods, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    default = "anonml" if "anonml" in methods else f"anonml_{AccuracyGuidedAnonymizer().representative}"
+    default = _default(methods)
     qsets = sorted(summary.qi_set.unique(), key=lambda v: -int(v))
     fig, axes = plt.subplots(1, len(qsets), figsize=(5 * len(qsets), 4), sharey=True, squeeze=False)
     for ax, q in zip(axes[0], qsets):
@@ -175,11 +186,14 @@ def figure(summary: pd.DataFrame, methods, path: Path) -> None:
                 ax.errorbar(r.k, r[f"{col}_mean"], yerr=r[f"{col}_std"].fillna(0), capsize=3, **kw)
 
         line("ibm_apt", "loss", color="tab:red", marker="o", label="IBM ai-privacy-toolkit 0.2.1")
-        line(default, "loss", color="tab:green", marker="o", label="anonml defaults" + (f" ({default[7:]})" if default != "anonml" else ""))
+        name = "anonml defaults" + (f" ({default[7:]})" if default != "anonml" else "")
+        line(default, "loss", color="tab:green", marker="o", label=name)
         line(default, "loss_mapped", color="tab:green", marker="s", ls="--",
              label="anonml defaults, test rows mapped")
-        for m, c in zip([m for m in methods if m != default], ["tab:blue", "tab:purple", "tab:gray"]):
-            line(m, "loss", color=c, marker=".", lw=0.8, alpha=0.7, label=m.replace("anonml_", "anonml, "))
+        others = [m for m in methods if m != default]
+        for m, c in zip(others, ["tab:blue", "tab:purple", "tab:gray"]):
+            line(m, "loss", color=c, marker=".", lw=0.8, alpha=0.7,
+                 label=m.replace("anonml_", "anonml, "))
         ax.axhline(0, color="black", lw=0.6)
         ax.set_xscale("log")
         ax.set_xlabel("k")
@@ -265,7 +279,8 @@ def main(argv=None) -> None:
         (out.with_suffix(".csv"), results.to_csv(index=False)),
         (Path(str(out) + "_summary.csv"), summary.round(4).to_csv(index=False)),
         (out.with_suffix(".json"), json.dumps({
-            "protocol": "Adult, published split, paper NN (100 ReLU, early stopping), NN predictions "
+            "protocol": "Adult, published split, paper NN (100 ReLU, early stopping), NN "
+                        "predictions "
                         "as guide, retrained on the anonymized table, raw test rows",
             "anonml_default_representative": default_rule,
             "ai_privacy_toolkit": "0.2.1 (defaults, train_only_QI=False)",

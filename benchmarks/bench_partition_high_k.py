@@ -64,7 +64,8 @@ def _proba_match(data, groups, n_groups, proba):
     positive class is closest to its group's share of positive training labels (what the
     retrained model learns at the representative); ties to the first row."""
     y = data.y_train.to_numpy()
-    share = np.bincount(groups, weights=y, minlength=n_groups) / np.bincount(groups, minlength=n_groups)
+    sizes = np.bincount(groups, minlength=n_groups)
+    share = np.bincount(groups, weights=y, minlength=n_groups) / sizes
     gap = np.abs(proba - share[groups])
     order = np.lexsort((gap, groups))
     starts = np.r_[0, np.cumsum(np.bincount(groups, minlength=n_groups))[:-1]]
@@ -78,7 +79,8 @@ def _apt_tree(data, k, pred):
     enc = OneHotEncoder(handle_unknown="ignore", sparse_output=False).fit(data.X_train[cat])
     M = np.hstack([data.X_train[num].to_numpy(float), enc.transform(data.X_train[cat])])
     names = num + [c for c, cats in zip(cat, enc.categories_) for _ in cats]
-    tree = DecisionTreeClassifier(random_state=10, min_samples_split=2, min_samples_leaf=k).fit(M, pred)
+    tree = DecisionTreeClassifier(random_state=10, min_samples_split=2, min_samples_leaf=k)
+    tree.fit(M, pred)
     leaves = tree.apply(M)
     groups = np.unique(leaves, return_inverse=True)[1]
     split = Counter(names[f] for f in tree.tree_.feature if f >= 0)
@@ -112,7 +114,8 @@ def _one(data, seed, pred, proba, qi_name, k, part):
         pairs = np.unique(np.c_[groups, exact.groups_], axis=0)
         same_as_exact = float(len(pairs) == groups.max() + 1 == exact.n_groups_)
     else:
-        ag = AccuracyGuidedAnonymizer(k=k, quasi_identifiers=qi, random_state=seed, **PARTITIONS[part])
+        ag = AccuracyGuidedAnonymizer(k=k, quasi_identifiers=qi, random_state=seed,
+                                      **PARTITIONS[part])
         ag.fit(data.X_train, pred)
         groups, split = ag.groups_, _ag_split_features(ag)
     n_groups = int(groups.max()) + 1
@@ -132,7 +135,7 @@ def _one(data, seed, pred, proba, qi_name, k, part):
                 data.X_train, enc, qi, groups, n_groups, pred.astype(np.int64), rule)
         rep = representative_values(data.X_train, qi, rep_rows)
         X_anon = recode(data.X_train, qi, groups, rep)
-        model = _fit_quiet(paper_nn(data.categorical, data.numeric, random_state=seed), X_anon, data.y_train)
+        model = _nn(data, X_anon, seed)
         mapped = np.nan
         if ag is not None:
             ag.set_params(handle_unknown="ignore")
@@ -141,9 +144,43 @@ def _one(data, seed, pred, proba, qi_name, k, part):
         rows.append({"seed": seed, "qi_set": qi_name, "k": k, "partition": part, "rule": rule,
                      "groups": n_groups, "min_size": int(sizes.min()), "purity": purity,
                      "split_features": dict(split), "n_splits": int(sum(split.values())),
-                     "same_as_exact": same_as_exact, "accuracy": float(model.score(data.X_test, data.y_test)),
+                     "same_as_exact": same_as_exact,
+                     "accuracy": float(model.score(data.X_test, data.y_test)),
                      "accuracy_mapped": mapped})
     return rows
+
+
+def _nn(data, X, seed):
+    nn = paper_nn(data.categorical, data.numeric, random_state=seed)
+    return _fit_quiet(nn, X, data.y_train)
+
+
+def _markdown(res: pd.DataFrame, summ: pd.DataFrame) -> str:
+    lines = ["| QI | k | partition | rule | groups | purity | loss raw, points "
+             "| loss mapped, points |",
+             "|---:|---:|---|---|---:|---:|---:|---:|"]
+    for _, r in summ.iterrows():
+        head = f"| {r.qi_set} | {r.k} | {r.partition} |"
+        if r.rule == "-":
+            same = "" if np.isnan(r.same_as_exact) else (
+                f", same partition as anonml's exact tree (features='all') in "
+                f"{r.same_as_exact:.0%} of seeds")
+            lines.append(f"{head} (partition only{same}) | {r.groups:.1f} | {r.purity:.4f} | | |")
+            continue
+        mapped = "" if np.isnan(r.loss_mapped_mean) else (
+            f"{r.loss_mapped_mean:.2f} ± {r.loss_mapped_std:.2f}")
+        lines.append(f"{head} {r.rule} | {r.groups:.1f} | {r.purity:.4f} | "
+                     f"{r.loss_mean:.2f} ± {r.loss_std:.2f} | {mapped} |")
+    # the features split on, summed over seeds (one row per partition: rule "-")
+    feats = res[res.rule == "-"].groupby(["qi_set", "k", "partition"], sort=False)
+    feats = feats["split_features"].agg(
+        lambda s: dict(sum((Counter(d) for d in s), Counter()).most_common()))
+    lines += ["", "| QI | k | partition | splits per feature, summed over seeds |",
+              "|---:|---:|---|---|"]
+    for (q, k, part), d in feats.items():
+        splits = ", ".join(f"{f} {n}" for f, n in d.items())
+        lines.append(f"| {q} | {k} | {part} | {splits} |")
+    return "\n".join(lines) + "\n"
 
 
 def main(argv=None) -> None:
@@ -162,12 +199,14 @@ def main(argv=None) -> None:
     par = Parallel(n_jobs=a.n_jobs)
 
     def base(seed):
-        m = _fit_quiet(paper_nn(data.categorical, data.numeric, random_state=seed), data.X_train, data.y_train)
-        return float(m.score(data.X_test, data.y_test)), m.predict(data.X_train), m.predict_proba(data.X_train)[:, 1]
+        m = _nn(data, data.X_train, seed)
+        proba = m.predict_proba(data.X_train)[:, 1]
+        return float(m.score(data.X_test, data.y_test)), m.predict(data.X_train), proba
 
     bases = dict(zip(seeds, par(delayed(base)(s) for s in seeds)))
     tasks = [delayed(_one)(data, s, bases[s][1], bases[s][2], q, int(k), part)
-             for s in seeds for q in a.qi_sets.split(",") for k in a.ks.split(",") for part in PARTITIONS]
+             for s in seeds for q in a.qi_sets.split(",") for k in a.ks.split(",")
+             for part in PARTITIONS]
     res = pd.DataFrame([r for rows in par(tasks) for r in rows])
     res["baseline"] = res.seed.map({s: b[0] for s, b in bases.items()})
     res["loss"] = 100 * (res.baseline - res.accuracy)
@@ -178,33 +217,17 @@ def main(argv=None) -> None:
         loss_mean=("loss", "mean"), loss_std=("loss", "std"),
         loss_mapped_mean=("loss_mapped", "mean"), loss_mapped_std=("loss_mapped", "std"),
     ).reset_index()
-    lines = ["| QI | k | partition | rule | groups | purity | loss raw, points | loss mapped, points |",
-             "|---:|---:|---|---|---:|---:|---:|---:|"]
-    for _, r in summ.iterrows():
-        if r.rule == "-":
-            same = "" if np.isnan(r.same_as_exact) else f", same partition as anonml's exact tree (features='all') in {r.same_as_exact:.0%} of seeds"
-            lines.append(f"| {r.qi_set} | {r.k} | {r.partition} | (partition only{same}) | {r.groups:.1f} | "
-                         f"{r.purity:.4f} | | |")
-            continue
-        mapped = "" if np.isnan(r.loss_mapped_mean) else f"{r.loss_mapped_mean:.2f} ± {r.loss_mapped_std:.2f}"
-        lines.append(f"| {r.qi_set} | {r.k} | {r.partition} | {r.rule} | {r.groups:.1f} | {r.purity:.4f} | "
-                     f"{r.loss_mean:.2f} ± {r.loss_std:.2f} | {mapped} |")
-    # the features split on, summed over seeds (first rule's rows: the partition is the same)
-    feats = res[res.rule == "-"].groupby(["qi_set", "k", "partition"], sort=False)["split_features"].agg(
-        lambda s: dict(sum((Counter(d) for d in s), Counter()).most_common()))
-    lines += ["", "| QI | k | partition | splits per feature, summed over seeds |", "|---:|---:|---|---|"]
-    for (q, k, part), d in feats.items():
-        lines.append(f"| {q} | {k} | {part} | " + ", ".join(f"{f} {n}" for f, n in d.items()) + " |")
-    md = "\n".join(lines) + "\n"
+    md = _markdown(res, summ)
     print(md)
     out = Path(a.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    for path, text in ((out.with_suffix(".csv"), res.drop(columns="split_features").to_csv(index=False)),
+    record = {"seeds": seeds, "seconds_total": round(time.perf_counter() - t0, 1),
+              "summary": json.loads(summ.round(4).to_json(orient="records")),
+              "rows": json.loads(res.round(5).to_json(orient="records"))}
+    for path, text in ((out.with_suffix(".csv"),
+                        res.drop(columns="split_features").to_csv(index=False)),
                        (Path(str(out) + ".md"), md),
-                       (out.with_suffix(".json"), json.dumps({
-                           "seeds": seeds, "seconds_total": round(time.perf_counter() - t0, 1),
-                           "summary": json.loads(summ.round(4).to_json(orient="records")),
-                           "rows": json.loads(res.round(5).to_json(orient="records"))}, indent=1) + "\n")):
+                       (out.with_suffix(".json"), json.dumps(record, indent=1) + "\n")):
         Path(str(path) + ".tmp").write_text(text)
         os.replace(str(path) + ".tmp", path)
 
