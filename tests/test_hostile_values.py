@@ -125,7 +125,9 @@ def _check_output(est, X, out, qi, k, *, l=None, t=None, sensitive=None):
                 assert str(out[c].dtype) == want
             else:
                 assert out[c].dtype == dt
-    # each group's QI vector is one real record of that group; suppressed rows are missing
+    # each group's QI vector is one real record of that group (per-feature rules: one real
+    # value of the group per QI); suppressed rows are missing
+    per_feature = getattr(est, "representative", None) in ("per_feature", "majority_per_feature")
     groups = np.asarray(est.groups_)
     for g in np.unique(groups):
         rows = np.flatnonzero(groups == g)
@@ -133,6 +135,11 @@ def _check_output(est, X, out, qi, k, *, l=None, t=None, sensitive=None):
         assert len(got) == 1
         if supp[rows[0]]:
             assert got == {tuple(("missing",) for _ in qi)}
+            continue
+        if per_feature:
+            (vector,) = got
+            for j, c in enumerate(qi):
+                assert vector[j] in {v[0] for v in _vectors(X[[c]].iloc[rows])}
             continue
         real = _vectors(X[qi].iloc[rows])
         assert got <= real

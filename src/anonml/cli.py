@@ -341,7 +341,7 @@ def _cmd_anonymize(args: argparse.Namespace) -> int:
         k=args.k,
         quasi_identifiers=qi,
         categorical_features=categorical,
-        representative=args.representative,
+        **({"representative": args.representative} if args.representative else {}),
         sensitive=args.sensitive,
         l=args.l,
         l_kind=args.l_kind or "distinct",
@@ -640,9 +640,12 @@ def _anonymize_parser(sub: Any) -> None:
                    "code from the file), and any type in a .skops file")
     a.add_argument("--categorical", help="comma-separated categorical columns (default: from "
                    "dtype)")
-    a.add_argument("--representative", default="majority_medoid",
-                   choices=["majority_medoid", "medoid"],
-                   help="representative record of a group (majority_medoid needs labels)")
+    a.add_argument("--representative", default=None,
+                   choices=["majority_medoid", "medoid", "per_feature", "majority_per_feature"],
+                   help="representative of a group: one real record (majority_medoid, medoid) or "
+                   "one real value of the group per QI (per_feature, majority_per_feature); the "
+                   "majority rules need labels; default: the method's own (per_feature for "
+                   "ag, majority_medoid for the others)")
     ag = a.add_argument_group("--method ag")
     ag.add_argument("--tree", choices=["auto", "exact", "hist"],
                     help="exact: scikit-learn's tree; hist: anonml's histogram tree (auto: "

@@ -32,6 +32,7 @@ from anonml.anonymize._generalize import (
 from anonml.anonymize._pipeline import (
     REPRESENTATIVE_RULES,
     recode,
+    representative_values,
     select_representatives,
     verify_k_anonymity,
     verify_model,
@@ -224,8 +225,7 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
                 rep_rows = select_representatives(
                     frame, self.encoder_, qi, groups, n_groups, y_codes, self.representative
                 )
-                representatives = frame[qi].iloc[rep_rows].reset_index(drop=True)
-                representatives.index.name = "group"
+                representatives = representative_values(frame, qi, rep_rows)
             else:
                 rep_rows = None
                 representatives = generalize_labels(

@@ -3,8 +3,10 @@
 ``partition(X_qi, y) -> group id per row`` is the algorithm's own business. Everything after it
 lives here, so that no algorithm can return a table that was not independently checked:
 
-* :func:`select_representatives` picks one real record per group (Goldsteen et al., 2022,
-  Sec. 3.2: the record closest to the group's median among those with the majority label);
+* :func:`select_representatives` picks each group's representative: one real record (Goldsteen
+  et al., 2022, Sec. 3.2: the record closest to the group's median among those with the majority
+  label), or one real value of the group per QI (the paper's "actual value from each
+  range/group separately", the rule of IBM's ai-privacy-toolkit);
 * :func:`recode` writes the representative's quasi-identifier values into every row of its group;
 * :func:`verify_k_anonymity` re-derives the equivalence classes from the output table alone and
   raises :class:`~anonml._errors.PrivacyViolationError` if any is smaller than k.
@@ -23,13 +25,17 @@ from anonml.privacy import PrivacyModel, k_anonymity, l_diversity, t_closeness
 
 __all__ = [
     "select_representatives",
+    "representative_values",
     "recode",
     "verify_k_anonymity",
     "verify_model",
     "REPRESENTATIVE_RULES",
+    "PER_FEATURE_RULES",
 ]
 
-REPRESENTATIVE_RULES = ("majority_medoid", "medoid")
+REPRESENTATIVE_RULES = ("majority_medoid", "medoid", "per_feature", "majority_per_feature")
+#: rules whose representative is one value per QI, each from its own row of the group
+PER_FEATURE_RULES = ("per_feature", "majority_per_feature")
 
 
 def _distance_to_median(
@@ -73,7 +79,7 @@ def select_representatives(
     y_codes: np.ndarray | None,
     rule: str = "majority_medoid",
 ) -> np.ndarray:
-    """Row position of each group's representative, a real record of the group.
+    """Row positions of each group's representative values.
 
     Parameters
     ----------
@@ -90,22 +96,49 @@ def select_representatives(
     y_codes : ndarray of int or None
         Class code of each row's label (the model's prediction, or the true label); None for a
         regression target, where every record of the group is a candidate.
-    rule : {"majority_medoid", "medoid"}
-        ``"majority_medoid"`` (Goldsteen et al.): among the records whose label is the group's
-        most frequent one (ties: the smallest code), the one closest to the group's median.
-        ``"medoid"``: the record closest to the median among all records of the group.
-        Ties in distance go to the first row.
+    rule : {"majority_medoid", "medoid", "per_feature", "majority_per_feature"}
+        Record rules (one real record per group):
+
+        * ``"majority_medoid"`` (Goldsteen et al., 2022, Sec. 3.2): among the records whose label
+          is the group's most frequent one (ties: the smallest code), the one closest to the
+          group's median (squared Euclidean on z-scored numeric and one-hot categorical QIs).
+        * ``"medoid"``: the record closest to that median among all records of the group.
+          Ties in distance go to the first row.
+
+        Per-feature rules (one real value of the group per QI, each from its own row; the
+        paper's "actual value from each range/group separately", as in IBM's
+        ai-privacy-toolkit):
+
+        * ``"per_feature"``: for a numeric QI the group's value closest to the group's median,
+          ties to the smaller value (so the lower middle value of a group of even size; missing
+          values are left out unless the whole group is missing); for a categorical QI the most
+          frequent value, missing counted as a value of its own, ties to the first category in
+          sorted order (then missing). The tuple need not be any one row of the group, but for a
+          partition into axis-aligned product regions (trees, Mondrian cuts) it lies in the
+          group's own region.
+        * ``"majority_per_feature"``: the same, computed on the group's records with the
+          majority label (as ``"majority_medoid"``).
+
+        With ``y_codes=None`` (regression) the majority rules equal their plain twins.
 
     Returns
     -------
-    ndarray of int, shape (n_groups,)
+    ndarray of int
+        Shape (n_groups,) for a record rule: the row of each group's representative. Shape
+        (n_groups, len(qi)) for a per-feature rule: entry ``[g, j]`` is a row of group ``g``
+        that holds the value chosen for ``qi[j]``.
     """
-    dist = _distance_to_median(frame, encoder, qi, groups, n_groups)
-    if rule == "majority_medoid" and y_codes is not None:
+    majority_mask = None
+    if rule in ("majority_medoid", "majority_per_feature") and y_codes is not None:
         n_classes = int(y_codes.max()) + 1
         counts = np.bincount(groups * n_classes + y_codes, minlength=n_groups * n_classes)
         majority = counts.reshape(n_groups, n_classes).argmax(axis=1)
-        dist = np.where(y_codes == majority[groups], dist, np.inf)
+        majority_mask = y_codes == majority[groups]
+    if rule in PER_FEATURE_RULES:
+        return _per_feature_rows(frame, encoder, qi, groups, n_groups, majority_mask)
+    dist = _distance_to_median(frame, encoder, qi, groups, n_groups)
+    if majority_mask is not None:
+        dist = np.where(majority_mask, dist, np.inf)
     # first row of smallest distance in each group, without a lexsort over all rows
     # a stable sort of small ints is a radix sort in numpy when they fit in 16 bits
     small = groups.astype(np.uint16) if n_groups <= np.iinfo(np.uint16).max else groups
@@ -117,6 +150,64 @@ def select_representatives(
     hits = np.flatnonzero(d_sorted == best[g_sorted])
     first_hit = hits[np.r_[True, g_sorted[hits][1:] != g_sorted[hits][:-1]]]
     return by_group[first_hit]
+
+
+def _per_feature_rows(
+    frame: pd.DataFrame,
+    encoder: TableEncoder,
+    qi: Sequence[Any],
+    groups: np.ndarray,
+    n_groups: int,
+    candidates: np.ndarray | None,
+) -> np.ndarray:
+    """Rows ``[g, j]`` holding group g's per-feature value of ``qi[j]`` (see
+    :func:`select_representatives`), among the ``candidates`` rows (all rows if None).
+
+    One sort per numeric QI and one ``bincount`` per categorical QI, no loop over groups or rows.
+    """
+    rows = np.arange(frame.shape[0]) if candidates is None else np.flatnonzero(candidates)
+    g = groups[rows]
+    size = np.bincount(g, minlength=n_groups)
+    cat = set(encoder.categorical)
+    out = np.empty((n_groups, len(qi)), dtype=np.int64)
+    for j, c in enumerate(qi):
+        col = frame[c].iloc[rows]
+        if c in cat:
+            codes = encoder.codes(frame, c)[rows]
+            m = encoder.cats_[c].n_codes + 1
+            counts = np.bincount(g * m + codes, minlength=n_groups * m).reshape(n_groups, m)
+            mode = counts.argmax(axis=1)  # ties: the smallest code (sorted categories, missing)
+            hit = np.flatnonzero(codes == mode[g])
+            _, first = np.unique(g[hit], return_index=True)  # every group has its mode
+            out[:, j] = rows[hit[first]]
+            continue
+        missing = col.isna().to_numpy()
+        v = col.to_numpy()
+        if missing.any() or v.dtype == object:  # nullable extension types: as floats
+            v = col.to_numpy(dtype=np.float64, na_value=np.nan)
+        # by group, then missing last, then value: the lower middle of the present values is
+        # the one closest to the median (ties to the smaller); an all-missing group takes its first
+        order = np.lexsort((v, missing, g))
+        present = np.bincount(g, weights=~missing, minlength=n_groups).astype(np.int64)
+        starts = np.r_[0, np.cumsum(size)[:-1]]
+        pick = starts + np.maximum(present - 1, 0) // 2
+        out[:, j] = rows[order[pick]]
+    return out
+
+
+def representative_values(
+    frame: pd.DataFrame, qi: Sequence[Any], rows: np.ndarray
+) -> pd.DataFrame:
+    """The representatives' QI values, one row per group (index ``group``), from the row
+    positions of :func:`select_representatives` (one per group, or one per group and QI)."""
+    if rows.ndim == 1:
+        reps = frame[qi].iloc[rows].reset_index(drop=True)
+    else:
+        reps = pd.DataFrame(
+            {c: frame[c].iloc[rows[:, j]].reset_index(drop=True) for j, c in enumerate(qi)}
+        )
+    reps.index.name = "group"
+    return reps
 
 
 def recode(

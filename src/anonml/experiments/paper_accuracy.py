@@ -11,8 +11,13 @@ Variants (``--variants``) change one option at a time from the paper's method:
 
 * ``paper``: majority-label medoid, Gini, exact tree on the QIs, no refinement (the paper);
 * ``anonml``: the library's defaults (``AccuracyGuidedAnonymizer()``: the paper plus
-  ``refine="mondrian"``, and the histogram tree from 100,000 rows on);
+  ``refine="mondrian"``, the per-feature representative, and the histogram tree from 100,000
+  rows on);
 * ``medoid``: representative = plain medoid;
+* ``per_feature`` / ``majority_per_feature``: representative = per-feature values (each QI's
+  median-closest or most frequent value of the group, IBM's toolkit's rule; the second on the
+  records with the majority label); ``anonml_per_feature`` / ``anonml_majority_medoid``: the
+  library's defaults with that representative rule;
 * ``entropy``: entropy split criterion;
 * ``hist``: anonml's histogram tree (native categorical splits);
 * ``depth8``: tree depth limited to 8;
@@ -49,6 +54,10 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "paper": _PAPER,
     "anonml": {},
     "medoid": {**_PAPER, "representative": "medoid"},
+    "per_feature": {**_PAPER, "representative": "per_feature"},
+    "majority_per_feature": {**_PAPER, "representative": "majority_per_feature"},
+    "anonml_per_feature": {"representative": "per_feature"},
+    "anonml_majority_medoid": {"representative": "majority_medoid"},
     "entropy": {**_PAPER, "criterion": "entropy"},
     "hist": {**_PAPER, "tree": "hist"},
     "depth8": {**_PAPER, "max_depth": 8},
