@@ -1,0 +1,1 @@
+"""Out-of-core and distributed anonymization on Dask (see docs/dask.md)."""
