@@ -38,8 +38,22 @@ def tree_reduce(client: Any, futures: list, func: Callable, split_every: int = 8
     return futures[0]
 
 
+_INLINE_BYTES = 1 << 20
+
+
+def _nbytes(obj: Any) -> int:
+    if isinstance(obj, np.ndarray):
+        return obj.nbytes
+    if isinstance(obj, dict):
+        return sum(_nbytes(v) for v in obj.values())
+    return _INLINE_BYTES  # unknown: scatter
+
+
 def _put(client: Any, obj: Any) -> Any:
-    """One future holding ``obj`` (wrapped: ``scatter`` would split a dict into its values)."""
+    """``obj`` itself when small (sent inside the tasks), else one future holding it, sent to
+    each worker once (wrapped: ``scatter`` would split a dict into its values)."""
+    if obj is None or _nbytes(obj) < _INLINE_BYTES:
+        return obj
     return client.scatter([obj], hash=False)[0]
 
 
