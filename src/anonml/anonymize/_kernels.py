@@ -536,3 +536,67 @@ def recode_partition(part: pd.DataFrame, groups: np.ndarray, reps: pd.DataFrame,
 def class_keys(table: pd.DataFrame, qi: Sequence[Any]) -> pd.DataFrame:
     """The QI columns of a written partition as hashable text keys (missing values kept)."""
     return table[list(qi)]
+
+
+# -- 3b. finishing small nodes locally ---------------------------------------------------------
+def active_rows(state: PartState, can: np.ndarray) -> pd.DataFrame:
+    """The rows of the frontier nodes that may split (``can``, per frontier position): their
+    frontier position, class code and bins, as a frame that an engine's own shuffle can gather
+    by node (``"__node"``)."""
+    act = np.flatnonzero(state.local >= 0)
+    act = act[can[state.local[act]]]
+    cols = {"__node": state.local[act], "__y": state.y[act]}
+    for j in range(state.B.shape[1]):
+        cols[f"__b{j}"] = state.B[act, j]
+    return pd.DataFrame(cols)
+
+
+def local_subtree(
+    rows: pd.DataFrame, is_cat: np.ndarray, n_bins: np.ndarray, k: int, criterion: str,
+    max_depth: int | None,
+) -> dict:
+    """Grow the subtrees of the frontier nodes whose rows are all in ``rows`` with the in-memory
+    :class:`~anonml.anonymize._hist_tree.HistTree` (the same splits as level-wise growth: every
+    node's split depends only on its own rows). Returns the subtree arrays and ``roots``, the
+    frontier position of each root."""
+    from anonml.anonymize._hist_tree import HistTree
+
+    roots, init = np.unique(rows["__node"].to_numpy(), return_inverse=True)
+    out: dict = {"roots": roots}
+    if roots.size == 0:
+        return out
+    B = np.column_stack([rows[f"__b{j}"].to_numpy() for j in range(len(n_bins))])
+    y = None if criterion == "mondrian" else rows["__y"].to_numpy()
+    t = HistTree(k, max_depth, criterion).fit(B, is_cat, n_bins, y, init=init)
+    del t._train_leaves
+    out.update(feature=t.feature_, threshold=t.threshold_, left=t.children_left_,
+               right=t.children_right_, offset=t.offset_, flat=t.flat_)
+    return out
+
+
+def descend(state: PartState, frontier: np.ndarray, tree: dict) -> np.ndarray:
+    """Final node of every row: rows still in the frontier walk down ``tree`` (node arrays)
+    from their frontier node; the others keep the node where they stopped."""
+    leaf = state.leaf.copy()
+    act = np.flatnonzero(state.local >= 0)
+    node = frontier[state.local[act]]
+    n = state.B.shape[0]
+    Bf = state.B.ravel(order="F")
+    feature, threshold, offset = tree["feature"], tree["threshold"], tree["offset"]
+    flat = tree["flat"] if tree["flat"].size else np.zeros(1, dtype=bool)
+    rows = np.arange(act.size)
+    while rows.size:
+        rows = rows[feature[node[rows]] >= 0]
+        if not rows.size:
+            break
+        nd = node[rows]
+        f = feature[nd]
+        b = Bf[f * n + act[rows]].astype(np.int64)
+        go_left = b <= threshold[nd]
+        off = offset[nd]
+        cat = off >= 0
+        if cat.any():
+            go_left = np.where(cat, flat[np.where(cat, off + b, 0)], go_left)
+        node[rows] = np.where(go_left, tree["left"][nd], tree["right"][nd])
+    leaf[act] = node
+    return leaf

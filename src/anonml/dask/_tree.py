@@ -75,16 +75,94 @@ def _leaf_counts(leaf: np.ndarray, n_nodes: int) -> np.ndarray:
 class GrownTree:
     """Node arrays of a tree grown by :func:`grow` (as :class:`HistTree`'s ``*_`` attributes)."""
 
-    def __init__(self, builder: TreeBuilder, is_cat: np.ndarray):
-        self.feature_ = np.asarray(builder.feature, dtype=np.int64)
-        self.threshold_ = np.asarray(builder.threshold, dtype=np.int64)
-        self.children_left_ = np.asarray(builder.left, dtype=np.int64)
-        self.children_right_ = np.asarray(builder.right, dtype=np.int64)
-        self.offset_ = np.asarray(builder.offset, dtype=np.int64)
-        self.flat_ = builder.flat()
+    def __init__(self, builder: TreeBuilder | dict, is_cat: np.ndarray):
+        arrays = builder if isinstance(builder, dict) else _arrays(builder)
+        self.feature_ = arrays["feature"]
+        self.threshold_ = arrays["threshold"]
+        self.children_left_ = arrays["left"]
+        self.children_right_ = arrays["right"]
+        self.offset_ = arrays["offset"]
+        self.flat_ = arrays["flat"]
         self.is_cat_ = np.asarray(is_cat, dtype=bool)
-        self.n_nodes_ = len(builder.feature)
+        self.n_nodes_ = int(self.feature_.size)
         self.leaves_ = np.flatnonzero(self.feature_ < 0)
+
+
+def _arrays(builder: TreeBuilder) -> dict:
+    return {
+        "feature": np.asarray(builder.feature, dtype=np.int64),
+        "threshold": np.asarray(builder.threshold, dtype=np.int64),
+        "left": np.asarray(builder.left, dtype=np.int64),
+        "right": np.asarray(builder.right, dtype=np.int64),
+        "offset": np.asarray(builder.offset, dtype=np.int64),
+        "flat": builder.flat(),
+    }
+
+
+def _stitch(tree: dict, frontier: np.ndarray, subtrees: list) -> dict:
+    """Graft the locally grown subtrees onto the tree: their roots are frontier nodes, their
+    other nodes get new ids after the tree's."""
+    parts = {key: [v] for key, v in tree.items()}
+    n_nodes = tree["feature"].size
+    flat_len = tree["flat"].size
+    for sub in subtrees:
+        roots = sub["roots"]
+        if roots.size == 0 or "feature" not in sub:
+            continue
+        R, n_sub = roots.size, sub["feature"].size
+        gid = np.empty(n_sub, dtype=np.int64)
+        gid[:R] = frontier[roots]
+        gid[R:] = n_nodes + np.arange(n_sub - R)
+        internal = sub["feature"] >= 0
+        left = np.where(internal, gid[np.maximum(sub["left"], 0)], -1)
+        right = np.where(internal, gid[np.maximum(sub["right"], 0)], -1)
+        offset = np.where(sub["offset"] >= 0, sub["offset"] + flat_len, -1)
+        for key, v in (("feature", sub["feature"]), ("threshold", sub["threshold"]),
+                       ("left", left), ("right", right), ("offset", offset)):
+            parts[key][0][gid[:R]] = v[:R]  # the roots were leaves of the tree so far
+            parts[key].append(v[R:])
+        parts["flat"].append(sub["flat"])
+        n_nodes += n_sub - R
+        flat_len += sub["flat"].size
+    return {key: np.concatenate(v) for key, v in parts.items()}
+
+
+def _finish_locally(
+    client: Any, cur: list, frontier: np.ndarray, can: np.ndarray, builder: TreeBuilder,
+    is_cat: np.ndarray, n_bins: np.ndarray, k: int, criterion: str, depth_left: int | None,
+    progress: Callable | None, stage: str,
+) -> tuple[dict, list]:
+    """Move the rows of the splittable frontier nodes together with Dask's own shuffle (by node),
+    grow each node's subtree in memory, graft them, and route every partition's rows down."""
+    import dask
+    import dask.dataframe as dd
+    import pandas as pd
+
+    top = int(n_bins.max())
+    bdtype = np.uint8 if top <= 256 else np.uint16 if top <= 65536 else np.int32
+    meta = pd.DataFrame({"__node": np.zeros(0, np.int64), "__y": np.zeros(0, np.int64),
+                         **{f"__b{j}": np.zeros(0, bdtype) for j in range(len(n_bins))}})
+    can_f = _put(client, can)
+    frames = [client.submit(K.active_rows, s, can_f, pure=False) for s in cur]
+    rows = dd.from_delayed(frames, meta=meta, verify_meta=False)
+    shuffled = rows.shuffle(on="__node", npartitions=len(frames))
+    subs = client.compute([
+        dask.delayed(K.local_subtree)(p, is_cat, n_bins, k, criterion, depth_left)
+        for p in shuffled.to_delayed()
+    ])
+    import distributed
+
+    subtrees = []
+    for i, (_, sub) in enumerate(distributed.as_completed(subs, with_results=True), start=1):
+        subtrees.append(sub)
+        if progress is not None:
+            progress(stage + " (local)", i, len(subs))
+    del frames, subs
+    tree = _stitch(_arrays(builder), frontier, subtrees)
+    tree_f = client.scatter([tree], broadcast=True, hash=False)[0]
+    front_f = _put(client, frontier)
+    leaves = [client.submit(K.descend, s, front_f, tree_f, pure=False) for s in cur]
+    return tree, leaves
 
 
 def _children_counts(
@@ -123,13 +201,16 @@ def grow(
     n_roots: int = 1,
     progress: Callable | None = None,
     stage: str = "tree",
+    local_cells: int | None = 4_000_000,
 ) -> tuple[GrownTree, list]:
     """Grow a :class:`HistTree`-identical tree over partitions; return it and a future per
     partition holding each row's leaf node id.
 
     ``states``: futures of :class:`PartState` (bins and class codes); ``init``: futures of each
     row's root (ints 0..n_roots-1) or None; ``criterion``: "gini", "entropy" or "mondrian"
-    (then the class codes are ignored).
+    (then the class codes are ignored); ``local_cells``: once a level's histograms would hold
+    more cells than this (nodes x bins x classes), the splittable nodes' rows are gathered by node
+    with Dask's shuffle and their subtrees finished in memory (the same splits; node ids differ).
     """
     mondrian = criterion == "mondrian"
     C = 1 if mondrian else int(n_classes)
@@ -155,6 +236,13 @@ def grow(
             progress(stage, depth, None)
         if not can.any():
             break
+        n_h = A if parent_H is None else A // 2
+        if local_cells is not None and n_h * int(n_bins.sum()) * C > local_cells:
+            tree, leaves = _finish_locally(
+                client, cur, frontier, can, builder, is_cat, n_bins, k, criterion,
+                None if max_depth is None else max_depth - depth, progress, stage,
+            )
+            return GrownTree(tree, is_cat), leaves
         if parent_H is None:
             small_side = None
         else:
