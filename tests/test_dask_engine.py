@@ -87,15 +87,18 @@ def _in_memory_groups(X, y, qi, k, criterion, refine):
 @pytest.mark.parametrize(
     "criterion,refine,k,local",
     [("gini", True, 20, None), ("entropy", False, 40, None), ("mondrian", False, 25, None),
-     ("gini", True, 10, 30_000), ("mondrian", False, 10, 1)],
+     ("gini", True, 10, {"local_rows": 600}), ("mondrian", False, 10, {"local_cells": 1}),
+     ("entropy", False, 15, {"local_rows": 250})],
 )
 def test_same_groups_as_in_memory_hist_tree(client, adult, criterion, refine, k, local):
     """Given the same bins, the distributed tree makes exactly the in-memory HistTree's groups
     (and AG's refine='mondrian' step too), over uneven partitions. With ``local`` (a small
     budget of histogram cells), the deep levels are finished in memory after Dask's shuffle by
     node: the same groups, numbered in another order."""
+    opts = {"local_cells": None, "local_rows": None, **(local or {})}
     X, y, qi = adult
     expected, enc, classes = _in_memory_groups(X, y, qi, k, criterion, refine)
+    assert np.bincount(expected).min() >= k
     spec = K.BinSpec.from_encoder(enc, None if classes is None else classes.astype(object))
     ddf = dd.from_pandas(X.assign(label=y.to_numpy()), npartitions=5)
     parts = ddf.to_delayed()
@@ -105,15 +108,15 @@ def test_same_groups_as_in_memory_hist_tree(client, adult, criterion, refine, k,
     ])
     if guide:
         tree, leaves = grow(client, states, spec.is_cat, spec.n_bins, spec.n_classes, k, criterion,
-                            local_cells=local)
+                            **opts)
         groups, G, _ = compact(client, leaves, tree.n_nodes_)
         if refine:
             rtree, leaves = grow(client, states, spec.is_cat, spec.n_bins, 1, k, "mondrian",
-                                 init=groups, n_roots=G, local_cells=local)
+                                 init=groups, n_roots=G, **opts)
             groups, G, _ = compact(client, leaves, rtree.n_nodes_)
     else:
         tree, leaves = grow(client, states, spec.is_cat, spec.n_bins, 1, k, "mondrian",
-                            local_cells=local)
+                            **opts)
         groups, G, _ = compact(client, leaves, tree.n_nodes_)
     got = np.concatenate(client.gather(groups))
     assert G == expected.max() + 1

@@ -104,7 +104,9 @@ def column_summary(
             "pts": pts, "w": w,
         }
     for c in categorical:
-        out["cat"][c] = part[c].astype(object).value_counts(dropna=False)
+        counts = part[c].value_counts(dropna=False)
+        counts.index = pd.Index(np.asarray(counts.index, dtype=object), dtype=object)
+        out["cat"][c] = counts
     if label is not None:
         out["label"] = part[label].value_counts(dropna=False)
     return out
@@ -264,7 +266,7 @@ def finalize_bins(summary: dict, columns: Sequence[Any], categorical: Sequence[A
 
 # -- 2. binning --------------------------------------------------------------------------------
 def _cat_codes(s: pd.Series, categories: np.ndarray) -> np.ndarray:
-    codes, uniques = pd.factorize(s.astype(object), use_na_sentinel=True)
+    codes, uniques = pd.factorize(s, use_na_sentinel=True)
     idx = pd.Index(categories, dtype=object).get_indexer(pd.Index(np.asarray(uniques, dtype=object), dtype=object))
     m = len(categories)
     idx = np.where(idx < 0, m + 1, idx)  # unknown
@@ -574,29 +576,25 @@ def local_subtree(
     return out
 
 
-def descend(state: PartState, frontier: np.ndarray, tree: dict) -> np.ndarray:
-    """Final node of every row: rows still in the frontier walk down ``tree`` (node arrays)
-    from their frontier node; the others keep the node where they stopped."""
-    leaf = state.leaf.copy()
-    act = np.flatnonzero(state.local >= 0)
-    node = frontier[state.local[act]]
+def descend(state: PartState, leaf: np.ndarray, tree: dict) -> np.ndarray:
+    """Walk every row from its node ``leaf`` down ``tree`` (node arrays) to a leaf: rows that
+    stopped at the root of a subtree grown later reach that subtree's leaves."""
+    node = np.asarray(leaf, dtype=np.int64).copy()
     n = state.B.shape[0]
     Bf = state.B.ravel(order="F")
     feature, threshold, offset = tree["feature"], tree["threshold"], tree["offset"]
     flat = tree["flat"] if tree["flat"].size else np.zeros(1, dtype=bool)
-    rows = np.arange(act.size)
+    rows = np.arange(n)
     while rows.size:
         rows = rows[feature[node[rows]] >= 0]
         if not rows.size:
             break
         nd = node[rows]
-        f = feature[nd]
-        b = Bf[f * n + act[rows]].astype(np.int64)
+        b = Bf[feature[nd] * n + rows].astype(np.int64)
         go_left = b <= threshold[nd]
         off = offset[nd]
         cat = off >= 0
         if cat.any():
             go_left = np.where(cat, flat[np.where(cat, off + b, 0)], go_left)
         node[rows] = np.where(go_left, tree["left"][nd], tree["right"][nd])
-    leaf[act] = node
-    return leaf
+    return node

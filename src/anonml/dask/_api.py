@@ -276,7 +276,10 @@ def anonymize_dataset(
     client : distributed.Client, optional
         Default: the current client; use :func:`local_cluster` to start one.
     progress : callable, optional
-        ``progress(stage, done, total)``, called per tree level and per partition step.
+        ``progress(stage, done, total)``: stages "bins", "representatives", "recode_write"
+        (per partition, total = partitions), "tree" and "refine" (per level, total None until
+        the last call), "tree (local)" and "refine (local)" (per subtree batch finished in
+        memory), "verify".
 
     Returns
     -------
@@ -371,7 +374,6 @@ def anonymize_dataset(
     ]
     numeric = [col for col in qi if col not in set(categorical)]
     parts = ddf.to_delayed()
-    n_parts = len(parts)
 
     def tick(stage: str, done: int, total: int | None) -> None:
         if progress is not None:
@@ -413,7 +415,8 @@ def anonymize_dataset(
         levels: dict = {}
 
         def count_levels(stage: str, done: int, total: int | None) -> None:
-            levels[stage] = done
+            if total is None or stage in ("tree", "refine"):
+                levels[stage] = done
             tick(stage, done, total)
 
         is_cat, n_bins = spec.is_cat, spec.n_bins
