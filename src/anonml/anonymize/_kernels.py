@@ -416,17 +416,20 @@ def sum_arrays(*parts: Any) -> Any:
 
 # -- 4. representatives ------------------------------------------------------------------------
 def group_bin_counts(
-    state: PartState, groups: np.ndarray, n_bins: np.ndarray, n_classes: int
+    state: PartState, groups: np.ndarray, n_bins: np.ndarray, n_classes: int,
+    columns: Sequence[Any] | None = None,
 ) -> dict:
-    """Sparse per-group histograms of this partition: for each QI j the sorted keys
-    ``group * n_bins_j + bin`` and their counts, plus group class counts (``"y"``)."""
+    """Sparse per-group histograms of this partition: for each QI position j (of ``columns``;
+    default all) the sorted keys ``group * n_bins_j + bin`` and their counts, and for ``"y"``
+    the group class counts. One column at a time keeps the merged result small."""
     out: dict = {}
     g = np.asarray(groups, dtype=np.int64)
-    for j in range(state.B.shape[1]):
-        keys, counts = np.unique(g * int(n_bins[j]) + state.B[:, j], return_counts=True)
+    for j in (list(range(state.B.shape[1])) + ["y"]) if columns is None else columns:
+        if j == "y":
+            keys, counts = np.unique(g * n_classes + state.y, return_counts=True)
+        else:
+            keys, counts = np.unique(g * int(n_bins[j]) + state.B[:, j], return_counts=True)
         out[j] = (keys, counts.astype(np.int64))
-    keys, counts = np.unique(g * n_classes + state.y, return_counts=True)
-    out["y"] = (keys, counts.astype(np.int64))
     return out
 
 
@@ -441,21 +444,28 @@ def merge_sparse(*parts: dict) -> dict:
     return out
 
 
-def group_medians(counts: dict, spec: BinSpec, n_groups: int, rule: str) -> dict:
+def group_medians(
+    counts: dict, spec: BinSpec, n_groups: int, rule: str, size: np.ndarray | None = None
+) -> dict:
     """Per group: the z-scored median of each numeric QI (the value of its median bin), the
     one-hot median of each categorical QI (1 above half, 0.5 at half, else 0) and the
-    majority class (Goldsteen et al., 2022, Sec. 3.2)."""
-    kc, cc = counts["y"]
-    nc = spec.n_classes
-    Y = np.zeros(n_groups * nc, dtype=np.int64)
-    Y[kc] = cc
-    Y = Y.reshape(n_groups, nc)
-    size = Y.sum(1)
-    out: dict = {"majority": Y.argmax(1) if rule == "majority_medoid" and spec.classes is not None
-                 else None, "num": {}, "cat": {}}
+    majority class (Goldsteen et al., 2022, Sec. 3.2), for the entries of ``counts``
+    (:func:`group_bin_counts`). ``size``: rows per group (needed without ``"y"``)."""
+    out: dict = {"majority": None, "num": {}, "cat": {}}
+    if "y" in counts:
+        kc, cc = counts["y"]
+        nc = spec.n_classes
+        Y = np.zeros(n_groups * nc, dtype=np.int64)
+        Y[kc] = cc
+        Y = Y.reshape(n_groups, nc)
+        size = Y.sum(1)
+        if rule == "majority_medoid" and spec.classes is not None:
+            out["majority"] = Y.argmax(1)
     cat = set(spec.categorical)
     n_bins = spec.n_bins
     for j, c in enumerate(spec.columns):
+        if j not in counts:
+            continue
         keys, cnt = counts[j]
         g = keys // int(n_bins[j])
         b = keys % int(n_bins[j])
@@ -478,6 +488,17 @@ def group_medians(counts: dict, spec: BinSpec, n_groups: int, rule: str) -> dict
             med_bin[g[idx]] = b[idx]
             value = spec.bin_values[c][med_bin]
             out["num"][j] = (value - spec.mean[c]) / spec.scale[c]
+    return out
+
+
+def assemble_medians(*parts: dict) -> dict:
+    """One medians table from the per-column ones of :func:`group_medians`."""
+    out: dict = {"majority": None, "num": {}, "cat": {}}
+    for p in parts:
+        if p["majority"] is not None:
+            out["majority"] = p["majority"]
+        out["num"].update(p["num"])
+        out["cat"].update(p["cat"])
     return out
 
 

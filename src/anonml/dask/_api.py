@@ -441,11 +441,16 @@ def anonymize_dataset(
         # ---- 3. representatives by map-reduce
         t0 = time.perf_counter()
         rule = "majority_medoid" if method == "accuracy_guided" else "medoid"
-        counts = tree_reduce(client, [
-            client.submit(K.group_bin_counts, s, g, n_bins, spec.n_classes, pure=False)
-            for s, g in zip(states, groups)
-        ], K.merge_sparse)
-        med = client.submit(K.group_medians, counts, spec_f, n_groups, rule, pure=False)
+        sizes_f = _put(client, np.asarray(sizes, dtype=np.int64))
+        med_parts = []
+        for j in ["y"] + list(range(len(qi))):  # one column at a time: small merged histograms
+            counts = tree_reduce(client, [
+                client.submit(K.group_bin_counts, s, g, n_bins, spec.n_classes, [j], pure=False)
+                for s, g in zip(states, groups)
+            ], K.merge_sparse)
+            med_parts.append(client.submit(K.group_medians, counts, spec_f, n_groups, rule,
+                                           sizes_f, pure=False))
+        med = client.submit(K.assemble_medians, *med_parts, pure=False)
         cands = client.compute([
             dask.delayed(K.propose_representatives)(p, s, g, med, spec_f, qi, i)
             for i, (p, s, g) in enumerate(zip(parts, states, groups))
@@ -454,7 +459,7 @@ def anonymize_dataset(
         reps = tree_reduce(client, cands, K.merge_candidates)
         reps = client.submit(_reps_table, reps, n_groups, qi, pure=False)
         distributed.wait(reps)
-        del counts, med, cands
+        del counts, med, med_parts, cands
         seconds["representatives"] = time.perf_counter() - t0
 
         # ---- 4. recode and write to the temporary folder
