@@ -16,7 +16,7 @@ pytest.importorskip("pyarrow")
 
 import dask.dataframe as dd  # noqa: E402
 
-from anonml._errors import InputError, OutputError, PrivacyViolationError  # noqa: E402
+from anonml._errors import InputError, OutputError  # noqa: E402
 from anonml.anonymize import _kernels as K  # noqa: E402
 from anonml.anonymize._accuracy_guided import _compact  # noqa: E402
 from anonml.anonymize._hist_tree import HistTree  # noqa: E402
@@ -197,9 +197,18 @@ def test_l_and_t_verified_on_output(client, adult, folder, tmp_path):
     out = pd.read_parquet(tmp_path / "lt")
     assert res.achieved["l"] == pytest.approx(l_diversity(out, qi4, "occupation", kind="entropy"))
     assert res.achieved["t"] == pytest.approx(t_closeness(out, qi4, "occupation"))
-    with pytest.raises(PrivacyViolationError, match="diverse"):
+    # l that the tree's groups break: groups are merged until every class satisfies it
+    res = ad.anonymize_dataset(folder, tmp_path / "l6", k=10, quasi_identifiers=qi4,
+                               label="label", sensitive="occupation", l=6, client=client)
+    out = pd.read_parquet(tmp_path / "l6")
+    assert res.n_merges > 0
+    assert l_diversity(out, qi4, "occupation") >= 6 == 6
+    assert res.achieved["l"] == l_diversity(out, qi4, "occupation")
+    assert k_anonymity(out, qi4) >= 10
+    # no grouping reaches l = 40 (fewer distinct values): refused before anything is written
+    with pytest.raises(InputError, match="whole table fails"):
         ad.anonymize_dataset(folder, tmp_path / "bad", k=10, quasi_identifiers=qi4,
-                             label="label", sensitive="occupation", l=14, client=client)
+                             label="label", sensitive="occupation", l=40, client=client)
     assert not list(tmp_path.glob("*bad*"))
 
 

@@ -56,6 +56,8 @@ class DaskAnonymization:
         The output folder.
     n_levels : dict
         Tree levels grown ("tree", and "refine" for AG's Mondrian refinement).
+    n_merges : int
+        Groups merged into their nearest group to reach l or t.
     """
 
     n_rows: int
@@ -65,6 +67,7 @@ class DaskAnonymization:
     seconds: dict
     target: Path
     n_levels: dict = field(default_factory=dict)
+    n_merges: int = 0
 
 
 def local_cluster(
@@ -173,7 +176,7 @@ def _guide(part: pd.DataFrame, label: Any, model: Any, features: list | None) ->
     return None
 
 
-def _summary_task(part, numeric, categorical, label, model, features, max_bins, needed):
+def _summary_task(part, numeric, categorical, label, model, features, max_bins, needed, sensitive):
     missing = [c for c in needed if c not in part.columns]
     if missing:
         raise InputError(
@@ -183,13 +186,19 @@ def _summary_task(part, numeric, categorical, label, model, features, max_bins, 
     out = K.column_summary(part, numeric, categorical, None, max_bins)
     g = _guide(part, label, model, features)
     out["label"] = None if g is None else g.value_counts(dropna=False)
+    if sensitive is not None:
+        vc = part[sensitive].value_counts(dropna=False)
+        vc.index = pd.Index(np.asarray(vc.index, dtype=object), dtype=object)
+        out["sensitive"] = vc
     return out
 
 
 def _merge_task(max_bins, *parts):
     acc = parts[0]
     for p in parts[1:]:
+        sens = K._add_counts(acc.get("sensitive"), p.get("sensitive"))
         acc = K.merge_summaries(acc, p, max_bins)
+        acc["sensitive"] = sens
     return acc
 
 
@@ -264,8 +273,9 @@ def anonymize_dataset(
     sensitive, l, l_kind, c, t
         l-diversity (``l_kind`` "distinct" or "entropy") and t-closeness (equal distance for a
         categorical, ordered for a numeric sensitive column) of ``sensitive``, verified on the
-        written table. This engine does not merge groups to reach them: a violation raises
-        :class:`~anonml._errors.PrivacyViolationError` and nothing is written.
+        written table. As in memory, a group that breaks them is merged into its nearest group
+        (centroid distance, from group-level sums reduced on the cluster) until all satisfy
+        them; a whole table that fails them is refused.
     max_bins : int, default 255
         Bins per numeric QI (distinct values while there are at most this many, else quantiles
         of a mergeable sketch).
@@ -390,7 +400,8 @@ def anonymize_dataset(
         # ---- 1. global bins and codes, binned partitions kept on the workers
         t0 = time.perf_counter()
         summaries = client.compute([
-            dask.delayed(_summary_task)(p, numeric, categorical, label, model, features, max_bins, needed)
+            dask.delayed(_summary_task)(p, numeric, categorical, label, model, features, max_bins,
+                                        needed, sensitive)
             for p in parts
         ])
         run_parts("bins", summaries)
@@ -434,6 +445,12 @@ def anonymize_dataset(
                                 progress=count_levels, stage="tree")
             groups, n_groups, sizes = compact(client, leaves, tree.n_nodes_)
         del leaves
+        n_merges = 0
+        if l is not None or t is not None:  # merge the groups that break l or t
+            groups, n_groups, sizes, n_merges = _merge_for_model(
+                client, dask, parts, states, groups, n_groups, sizes, spec, spec_f, summary,
+                meta, k, sensitive, l, l_kind, c, t,
+            )
         if int(sizes.min()) < k:
             raise RuntimeError(f"internal error: a group of {int(sizes.min())} < k={k} rows; please report")
         seconds["tree"] = time.perf_counter() - t0
@@ -493,5 +510,40 @@ def anonymize_dataset(
         raise
     return DaskAnonymization(
         n_rows=n_rows, n_groups=int(n_groups), min_class_size=int(smallest), achieved=achieved,
-        seconds=seconds, target=target, n_levels=levels,
+        seconds=seconds, target=target, n_levels=levels, n_merges=n_merges,
     )
+
+
+def _merge_for_model(client, dask, parts, states, groups, n_groups, sizes, spec, spec_f, summary,
+                     meta, k, sensitive, l, l_kind, c, t):
+    from anonml.dask._merge import group_sums, merge_groups, merge_sums
+    from anonml.dask._tree import _map_ids
+    from anonml.dask._verify import _value_order
+    from anonml.privacy._constraints import PrivacyModel
+    from anonml.privacy._diversity import resolve_distance
+
+    vc = summary["sensitive"]
+    values = _value_order(vc)
+    total = float(vc.sum())
+    q = np.array([vc.get(v, 0) for v in values], dtype=np.float64)
+    if total - q.sum() > 0:
+        q = np.append(q, total - q.sum())
+    m = q.size
+    distance = resolve_distance("auto", meta[sensitive], None) if t is not None else None
+    model = PrivacyModel(k=k, codes=np.zeros(0, dtype=np.int64), n_values=m, l=l, l_kind=l_kind,
+                         c=c, t=t, distance=distance, q=q / total, sensitive=sensitive)
+    if not model.allowed(q[None, :])[0]:
+        raise InputError(
+            f"the whole table fails the privacy model on {sensitive!r} (it has "
+            f"{int((q > 0).sum())} distinct values), so no grouping can satisfy it; lower l"
+        )
+    sums = tree_reduce(client, client.compute([
+        dask.delayed(group_sums)(p, s, g, spec_f, sensitive, values, n_groups)
+        for p, s, g in zip(parts, states, groups)
+    ]), merge_sums)
+    mapping, n_merges = merge_groups(client.gather(sums), spec, sizes, model, len(values) + 1)
+    mapping_f = _put(client, mapping)
+    groups = [client.submit(_map_ids, g, mapping_f, pure=False) for g in groups]
+    n_new = int(mapping.max()) + 1
+    sizes = np.bincount(mapping, weights=sizes, minlength=n_new).astype(np.int64)
+    return groups, n_new, sizes, n_merges
