@@ -206,6 +206,24 @@ def _bin_task(part, spec, label, model, features):
     return K.bin_partition(part, spec, _guide(part, label, model, features))
 
 
+_MERGED_KEYS = 32_000_000  # nonzero (group, bin) counts one reduction may hold (~0.5 GB)
+
+
+def _column_batches(n_rows: int, n_groups: int, n_bins: np.ndarray, n_classes: int) -> list:
+    """Columns of the per-group histograms reduced together: as many as keep the merged sparse
+    histogram under ``_MERGED_KEYS`` keys (at most one group x bin per row and column)."""
+    cols = ["y"] + list(range(len(n_bins)))
+    size = [min(n_rows, n_groups * n_classes)] + [min(n_rows, n_groups * int(b)) for b in n_bins]
+    batches, cur, total = [], [], 0
+    for col, sz in zip(cols, size):
+        if cur and total + sz > _MERGED_KEYS:
+            batches.append(cur)
+            cur, total = [], 0
+        cur.append(col)
+        total += sz
+    return batches + [cur]
+
+
 def _reps_table(cands: pd.DataFrame, n_groups: int, qi: list) -> pd.DataFrame:
     if cands.shape[0] != n_groups or not (cands["__group"].to_numpy() == np.arange(n_groups)).all():
         raise RuntimeError(
@@ -460,9 +478,9 @@ def anonymize_dataset(
         rule = "majority_medoid" if method == "accuracy_guided" else "medoid"
         sizes_f = _put(client, np.asarray(sizes, dtype=np.int64))
         med_parts = []
-        for j in ["y"] + list(range(len(qi))):  # one column at a time: small merged histograms
+        for batch in _column_batches(n_rows, n_groups, n_bins, spec.n_classes):
             counts = tree_reduce(client, [
-                client.submit(K.group_bin_counts, s, g, n_bins, spec.n_classes, [j], pure=False)
+                client.submit(K.group_bin_counts, s, g, n_bins, spec.n_classes, batch, pure=False)
                 for s, g in zip(states, groups)
             ], K.merge_sparse)
             med_parts.append(client.submit(K.group_medians, counts, spec_f, n_groups, rule,
