@@ -21,8 +21,12 @@ Steps (docs/dask.md):
 4. :func:`group_bin_counts` (sparse per-group histograms), :func:`group_medians`,
    :func:`propose_representatives` / :func:`merge_candidates` -- representatives by map-reduce.
 5. :func:`recode_partition` -- the output rows of a partition.
-6. :func:`sensitive_class_counts` -- per equivalence class counts of the sensitive value, for the
-   independent check of l-diversity and t-closeness on the written table.
+6. :func:`active_rows`, :func:`local_subtree`, :func:`descend` -- nodes small enough to finish
+   in memory: their rows gathered by node (the engine's own shuffle), their subtrees grown by
+   ``HistTree``, every partition's rows routed down the grafted subtrees.
+
+Verification of the written table uses :func:`anonml.dask._verify.class_stats` and the count
+kernels of :mod:`anonml.privacy`; l/t merging uses :mod:`anonml.dask._merge`.
 """
 
 from __future__ import annotations
@@ -553,12 +557,6 @@ def recode_partition(part: pd.DataFrame, groups: np.ndarray, reps: pd.DataFrame,
     from anonml.anonymize._pipeline import recode
 
     return recode(part, qi, np.asarray(groups, dtype=np.int64), reps)
-
-
-# -- 6. verification counts --------------------------------------------------------------------
-def class_keys(table: pd.DataFrame, qi: Sequence[Any]) -> pd.DataFrame:
-    """The QI columns of a written partition as hashable text keys (missing values kept)."""
-    return table[list(qi)]
 
 
 # -- 3b. finishing small nodes locally ---------------------------------------------------------
