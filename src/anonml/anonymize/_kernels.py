@@ -303,18 +303,20 @@ def bin_partition(part: pd.DataFrame, spec: BinSpec, guide: np.ndarray | pd.Seri
                 )
             B[:, j] = np.searchsorted(spec.thresholds[c], v, side="left")
     if guide is None:
-        y = np.zeros(n, dtype=np.int64)
+        y = np.zeros(n, dtype=np.int8)
     else:
         y = _cat_codes(pd.Series(np.asarray(guide, dtype=object)), spec.classes)
         if (y >= len(spec.classes)).any():
             raise InputError("the guide labels hold a value absent from the label summary")
+        y = y.astype(np.int16 if len(spec.classes) < 32000 else np.int32)  # kept per row
     return PartState(B, y)
 
 
 @dataclass
 class PartState:
     """What a worker keeps of its partition between levels: bins, class codes, and for each row
-    its position in the current frontier (-1 once its node stopped) and its final node."""
+    its position in the current frontier (-1 once its node stopped) and its final node.
+    Narrow integer types: these arrays stay in the workers' memory for the whole tree."""
 
     B: np.ndarray
     y: np.ndarray
@@ -324,7 +326,7 @@ class PartState:
     def start(self, init: np.ndarray | None) -> "PartState":
         """A fresh tree over these rows (from root 0, or from roots ``init``)."""
         n = self.y.size
-        local = np.zeros(n, dtype=np.int64) if init is None else np.asarray(init, dtype=np.int64)
+        local = np.zeros(n, dtype=np.int32) if init is None else np.asarray(init, dtype=np.int32)
         return PartState(self.B, self.y, local.copy(), local.copy())
 
 
@@ -382,7 +384,7 @@ def class_histograms(
     child ``2p + small_side[p]`` are counted, at index p. Otherwise every frontier node.
     """
     act = np.flatnonzero(state.local >= 0)
-    node = state.local[act]
+    node = state.local[act].astype(np.int64)
     if small_side is not None:
         sel = (node & 1) == small_side[node >> 1]
         act, node = act[sel], node[sel] >> 1
@@ -403,7 +405,8 @@ def class_histograms(
 def node_class_counts(state: PartState, n_nodes: int, n_classes: int) -> np.ndarray:
     """Class counts per frontier node, shape (n_nodes, n_classes)."""
     act = state.local >= 0
-    T = np.bincount(state.local[act] * n_classes + state.y[act], minlength=n_nodes * n_classes)
+    T = np.bincount(state.local[act].astype(np.int64) * n_classes + state.y[act],
+                    minlength=n_nodes * n_classes)
     return T.reshape(n_nodes, n_classes).astype(np.float64)
 
 
@@ -566,7 +569,7 @@ def active_rows(state: PartState, can: np.ndarray) -> pd.DataFrame:
     by node (``"__node"``)."""
     act = np.flatnonzero(state.local >= 0)
     act = act[can[state.local[act]]]
-    cols = {"__node": state.local[act], "__y": state.y[act]}
+    cols = {"__node": state.local[act].astype(np.int64), "__y": state.y[act].astype(np.int64)}
     for j in range(state.B.shape[1]):
         cols[f"__b{j}"] = state.B[act, j]
     return pd.DataFrame(cols)
@@ -616,4 +619,4 @@ def descend(state: PartState, leaf: np.ndarray, tree: dict) -> np.ndarray:
         if cat.any():
             go_left = np.where(cat, flat[np.where(cat, off + b, 0)], go_left)
         node[rows] = np.where(go_left, tree["left"][nd], tree["right"][nd])
-    return node
+    return node.astype(np.int32) if node.size and node.max() < 2**31 - 1 else node

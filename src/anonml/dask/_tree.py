@@ -65,7 +65,8 @@ def _start(state: K.PartState, init: np.ndarray | None, zero_y: bool) -> K.PartS
 
 
 def _map_ids(ids: np.ndarray, mapping: np.ndarray) -> np.ndarray:
-    return mapping[ids]
+    out = mapping[ids]
+    return out.astype(np.int32) if mapping.size < 2**31 - 1 else out
 
 
 def _leaf_counts(leaf: np.ndarray, n_nodes: int) -> np.ndarray:
