@@ -202,6 +202,10 @@ def _merge_task(max_bins, *parts):
     return acc
 
 
+def _read_file(path: str, columns: list | None) -> pd.DataFrame:
+    return pd.read_parquet(path, columns=columns)
+
+
 def _bin_task(part, spec, label, model, features):
     return K.bin_partition(part, spec, _guide(part, label, model, features))
 
@@ -382,26 +386,32 @@ def anonymize_dataset(
     if isinstance(source, (str, os.PathLike)):
         files = _parquet_files(source)
         _check_files(files, needed)
-        ddf = dd.read_parquet(files)
+        meta = pd.read_parquet(files[0], columns=needed).iloc[:0]
+
+        def parts_of(columns: list | None) -> list:  # one partition per file, read by pandas
+            return [dask.delayed(_read_file, pure=False)(f, columns) for f in files]
     elif hasattr(source, "to_delayed") and hasattr(source, "npartitions"):
-        ddf = source
-        missing = [c for c in needed if c not in set(ddf.columns)]
+        missing = [c for c in needed if c not in set(source.columns)]
         if missing:
             raise InputError(
                 f"column {missing[0]!r} is not in the dataset; columns are: "
-                f"{', '.join(map(str, list(ddf.columns)[:12]))}"
+                f"{', '.join(map(str, list(source.columns)[:12]))}"
             )
+        meta = source._meta
+        delayed_parts = source.to_delayed()
+
+        def parts_of(columns: list | None) -> list:
+            return delayed_parts
     else:
         raise InputError(
             f"source of type {type(source).__name__}; pass a Parquet folder, a glob or a dask DataFrame"
         )
-    meta = ddf._meta
     categorical = [
         col for col in qi
         if not pd.api.types.is_numeric_dtype(meta[col]) or pd.api.types.is_bool_dtype(meta[col])
     ]
     numeric = [col for col in qi if col not in set(categorical)]
-    parts = ddf.to_delayed()
+    parts = parts_of(needed)  # the columns the engine reads
 
     def tick(stage: str, done: int, total: int | None) -> None:
         if progress is not None:
@@ -488,7 +498,7 @@ def anonymize_dataset(
         med = client.submit(K.assemble_medians, *med_parts, pure=False)
         cands = client.compute([
             dask.delayed(K.propose_representatives)(p, s, g, med, spec_f, qi, i)
-            for i, (p, s, g) in enumerate(zip(parts, states, groups))
+            for i, (p, s, g) in enumerate(zip(parts_of(qi), states, groups))
         ])
         run_parts("representatives", cands)
         reps = tree_reduce(client, cands, K.merge_candidates)
@@ -503,7 +513,7 @@ def anonymize_dataset(
         del states
         written = client.compute([
             dask.delayed(_write_task)(p, g, reps, qi, str(tmp), i)
-            for i, (p, g) in enumerate(zip(parts, groups))
+            for i, (p, g) in enumerate(zip(parts_of(None), groups))
         ])
         run_parts("recode_write", written)
         n_written = sum(client.gather(written))
