@@ -55,6 +55,7 @@ __all__ = [
     "group_medians",
     "propose_representatives",
     "merge_candidates",
+    "pick_rows",
     "recode_partition",
 ]
 
@@ -539,19 +540,28 @@ def propose_representatives(
     rows = rows[order]
     gs = g[rows]
     first = rows[np.r_[True, gs[1:] != gs[:-1]]] if rows.size else rows
-    cand = part.iloc[first][list(qi)].reset_index(drop=True)
-    cand.insert(0, "__row", first.astype(np.int64))
-    cand.insert(0, "__part", np.full(first.size, part_index, dtype=np.int64))
-    cand.insert(0, "__dist", dist[first])
-    cand.insert(0, "__group", g[first])
-    return cand
+    return {
+        "group": g[first], "dist": dist[first],
+        "part": np.full(first.size, part_index, dtype=np.int64), "row": first.astype(np.int64),
+    }
 
 
-def merge_candidates(*parts: pd.DataFrame) -> pd.DataFrame:
-    """Keep the best candidate per group: smallest distance, then first partition, first row."""
-    both = pd.concat(parts, ignore_index=True)
-    both = both.sort_values(["__group", "__dist", "__part", "__row"], kind="stable")
-    return both.drop_duplicates("__group", keep="first").reset_index(drop=True)
+def merge_candidates(*parts: dict) -> dict:
+    """Keep the best candidate per group: smallest distance, then first partition, first row
+    (numbers only: the QI values of the winners are picked afterwards, :func:`pick_rows`)."""
+    both = {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
+    order = np.lexsort((both["row"], both["part"], both["dist"], both["group"]))
+    g = both["group"][order]
+    keep = order[np.r_[True, g[1:] != g[:-1]]] if g.size else order
+    return {key: v[keep] for key, v in both.items()}
+
+
+def pick_rows(part: pd.DataFrame, winners: dict, part_index: int, qi: Sequence[Any]) -> pd.DataFrame:
+    """The QI values of this partition's winning records, with their group (``"__group"``)."""
+    mine = winners["part"] == part_index
+    out = part.iloc[winners["row"][mine]][list(qi)].reset_index(drop=True)
+    out.insert(0, "__group", winners["group"][mine])
+    return out
 
 
 # -- 5. recode ---------------------------------------------------------------------------------

@@ -228,12 +228,13 @@ def _column_batches(n_rows: int, n_groups: int, n_bins: np.ndarray, n_classes: i
     return batches + [cur]
 
 
-def _reps_table(cands: pd.DataFrame, n_groups: int, qi: list) -> pd.DataFrame:
-    if cands.shape[0] != n_groups or not (cands["__group"].to_numpy() == np.arange(n_groups)).all():
+def _reps_table(n_groups: int, qi: list, *picked: pd.DataFrame) -> pd.DataFrame:
+    reps = pd.concat(picked, ignore_index=True).sort_values("__group", kind="stable")
+    if reps.shape[0] != n_groups or not (reps["__group"].to_numpy() == np.arange(n_groups)).all():
         raise RuntimeError(
-            f"internal error: {cands.shape[0]} representatives for {n_groups} groups; please report"
+            f"internal error: {reps.shape[0]} representatives for {n_groups} groups; please report"
         )
-    return cands[qi].reset_index(drop=True)
+    return reps[qi].reset_index(drop=True)
 
 
 def _write_task(part, groups, reps, qi, folder, i):
@@ -501,10 +502,13 @@ def anonymize_dataset(
             for i, (p, s, g) in enumerate(zip(parts_of(qi), states, groups))
         ])
         run_parts("representatives", cands)
-        reps = tree_reduce(client, cands, K.merge_candidates)
-        reps = client.submit(_reps_table, reps, n_groups, qi, pure=False)
+        winners = tree_reduce(client, cands, K.merge_candidates)
+        picked = client.compute([
+            dask.delayed(K.pick_rows)(p, winners, i, qi) for i, p in enumerate(parts_of(qi))
+        ])
+        reps = client.submit(_reps_table, n_groups, qi, *picked, pure=False)
         distributed.wait(reps)
-        del counts, med, med_parts, cands
+        del counts, med, med_parts, cands, winners, picked
         seconds["representatives"] = time.perf_counter() - t0
 
         # ---- 4. recode and write to the temporary folder
