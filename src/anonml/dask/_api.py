@@ -317,6 +317,22 @@ def anonymize_dataset(
     Returns
     -------
     DaskAnonymization
+
+    Raises
+    ------
+    InputError
+        A bad parameter, a missing source, a column missing from a file or partition, a column
+        numeric in some files and text in others, missing values in a numeric QI, no client.
+    OutputError
+        The target exists, or its folder does not.
+    PrivacyViolationError
+        The independent check of the written table failed (nothing is left at the target).
+
+    Notes
+    -----
+    Additions to the contract with the CLI: ``refine``, ``criterion`` and ``max_depth`` (as in
+    ``AccuracyGuidedAnonymizer``); ``DaskAnonymization.n_levels`` and ``.n_merges``; progress
+    stages "tree (local)" and "refine (local)". Each Parquet file is one partition.
     """
     dask, dd, distributed = _require()
     seconds: dict = {}
