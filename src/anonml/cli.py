@@ -539,6 +539,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     say(f"rules: {rules.name} ({len(rules)} rules, from {rules.origin})")
     X_train, y_train = _read_labelled(args.train, args.target, "training")
     X_test, y_test = _read_labelled(args.test, args.target, "test")
+    mapping = None
     if args.model is not None:
         from anonml.safemodel._probe import sample_rows
 
@@ -546,6 +547,13 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         model = load_model(args.model, trust=args.trust_model,
                            probe_rows=sample_rows(X_train, X_test))
         say(f"model: {type(model).__name__} from {args.model}")
+        from anonml.safemodel._mapping import is_released_pipeline, verify_mapping
+
+        if is_released_pipeline(model):  # a released pipeline: re-verify its mapping first
+            mapping = verify_mapping(model, X_test, where=f"the mapping in {args.model!r}")
+            say(f"mapping: {mapping['method']}, k={mapping['k']}, {mapping['n_groups']:,} "
+                f"groups (smallest {mapping['smallest_group']:,}), re-verified from the "
+                "mapping alone")
         target = Target(model, X_train, y_train, X_test, y_test)
     else:
         target = Target(None, None, y_train, None, y_test,
@@ -563,7 +571,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     categorical = _split_names(args.categorical, "categorical") if args.categorical else None
     decision = request_release(
         target, rules, attacks=attacks, anonymization=anonymization,
-        anonymized_train=anonymized_train,
+        anonymized_train=anonymized_train, mapping=mapping,
         categorical_features=categorical, model_file=args.model, target_name=args.target,
         dataset_name=args.dataset or Path(args.train).name, n_jobs=args.n_jobs,
         random_state=args.seed, progress=say, progress_count=say.count)

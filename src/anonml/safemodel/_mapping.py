@@ -99,7 +99,8 @@ def _check_tree_counts(m: Any, sizes: np.ndarray, where: str) -> str:
     return "total and every leaf's count checked against the tree"
 
 
-def verify_mapping(obj: Any, X: Any = None, *, where: str = "the mapping") -> dict:
+def verify_mapping(obj: Any, X: Any = None, *, where: str = "the mapping",
+                   released: bool = True) -> dict:
     """Re-verify a fitted mapping (or a released pipeline's) from the mapping alone.
 
     Parameters
@@ -112,6 +113,8 @@ def verify_mapping(obj: Any, X: Any = None, *, where: str = "the mapping") -> di
         ``model.predict(mapping.transform(X))``. Only up to 1,000 rows are used.
     where : str
         How messages name the mapping (e.g. the file).
+    released : bool, default True
+        Refuse per-row state (a file that leaves the holder); ``False`` for a trusted pickle.
 
     Returns
     -------
@@ -132,7 +135,7 @@ def verify_mapping(obj: Any, X: Any = None, *, where: str = "the mapping") -> di
     d = m.__dict__
     leaked = [a for a in PER_ROW_ATTRIBUTES if a in d] + (
         ["_train_points"] if "_train_points" in d and pipe is not None else [])
-    if leaked:
+    if leaked and released:
         raise _refuse(where, f"it holds the per-row attribute {leaked[0]} (training rows or "
                       "their order must not be released)")
     k = d.get("k")
