@@ -295,3 +295,56 @@ def test_suppressed_groups_are_verified_without_their_representatives(data):
     assert m.suppressed_groups_.any()
     facts = verify_mapping(release_copy(m), Xte)
     assert facts["smallest_group"] >= K and any("maps to itself" in c for c in facts["checks"])
+
+
+def _csvs(data, tmp_path):
+    Xtr, Xte, ytr, yte = data
+    train, test = tmp_path / "train.csv", tmp_path / "test.csv"
+    Xtr.assign(income=ytr).to_csv(train, index=False)
+    Xte.assign(income=yte).to_csv(test, index=False)
+    return train, test
+
+
+def test_cli_anonymize_saves_the_pipeline_and_audit_reads_it(data, tmp_path, capsys):
+    import joblib
+
+    Xtr, Xte, ytr, yte = data
+    train, test = _csvs(data, tmp_path)
+    model_path = tmp_path / "model.joblib"
+    joblib.dump(_model(Xtr).fit(Xtr, ytr), model_path)
+    released = tmp_path / "released.skops"
+    code = main(["anonymize", str(train), "--k", str(K), "--qi", ",".join(QI), "--target",
+                 "income", "-o", str(tmp_path / "anon.csv"), "--model", str(model_path),
+                 "--trust-model", "--retrain", "--test", str(test), "--save-pipeline",
+                 str(released), "--json", "-q"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0 and out["pipeline"] == str(released)
+    back = load_model(released)
+    assert np.mean(back.predict(Xte) == yte.to_numpy()) == pytest.approx(
+        out["accuracy_after_mapped"])
+    code = main(["audit", "--model", str(released), "--train", str(train), "--test", str(test),
+                 "--target", "income", "--attacks", "none", "--formats", "json",
+                 "-o", str(tmp_path / "rep"), "--quiet"])
+    assert code == 0
+    assert json.loads((tmp_path / "rep" / "report.json").read_text())["data"]["mapping"][
+        "k"] == K
+
+
+@pytest.mark.parametrize("extra, needle", [
+    (["--method", "sangreea", "--retrain"], "SaNGreeA mapping holds every distinct"),
+    (["--method", "mondrian"], "--save-pipeline needs --retrain"),
+])
+def test_cli_save_pipeline_refusals_write_nothing(extra, needle, data, tmp_path, capsys):
+    import joblib
+
+    train, test = _csvs(data, tmp_path)
+    if "--retrain" in extra:
+        joblib.dump(_model(data[0]).fit(data[0], data[2]), tmp_path / "m.joblib")
+        extra = [*extra, "--model", str(tmp_path / "m.joblib"), "--trust-model"]
+    out = tmp_path / "anon.csv"
+    code = main(["anonymize", str(train), "--k", str(K), "--qi", "age,sex", "--target",
+                 "income", "-o", str(out), "--test", str(test), "--save-pipeline",
+                 str(tmp_path / "p.skops"), "-q", *extra])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 1 and len(err) == 1 and needle in err[0], err
+    assert not out.exists() and not (tmp_path / "p.skops").exists()
