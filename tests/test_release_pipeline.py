@@ -340,11 +340,12 @@ def test_cli_save_pipeline_refusals_write_nothing(extra, needle, data, tmp_path,
     train, test = _csvs(data, tmp_path)
     if "--retrain" in extra:
         joblib.dump(_model(data[0]).fit(data[0], data[2]), tmp_path / "m.joblib")
-        extra = [*extra, "--model", str(tmp_path / "m.joblib"), "--trust-model"]
+        extra = [*extra, "--model", str(tmp_path / "m.joblib"), "--trust-model", "--test",
+                 str(test)]
     out = tmp_path / "anon.csv"
     code = main(["anonymize", str(train), "--k", str(K), "--qi", "age,sex", "--target",
-                 "income", "-o", str(out), "--test", str(test), "--save-pipeline",
-                 str(tmp_path / "p.skops"), "-q", *extra])
+                 "income", "-o", str(out), "--save-pipeline", str(tmp_path / "p.skops"), "-q",
+                 *extra])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 1 and len(err) == 1 and needle in err[0], err
     assert not out.exists() and not (tmp_path / "p.skops").exists()
