@@ -182,6 +182,12 @@ def test_per_row_state_in_a_file_is_refused(result, tmp_path):
     _refused(_dump(pipe, tmp_path / "p.skops"), "per-row attribute groups_")
 
 
+def test_per_row_sensitive_codes_in_a_file_are_refused(result, tmp_path):
+    pipe = _copy(result)
+    pipe.steps[0][1].model_ = result.anonymizer.model_  # codes: one per training row
+    _refused(_dump(pipe, tmp_path / "codes.skops"), "model_.codes")
+
+
 def test_representative_that_does_not_map_to_itself_is_refused(result, data):
     pipe = _copy(result)
     m = pipe.steps[0][1]

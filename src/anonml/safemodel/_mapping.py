@@ -135,6 +135,9 @@ def verify_mapping(obj: Any, X: Any = None, *, where: str = "the mapping",
     d = m.__dict__
     leaked = [a for a in PER_ROW_ATTRIBUTES if a in d] + (
         ["_train_points"] if "_train_points" in d and pipe is not None else [])
+    codes = getattr(d.get("model_"), "codes", None)
+    if released and codes is not None and np.size(codes):
+        leaked.append("model_.codes (per-row sensitive codes)")
     if leaked and released:
         raise _refuse(where, f"it holds the per-row attribute {leaked[0]} (training rows or "
                       "their order must not be released)")
