@@ -355,3 +355,11 @@ def test_cli_save_pipeline_refusals_write_nothing(extra, needle, data, tmp_path,
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 1 and len(err) == 1 and needle in err[0], err
     assert not out.exists() and not (tmp_path / "p.skops").exists()
+
+
+def test_a_mapping_whose_calls_fail_is_refused_in_one_line(result, data):
+    pipe = _copy(result)
+    pipe.steps[0][1].columns_ = ["nope"]  # transform then refuses every row
+    with pytest.raises(InputError) as info:
+        verify_mapping(pipe, data[1])
+    assert "\n" not in str(info.value) and "is refused" in str(info.value)

@@ -128,6 +128,18 @@ def verify_mapping(obj: Any, X: Any = None, *, where: str = "the mapping",
     InputError
         One line naming what failed.
     """
+    try:
+        return _verify(obj, X, where, released)
+    except InputError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a mapping too odd to check is refused too
+        from anonml._errors import one_line
+
+        raise _refuse(where, f"it cannot be checked ({type(exc).__name__}: "
+                      f"{one_line(exc, 160)})") from None
+
+
+def _verify(obj: Any, X: Any, where: str, released: bool) -> dict:
     pipe = obj if is_released_pipeline(obj) else None
     m = obj.steps[0][1] if pipe is not None else obj
     if not _is_anonymizer(m):
@@ -199,7 +211,12 @@ def verify_mapping(obj: Any, X: Any = None, *, where: str = "the mapping",
               _check_tree_counts(m, sizes, where)]
     if X is not None and isinstance(X, pd.DataFrame) and len(X):
         rows = X.iloc[:1000]
-        checks += _check_calls(pipe, m, reps, suppressed, rows, where)
+        try:
+            checks += _check_calls(pipe, m, reps, suppressed, rows, where)
+        except InputError as exc:
+            if str(exc).startswith(f"{where} is refused"):
+                raise
+            raise _refuse(where, f"calling it on the given rows failed ({exc})") from None
     return {"method": type(m).__name__, "k": k, "n_groups": n_groups,
             "smallest_group": int(sizes.min()), "n_training_rows": int(sizes.sum()),
             "quasi_identifiers": [str(c) for c in qi], "recoding": str(recoding),
