@@ -363,3 +363,13 @@ def test_a_mapping_whose_calls_fail_is_refused_in_one_line(result, data):
     with pytest.raises(InputError) as info:
         verify_mapping(pipe, data[1])
     assert "\n" not in str(info.value) and "is refused" in str(info.value)
+
+
+def test_proba_guided_pipeline_round_trips_with_its_regression_tree(data, tmp_path):
+    Xtr, Xte, ytr, yte = data
+    r = anonymize_model(_model(Xtr), Xtr, K, QI, y=ytr, guide="proba", tree="exact",
+                        refine="none")
+    back = load_model(save_model(r.pipeline, tmp_path / "p.skops"), isolate=False)
+    facts = verify_mapping(back, Xte)
+    assert "group counts equal the tree's leaf counts" in facts["checks"]
+    np.testing.assert_array_equal(back.predict(Xte), r.pipeline.predict(Xte))
