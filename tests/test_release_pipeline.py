@@ -130,7 +130,7 @@ def test_verify_mapping_reports_k_and_checks(saved, data):
     assert facts["n_training_rows"] == len(data[0])
     joined = " ".join(facts["checks"])
     assert "maps to itself" in joined and "model.predict(mapping.transform(X))" in joined
-    assert "group counts equal the tree's leaf counts" in joined or "checked against the tree" in joined
+    assert "group counts equal the tree's leaf counts" in joined  # refined groups too
 
 
 # ----------------------------------------------------------------------------- hostile files
@@ -166,7 +166,7 @@ def test_swapped_group_map_fails_the_tree_counts(data, tmp_path):
     used = np.flatnonzero(l2g >= 0)
     l2g[used[0]] = l2g[used[-1]]  # two leaves now feed one group; one group loses its rows
     m.leaf_to_group_ = l2g
-    _refused(_dump(pipe, tmp_path / "s.skops"), "its tree leaves hold")
+    _refused(_dump(pipe, tmp_path / "s.skops"), "training rows by its leaves but its groups")
 
 
 def test_representative_table_of_the_wrong_shape_is_refused(result, tmp_path):
@@ -373,3 +373,18 @@ def test_proba_guided_pipeline_round_trips_with_its_regression_tree(data, tmp_pa
     facts = verify_mapping(back, Xte)
     assert "group counts equal the tree's leaf counts" in facts["checks"]
     np.testing.assert_array_equal(back.predict(Xte), r.pipeline.predict(Xte))
+
+
+def test_refined_group_counts_moved_between_tree_groups_are_refused(result, tmp_path):
+    pipe = _copy(result)
+    m = pipe.steps[0][1]
+    assert m.refine_tree_ is not None
+    sizes = m.group_sizes_.copy()
+    r2g = m.refined_leaf_to_group_
+    # two groups from different tree groups: move 1 claimed row from one to the other
+    first = m.leaf_to_group_[m.leaf_to_group_ >= 0].max() + 1
+    assert first >= 2
+    sizes[0] += 1
+    sizes[-1] -= 1
+    m.group_sizes_ = sizes
+    _refused(_dump(pipe, tmp_path / "t.skops"), "training rows by its leaves but its groups")

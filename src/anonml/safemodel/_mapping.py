@@ -86,17 +86,43 @@ def _check_tree_counts(m: Any, sizes: np.ndarray, where: str) -> str:
     if small.size:
         raise _refuse(where, f"tree leaf {int(small[0])} holds {int(counts[small[0]])} training "
                       f"rows, fewer than k={k}")
-    if m.__dict__.get("refine_tree_") is None and m.__dict__.get("merge_map_") is None:
-        g = l2g[leaves]
-        if (g < 0).any() or (g >= sizes.size).any():
-            raise _refuse(where, "its leaf-to-group map points outside the groups")
-        per_group = np.bincount(g, weights=counts[leaves], minlength=sizes.size)
-        bad = np.flatnonzero(per_group.astype(np.int64) != sizes)
-        if bad.size:
-            raise _refuse(where, f"group {int(bad[0])} claims {int(sizes[bad[0]])} training "
-                          f"rows but its tree leaves hold {int(per_group[bad[0]])}")
-        return "group counts equal the tree's leaf counts"
-    return "total and every leaf's count checked against the tree"
+    if m.__dict__.get("merge_map_") is not None:
+        return "total and every leaf's count checked against the tree"
+    g = l2g[leaves]
+    n_first = int(g.max()) + 1 if g.size else 0  # groups of the tree, before any refinement
+    if (g < 0).any() or (m.__dict__.get("refine_tree_") is None and n_first > sizes.size):
+        raise _refuse(where, "its leaf-to-group map points outside the groups")
+    per_first = np.bincount(g, weights=counts[leaves], minlength=n_first).astype(np.int64)
+    claimed = sizes
+    refine = m.__dict__.get("refine_tree_")
+    if refine is not None:  # each refined group descends from one tree group (nodes 0..G0-1)
+        left = np.asarray(refine.children_left_, dtype=np.int64)
+        right = np.asarray(refine.children_right_, dtype=np.int64)
+        inner = np.flatnonzero(np.asarray(refine.feature_) >= 0)
+        parent = np.full(left.size, -1, dtype=np.int64)
+        parent[left[inner]] = inner
+        parent[right[inner]] = inner
+        root = np.arange(left.size)
+        for _ in range(left.size):  # children lie after parents (validated): this ends
+            up = (root >= n_first) & (parent[root] >= 0)
+            if not up.any():
+                break
+            root[up] = parent[root[up]]
+        r2g = np.asarray(m.__dict__.get("refined_leaf_to_group_"))
+        used = np.flatnonzero(r2g >= 0)
+        if r2g.shape != left.shape or (root[used] >= n_first).any() or \
+                (r2g[used] >= sizes.size).any():
+            raise _refuse(where, "its refined group map does not match its refinement tree")
+        claimed = np.bincount(root[used], weights=sizes[r2g[used]],
+                              minlength=n_first).astype(np.int64)
+    bad = np.flatnonzero(per_first != claimed[:n_first]) if claimed.size >= n_first else \
+        np.array([n_first - 1])
+    if bad.size or claimed.size != n_first:
+        i = int(bad[0]) if bad.size else n_first
+        raise _refuse(where, f"tree group {i} holds {int(per_first[i]) if i < n_first else 0} "
+                      f"training rows by its leaves but its groups claim "
+                      f"{int(claimed[i]) if i < claimed.size else 0}")
+    return "group counts equal the tree's leaf counts"
 
 
 def verify_mapping(obj: Any, X: Any = None, *, where: str = "the mapping",
