@@ -154,14 +154,16 @@ def _check_inputs(**paths: str | None) -> None:
             _input_file(path, f"--{option.replace('_', '-')}" if option != "input" else "input")
 
 
-def _check_mapping_path(path: str | None, inputs: list) -> None:
+def _check_mapping_path(path: str | None, inputs: list, option: str = "--save-mapping"
+                        ) -> None:
     if path is None:
         return
     from anonml._io import check_output_file, check_packages
 
     if not path.lower().endswith(".skops"):
-        raise InputError(f"--save-mapping {path!r} must end in .skops (a file read as data, "
-                         "without running code); fix: e.g. --save-mapping mapping.skops")
+        raise InputError(f"{option} {path!r} must end in .skops (a file read as data, "
+                         f"without running code); fix: e.g. {option} "
+                         f"{option[len('--save-'):]}.skops")
     check_output_file(path, inputs=inputs)
     check_packages("skops", purpose=f"writing the mapping {path!r}")
 
@@ -271,6 +273,15 @@ def _cmd_anonymize(args: argparse.Namespace) -> int:
     table_format(args.output)
     check_output_file(args.output, inputs=inputs)
     _check_mapping_path(args.save_mapping, inputs + [args.output])
+    if args.save_pipeline is not None and not args.retrain:
+        raise InputError("--save-pipeline needs --retrain (the pipeline is the mapping, then "
+                         "the retrained model); fix: add --retrain --model FILE --test FILE")
+    if args.save_pipeline is not None and method == "sangreea":
+        raise InputError("--save-pipeline: a SaNGreeA mapping holds every distinct training QI "
+                         "vector, so it cannot be released; fix: use --method ag, mondrian, "
+                         "hilbert or rtree")
+    _check_mapping_path(args.save_pipeline, inputs + [args.output, args.save_mapping],
+                        "--save-pipeline")
     for path in (args.input, args.test):
         if path is not None:
             table_packages(path)
@@ -370,8 +381,9 @@ def _cmd_anonymize(args: argparse.Namespace) -> int:
         from anonml.anonymize._model import retrain
 
         X_test, y_test = test.drop(columns=[args.target]), test[args.target].to_numpy()
-        _, scores = retrain(model, out, frame[args.target].to_numpy(), anonymizer=anonymizer,
-                            X_test=X_test, y_test=y_test, progress=say)
+        retrained, scores = retrain(model, out, frame[args.target].to_numpy(),
+                                    anonymizer=anonymizer, X_test=X_test, y_test=y_test,
+                                    progress=say)
         summary.update(scores)
     if args.target:  # put it back, unchanged, where it was
         out.insert(frame.columns.get_loc(args.target), args.target, frame[args.target])
@@ -384,6 +396,13 @@ def _cmd_anonymize(args: argparse.Namespace) -> int:
         say(f"writing the mapping {args.save_mapping}")
         save_model(anonymizer, args.save_mapping)
         summary["mapping"] = str(args.save_mapping)
+    if args.save_pipeline:
+        from anonml.anonymize._model import release_pipeline
+        from anonml.safemodel import save_model
+
+        say(f"writing the released pipeline (mapping, then model) {args.save_pipeline}")
+        save_model(release_pipeline(anonymizer, retrained), args.save_pipeline)
+        summary["pipeline"] = str(args.save_pipeline)
     _print_summary(summary, args.json)
     return 0
 
@@ -539,6 +558,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     say(f"rules: {rules.name} ({len(rules)} rules, from {rules.origin})")
     X_train, y_train = _read_labelled(args.train, args.target, "training")
     X_test, y_test = _read_labelled(args.test, args.target, "test")
+    mapping = None
     if args.model is not None:
         from anonml.safemodel._probe import sample_rows
 
@@ -546,6 +566,13 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         model = load_model(args.model, trust=args.trust_model,
                            probe_rows=sample_rows(X_train, X_test))
         say(f"model: {type(model).__name__} from {args.model}")
+        from anonml.safemodel._mapping import is_released_pipeline, verify_mapping
+
+        if is_released_pipeline(model):  # a released pipeline: re-verify its mapping first
+            mapping = verify_mapping(model, X_test, where=f"the mapping in {args.model!r}")
+            say(f"mapping: {mapping['method']}, k={mapping['k']}, {mapping['n_groups']:,} "
+                f"groups (smallest {mapping['smallest_group']:,}), re-verified from the "
+                "mapping alone")
         target = Target(model, X_train, y_train, X_test, y_test)
     else:
         target = Target(None, None, y_train, None, y_test,
@@ -563,7 +590,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     categorical = _split_names(args.categorical, "categorical") if args.categorical else None
     decision = request_release(
         target, rules, attacks=attacks, anonymization=anonymization,
-        anonymized_train=anonymized_train,
+        anonymized_train=anonymized_train, mapping=mapping,
         categorical_features=categorical, model_file=args.model, target_name=args.target,
         dataset_name=args.dataset or Path(args.train).name, n_jobs=args.n_jobs,
         random_state=args.seed, progress=say, progress_count=say.count)
@@ -710,6 +737,8 @@ def _anonymize_parser(sub: Any) -> None:
                      "for --retrain")
     rt2.add_argument("--save-mapping", metavar="FILE.skops", help="save the fitted anonymizer, "
                      "to map new rows with anonml transform")
+    rt2.add_argument("--save-pipeline", metavar="FILE.skops", help="with --retrain: save the "
+                     "model to release, Pipeline(mapping, retrained model), for anonml audit")
     a.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     a.add_argument("--json", action="store_true", help="print the summary as JSON")
     a.add_argument("-q", "--quiet", action="store_true", help="no progress messages")

@@ -249,6 +249,9 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
         t5 = time.perf_counter()
         self.groups_ = groups
         self.n_groups_ = n_groups
+        # training rows per group: what a released mapping carries so that its k can be
+        # re-verified from the mapping alone (anonml.safemodel.verify_mapping)
+        self.group_sizes_ = np.bincount(groups, minlength=n_groups).astype(np.int64)
         self.n_merges_ = n_merges
         self.merge_map_ = merge_map
         self.recoding_ = recoding

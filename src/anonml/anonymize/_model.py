@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
@@ -14,7 +15,12 @@ from sklearn.utils.validation import check_is_fitted
 from anonml._errors import InputError
 from anonml.anonymize._accuracy_guided import AccuracyGuidedAnonymizer
 
-__all__ = ["AnonymizationResult", "anonymize_model", "retrain"]
+__all__ = ["AnonymizationResult", "anonymize_model", "release_copy", "release_pipeline",
+           "retrain"]
+
+#: per-row (or per-training-point) attributes a saved mapping never holds
+PER_ROW_ATTRIBUTES = ("groups_", "suppressed_", "representative_rows_", "timings_",
+                      "_partition_timings")
 
 
 @dataclass
@@ -28,6 +34,12 @@ class AnonymizationResult:
     anonymizer : AccuracyGuidedAnonymizer
         The fitted anonymizer; ``anonymizer.transform(X_new)`` applies the same mapping to new
         rows (see ``map_test``).
+    pipeline : sklearn.pipeline.Pipeline
+        ``Pipeline([("mapping", anonymizer), ("model", model)])``: the model to release. Its
+        mapping is a copy of ``anonymizer`` without per-row state that routes categories unseen
+        in fit (``handle_unknown="ignore"``), so ``pipeline.predict(X_new)`` maps any rows like
+        the training rows first. Save it with :func:`anonml.safemodel.save_model` (``.skops``);
+        ``anonml audit --model`` re-verifies its mapping (docs/release.md).
     X_anonymized : DataFrame or ndarray
         The anonymized training data (verified k-anonymous on the quasi-identifiers).
     summary : dict
@@ -43,6 +55,45 @@ class AnonymizationResult:
     anonymizer: AccuracyGuidedAnonymizer
     X_anonymized: Any
     summary: dict = field(default_factory=dict)
+    pipeline: Any = None
+
+
+def release_copy(anonymizer: Any, *, in_pipeline: bool = False) -> Any:
+    """A copy of a fitted anonymizer without per-row state, for a file that leaves the holder.
+
+    Parameters
+    ----------
+    anonymizer : fitted anonymizer
+    in_pipeline : bool, default False
+        Refuse mappings that hold training records (SaNGreeA's distinct training points).
+
+    Returns
+    -------
+    anonymizer
+        Same class and mapping (``transform`` gives the same output); the original is unchanged.
+    """
+    if in_pipeline and "_train_points" in anonymizer.__dict__:
+        raise InputError(
+            f"a {type(anonymizer).__name__} mapping holds every distinct training QI vector "
+            "(it routes training rows by them), so it cannot be released in a pipeline; fix: "
+            "anonymize with the accuracy-guided, Mondrian, Hilbert or R+-tree method")
+    out = object.__new__(type(anonymizer))
+    out.__dict__.update({k: v for k, v in anonymizer.__dict__.items()
+                         if k not in PER_ROW_ATTRIBUTES})
+    model = out.__dict__.get("model_")
+    if dataclasses.is_dataclass(model) and getattr(model, "codes", None) is not None:
+        out.model_ = dataclasses.replace(model, codes=np.zeros(0, dtype=np.int64))
+    return out
+
+
+def release_pipeline(anonymizer: Any, model: Any) -> Any:
+    """``Pipeline([("mapping", release_copy(anonymizer)), ("model", model)])``; the mapping
+    routes categories unseen in fit instead of refusing them (any row can be scored)."""
+    from sklearn.pipeline import Pipeline
+
+    mapping = release_copy(anonymizer)
+    mapping.handle_unknown = "ignore"
+    return Pipeline([("mapping", mapping), ("model", model)])
 
 
 def _score(model: Any, X: Any, y: Any) -> float:
@@ -52,7 +103,7 @@ def _score(model: Any, X: Any, y: Any) -> float:
 def _clone(model: Any) -> Any:
     try:
         return clone(model)
-    except TypeError:
+    except (TypeError, RuntimeError, AttributeError, ValueError):
         raise InputError(
             f"model of type {type(model).__name__} cannot be cloned for retraining; pass a "
             "scikit-learn compatible estimator (get_params/fit), or anonymize with an "
@@ -264,4 +315,5 @@ def anonymize_model(
         seconds_refit=round(t3 - t2, 3),
         seconds_total=round(t4 - t0, 3),
     )
-    return AnonymizationResult(retrained, anonymizer, X_anon, summary)
+    return AnonymizationResult(retrained, anonymizer, X_anon, summary,
+                               pipeline=release_pipeline(anonymizer, retrained))

@@ -216,6 +216,21 @@ def _facts(pairs: list[tuple[str, str]]) -> str:
     return f'<dl class="facts">{body}</dl>'
 
 
+def _mapping(mp: dict | None) -> str:
+    """The released pipeline's mapping: k, groups, what was re-verified, what it reveals."""
+    if not mp:
+        return ""
+    pairs = [
+        ("Method", _e(mp["method"])),
+        ("k / smallest group", f"{_n(mp['k'])} / {_n(mp['smallest_group'])}"),
+        ("Groups / training rows", f"{_n(mp['n_groups'])} / {_n(mp['n_training_rows'])}"),
+        ("Quasi-identifiers", _e(", ".join(mp["quasi_identifiers"]) or "none")),
+        ("Re-verified", _e("; ".join(mp["checks"]))),
+        ("Releasing it reveals", _e(mp["reveals"])),
+    ]
+    return f"<div><h3>Mapping (released with the model)</h3>{_facts(pairs)}</div>"
+
+
 def _model_data(report: dict) -> str:
     m, d = report["model"], report["data"]
     model_file = m["file"]
@@ -267,6 +282,7 @@ def _model_data(report: dict) -> str:
         '<section id="model-data"><h2>Model and data</h2><div class="two-col">'
         f"<div><h3>Model</h3>{_facts(model_pairs)}</div>"
         f"<div><h3>Data</h3>{_facts(data_pairs)}</div>"
+        f"{_mapping(d.get('mapping'))}"
         f"<div><h3>Hyperparameters</h3>{params_html}</div>"
         f'<div><h3>Feature names</h3><p class="small">{features}</p></div>'
         "</div></section>"

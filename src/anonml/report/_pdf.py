@@ -328,6 +328,20 @@ def _model_data(pdf, report: dict) -> None:
         ]
         if anon["detail"]:
             pairs.append(("Anonymization detail", anon["detail"]))
+    mp = d.get("mapping")
+    if mp:
+        pairs += [
+            (
+                "Mapping",
+                (
+                    f"{mp['method']} released with the model: k {fmt(mp['k'])}, "
+                    f"{fmt(mp['n_groups'])} groups of {fmt(mp['n_training_rows'])} training "
+                    f"rows, smallest {fmt(mp['smallest_group'])}"
+                ),
+            ),
+            ("Mapping re-verified", "; ".join(mp["checks"])),
+            ("Mapping reveals", mp["reveals"]),
+        ]
     _key_values(pdf, pairs)
     _subheading(pdf, "Provenance")
     model_file = m["file"]

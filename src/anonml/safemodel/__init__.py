@@ -52,6 +52,8 @@ _LAZY = {
     "structural_measures": "anonml.safemodel._structure",
     "load_model": "anonml.safemodel._model_file",
     "save_model": "anonml.safemodel._model_file",
+    "verify_mapping": "anonml.safemodel._mapping",
+    "release_pipeline": "anonml.safemodel._mapping",
 }
 
 __all__ = [

@@ -170,9 +170,25 @@ def load_model(path: Any, *, trust: bool = False, isolate: bool = True,
 
 def save_model(model: Any, path: Any) -> Path:
     """Write ``model`` to ``path`` atomically: ``.skops`` (readable without unpickling) or
-    ``.joblib``/``.pkl``."""
+    ``.joblib``/``.pkl``.
+
+    An anonml anonymizer (a mapping), alone or as the first step of a released pipeline
+    (``Pipeline([("mapping", anonymizer), ("model", model)])``), is written without its per-row
+    state (:func:`anonml.safemodel._mapping.release_copy`: no training rows, row indices or
+    per-row arrays); a mapping that holds training records is refused in a pipeline.
+    """
     p = Path(path)
     suffix = p.suffix.lower()
+    from anonml.safemodel._mapping import _is_anonymizer, is_released_pipeline, release_copy
+
+    if is_released_pipeline(model):
+        from sklearn.pipeline import Pipeline
+
+        (name, mapping), rest = model.steps[0], model.steps[1:]
+        model = Pipeline([(name, release_copy(mapping, in_pipeline=True)), *rest],
+                         memory=model.memory, verbose=model.verbose)
+    elif _is_anonymizer(model):
+        model = release_copy(model)
     if suffix == ".skops":
         sio = _skops()
         atomic_write(p, lambda tmp: sio.dump(model, tmp))

@@ -355,6 +355,7 @@ def request_release(
     attacks: Any = DEFAULT_ATTACKS,
     anonymization: Any = None,
     anonymized_train: Any = None,
+    mapping: dict | None = None,
     n_reference: int = 4,
     attribute_features: Any = None,
     categorical_features: Any = None,
@@ -390,6 +391,11 @@ def request_release(
         (auditing the anonymized rows as members measures how well the model fits the
         representatives, which is not a risk to anyone). Default: ``target``'s training
         data is itself the anonymized table.
+    mapping : dict, optional
+        For a released pipeline (mapping, then model): the facts
+        :func:`anonml.safemodel.verify_mapping` re-verified from the mapping alone; shown in
+        the report's mapping section. Without ``anonymization``, its smallest group and its
+        verification feed the anonymization rules.
     n_reference : int, default 4
         Reference (shadow) models of RMIA or LiRA.
     attribute_features, categorical_features : optional
@@ -459,6 +465,10 @@ def request_release(
         facts["measures"]["anonymization.k_achieved"] = anon["k_achieved"]
         facts["measures"]["anonymization.verified"] = anon["verified"]
 
+    elif mapping is not None:
+        facts["measures"]["anonymization.k_achieved"] = int(mapping["smallest_group"])
+        facts["measures"]["anonymization.verified"] = True  # verify_mapping raises otherwise
+
     results, attack_measures, membership, attribute = _run_attacks(
         target, model, attacks, n_reference=n_reference, attribute_features=attribute_features,
         attribute_label=attribute_label,
@@ -479,7 +489,7 @@ def request_release(
         verdict = decide(outcomes, strongest, unmeasurable)
     report = build_report(
         verdict=verdict, outcomes=outcomes, ruleset=ruleset, target=target, model=model,
-        family=family, tamper=tamper, structure=structure, anonymization=anon,
+        family=family, tamper=tamper, structure=structure, anonymization=anon, mapping=mapping,
         unmeasurable=unmeasurable,
         membership=membership, attribute=attribute, model_file=model_file,
         target_name=target_name, dataset_name=dataset_name,

@@ -127,8 +127,14 @@ def _model_section(model: Any, family: str, target: Any, model_file: Any) -> dic
     }
 
 
+#: what the report keeps of :func:`anonml.safemodel.verify_mapping`'s facts
+MAPPING_KEYS = ("method", "k", "n_groups", "smallest_group", "n_training_rows",
+                "quasi_identifiers", "recoding", "checks", "reveals")
+
+
 def build_report(*, verdict: Any, outcomes: list, ruleset: Any, target: Any, model: Any,
                  family: str, tamper: tuple, structure: dict, anonymization: dict | None,
+                 mapping: dict | None = None,
                  membership: list, attribute: list, model_file: Any, target_name: str | None,
                  dataset_name: str | None, timings: dict,
                  unmeasurable: dict | None = None) -> dict:
@@ -161,7 +167,8 @@ def build_report(*, verdict: Any, outcomes: list, ruleset: Any, target: Any, mod
         "verdict": verdict.to_dict(),
         "model": _model_section(model, family, target, model_file),
         "data": {"n_train": int(target.n("train")), "n_test": int(target.n("test")),
-                 "target": target_name, "anonymization": anonymization},
+                 "target": target_name, "anonymization": anonymization,
+                 **({"mapping": {k: mapping[k] for k in MAPPING_KEYS}} if mapping else {})},
         "rules": {"name": ruleset.name, "version": ruleset.version, "origin": ruleset.origin,
                   "sha256": ruleset.sha256, "n_rules": len(ruleset)},
         "evidence": _evidence(outcomes, family, unmeasurable),

@@ -469,6 +469,10 @@ def _walk(obj: Any, where: str, seen: set[int], depth: int, strict: bool = True)
         _check_anonml_tree(obj, where)
     if ours and type(obj).__name__ == "RTreeAnonymizer":
         _check_rtree_routes(obj, where)
+    if ours and type(obj).__name__.endswith("Anonymizer") and "representatives_" in obj.__dict__:
+        from anonml.safemodel._mapping import verify_mapping
+
+        verify_mapping(obj, where=where, released=strict)  # counts >= k, group maps, representative table
     if ours and type(obj).__name__ == "HilbertAnonymizer" and "bits_" in obj.__dict__:
         bits = obj.__dict__["bits_"]
         if not _exact_int(bits) or not 1 <= int(bits) <= 64:
