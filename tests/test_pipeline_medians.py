@@ -26,15 +26,21 @@ def _column(kind: str, n: int, rng: np.random.Generator) -> np.ndarray:
 def test_group_medians_equal_pandas(kind: str, max_bins: int, seed: int) -> None:
     rng = np.random.default_rng(seed)
     n = int(rng.integers(1, 2000))
-    groups = np.unique(rng.integers(0, max(1, n // int(rng.integers(1, 8))), n), return_inverse=True)[1]
+    per_group = int(rng.choice([2, 5, 50, 400]))  # small groups take the pandas fallback
+    groups = np.unique(rng.integers(0, max(1, n // per_group), n), return_inverse=True)[1]
     n_groups = int(groups.max()) + 1
     df = pd.DataFrame({"a": _column(kind, n, rng)})
     enc = TableEncoder(["a"], [], max_bins=max_bins).fit(df)
     z = enc.zscores(df)[:, 0]
     want = pd.DataFrame(z).groupby(groups, sort=True).median().to_numpy()[:, 0]
-    got = _group_medians(z.copy(), enc.thresholds_["a"], df["a"], groups, n_groups,
-                         np.bincount(groups, minlength=n_groups))
+    size = np.bincount(groups, minlength=n_groups)
+    values = df["a"].to_numpy()
+    got = _group_medians(z, values, enc.thresholds_["a"], groups, n_groups, size)
     np.testing.assert_array_equal(got, want)  # bit for bit, so representatives do not move
+    order = np.argsort(groups, kind="stable")  # counted in group order: the same medians
+    got = _group_medians(z, values, enc.thresholds_["a"], groups, n_groups, size, order,
+                         groups[order])
+    np.testing.assert_array_equal(got, want)
 
 
 def _reference_distance(frame, enc, qi, groups, n_groups):
@@ -86,3 +92,13 @@ def test_recode_keeps_dtypes_and_leaves_the_input_alone() -> None:
     assert out["c"].tolist() == ["p", "p", "p"] and out["other"].tolist() == [7.0, 8.0, 9.0]
     out.loc[0, "other"] = -1.0  # and the output does not share writes with it
     assert frame.loc[0, "other"] == 7.0
+
+
+@pytest.mark.parametrize("n_groups", [1, 7, 65_536, 65_537, 200_000])
+def test_group_order_is_a_stable_sort(n_groups: int) -> None:
+    from anonml.anonymize._pipeline import _group_order
+
+    rng = np.random.default_rng(n_groups)
+    groups = rng.integers(0, n_groups, 50_000)
+    groups[:2] = n_groups - 1  # the largest id occurs
+    np.testing.assert_array_equal(_group_order(groups, n_groups), np.argsort(groups, kind="stable"))
