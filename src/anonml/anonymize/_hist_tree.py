@@ -84,13 +84,8 @@ class HistTree:
             n_classes = int(yv.max()) + 1 if n else 1
 
         n_roots = 1 if init is None else int(init.max()) + 1 if n else 1
-        feature = [-1] * n_roots
-        threshold = [-1] * n_roots
-        left = [-1] * n_roots
-        right = [-1] * n_roots
-        offset = [-1] * n_roots  # start of a categorical node's left-set mask in `flat`
-        flat_parts: list[np.ndarray] = []
-        flat_len = 0
+        builder = TreeBuilder(n_roots)
+        feature = builder.feature
 
         leaf_of_row = np.zeros(n, dtype=np.int64)  # node of each row when it stops moving
         rows = np.arange(n)  # rows still in nodes that may split
@@ -132,10 +127,6 @@ class HistTree:
             width = 2 if regression else n_classes
             h_node_c = h_node * (1 if regression else n_classes)
             cur_H: list[np.ndarray] = []
-            best_gain = np.full(A, -np.inf)
-            best_f = np.full(A, -1, dtype=np.int64)
-            best_pos = np.zeros(A, dtype=np.int64)
-            best_order: dict[int, np.ndarray] = {}
             for f in range(n_feat):
                 nb = int(n_bins[f])
                 b = B[:, f][h_rows]
@@ -158,23 +149,9 @@ class HistTree:
                     H[small_ids] = Hh
                     H[large_ids] = parent_H[f] - Hh
                 cur_H.append(H)
-                order = None
-                if mondrian:
-                    gain, pos = self._mondrian_split(H[:, :, 0], cnt, k, bool(is_cat[f]))
-                else:
-                    if is_cat[f]:
-                        order = self._category_order(H, T if not regression else None, regression)
-                        H = np.take_along_axis(H, order[:, :, None], axis=1)
-                    gain, pos = self._best_split(
-                        H, cnt, tot if regression else T, k, regression, self.criterion == "entropy"
-                    )
-                better = gain > best_gain
-                if better.any():
-                    best_gain[better] = gain[better]
-                    best_f[better] = f
-                    best_pos[better] = pos[better]
-                    if order is not None:
-                        best_order[f] = order
+            best_gain, best_f, best_pos, best_order = choose_splits(
+                cur_H, cnt, tot if regression else T, is_cat, k, self.criterion
+            )
             split = can & np.isfinite(best_gain)
             if not split.any():
                 break
@@ -183,40 +160,15 @@ class HistTree:
             del cur_H
 
             # create children and route rows
-            nodes = frontier[split]
-            child_left = np.empty(A, dtype=np.int64)
-            child_right = np.empty(A, dtype=np.int64)
-            for a, node in zip(np.flatnonzero(split), nodes):
-                f = int(best_f[a])
-                feature[node] = f
-                if is_cat[f]:
-                    m = np.zeros(int(n_bins[f]), dtype=bool)
-                    m[best_order[f][a, : best_pos[a] + 1] if f in best_order else
-                      np.arange(best_pos[a] + 1)] = True
-                    offset[node] = flat_len
-                    flat_parts.append(m)
-                    flat_len += m.size
-                else:
-                    threshold[node] = int(best_pos[a])
-                child_left[a] = len(feature)
-                child_right[a] = len(feature) + 1
-                left[node], right[node] = child_left[a], child_right[a]
-                feature += [-1, -1]
-                threshold += [-1, -1]
-                left += [-1, -1]
-                right += [-1, -1]
-                offset += [-1, -1]
-
+            child_left = builder.add_children(
+                frontier, split, best_f, best_pos, best_order, is_cat, n_bins
+            )
             keep = split[local]
             gone = np.flatnonzero(~keep)
             leaf_of_row[rows.take(gone)] = frontier.take(local.take(gone))
             kept = np.flatnonzero(keep)  # one nonzero pass, then plain takes
             rows, local = rows.take(kept), local.take(kept)
-            flat = np.concatenate(flat_parts) if flat_parts else np.zeros(0, dtype=bool)
-            go_left = self._route(
-                B_rows, rows, local, np.asarray(feature)[frontier],
-                np.asarray(threshold)[frontier], np.asarray(offset)[frontier], flat,
-            )
+            go_left = self._route(B_rows, rows, local, *builder.level_tables(frontier))
             # children are numbered contiguously, left then right, in the order of `split_ids`
             first = int(child_left[split_ids[0]])
             frontier = np.arange(first, len(feature))
@@ -225,17 +177,20 @@ class HistTree:
             depth += 1
         leaf_of_row[rows] = frontier[local] if frontier.size else 0
 
-        self.feature_ = np.asarray(feature, dtype=np.int64)
-        self.threshold_ = np.asarray(threshold, dtype=np.int64)
-        self.children_left_ = np.asarray(left, dtype=np.int64)
-        self.children_right_ = np.asarray(right, dtype=np.int64)
-        self.offset_ = np.asarray(offset, dtype=np.int64)
-        self.flat_ = np.concatenate(flat_parts) if flat_parts else np.zeros(0, dtype=bool)
-        self.is_cat_ = np.asarray(is_cat, dtype=bool)
-        self.n_nodes_ = len(feature)
-        self.leaves_ = np.flatnonzero(self.feature_ < 0)
+        self._set_arrays(builder, is_cat)
         self._train_leaves = leaf_of_row
         return self
+
+    def _set_arrays(self, builder: "TreeBuilder", is_cat: np.ndarray) -> None:
+        self.feature_ = np.asarray(builder.feature, dtype=np.int64)
+        self.threshold_ = np.asarray(builder.threshold, dtype=np.int64)
+        self.children_left_ = np.asarray(builder.left, dtype=np.int64)
+        self.children_right_ = np.asarray(builder.right, dtype=np.int64)
+        self.offset_ = np.asarray(builder.offset, dtype=np.int64)
+        self.flat_ = builder.flat()
+        self.is_cat_ = np.asarray(is_cat, dtype=bool)
+        self.n_nodes_ = len(builder.feature)
+        self.leaves_ = np.flatnonzero(self.feature_ < 0)
 
     def fit_apply(
         self, B: np.ndarray, is_cat: np.ndarray, n_bins: np.ndarray, y: np.ndarray | None,
@@ -347,3 +302,109 @@ class HistTree:
         # full-length selects: cheaper than boolean-mask indexing on large arrays
         flat_idx = np.where(cat, off + b, 0)
         return np.where(cat, (flat if flat.size else np.zeros(1, dtype=bool))[flat_idx], left)
+
+
+# -- split finding and node bookkeeping, shared with the distributed driver (anonml.dask) -------
+def choose_splits(
+    H_list: list[np.ndarray], cnt: np.ndarray, T: np.ndarray, is_cat: np.ndarray, k: int,
+    criterion: str,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, np.ndarray]]:
+    """Best split of every node of a level, from its histograms alone.
+
+    Parameters
+    ----------
+    H_list : list of ndarray, one per feature, shape (A, n_bins[f], width)
+        Class counts per (node, bin, class); for "squared_error" width 2: (count, sum of y).
+    cnt : ndarray, shape (A,)
+        Rows per node.
+    T : ndarray
+        Class counts per node, shape (A, n_classes) (sum of y, shape (A,), in regression).
+    is_cat : ndarray of bool
+        Whether each feature is categorical.
+    k : int
+        ``min_samples_leaf``.
+    criterion : {"gini", "entropy", "squared_error", "mondrian"}
+
+    Returns
+    -------
+    best_gain, best_f, best_pos, best_order
+        Gain (``-inf`` when no split leaves k rows on each side), feature, last bin (or
+        ordered-category position) on the left, and the category order of each categorical
+        feature that won somewhere.
+    """
+    regression = criterion == "squared_error"
+    A = cnt.shape[0]
+    best_gain = np.full(A, -np.inf)
+    best_f = np.full(A, -1, dtype=np.int64)
+    best_pos = np.zeros(A, dtype=np.int64)
+    best_order: dict[int, np.ndarray] = {}
+    for f, H in enumerate(H_list):
+        order = None
+        if criterion == "mondrian":
+            gain, pos = HistTree._mondrian_split(H[:, :, 0], cnt, k, bool(is_cat[f]))
+        else:
+            if is_cat[f]:
+                order = HistTree._category_order(H, None if regression else T, regression)
+                H = np.take_along_axis(H, order[:, :, None], axis=1)
+            gain, pos = HistTree._best_split(H, cnt, T, k, regression, criterion == "entropy")
+        better = gain > best_gain
+        if better.any():
+            best_gain[better] = gain[better]
+            best_f[better] = f
+            best_pos[better] = pos[better]
+            if order is not None:
+                best_order[f] = order
+    return best_gain, best_f, best_pos, best_order
+
+
+class TreeBuilder:
+    """The node arrays of a growing :class:`HistTree` (lists, appended level by level)."""
+
+    def __init__(self, n_roots: int):
+        self.feature = [-1] * n_roots
+        self.threshold = [-1] * n_roots
+        self.left = [-1] * n_roots
+        self.right = [-1] * n_roots
+        self.offset = [-1] * n_roots  # start of a categorical node's left-set mask in `flat`
+        self.flat_parts: list[np.ndarray] = []
+        self.flat_len = 0
+
+    def flat(self) -> np.ndarray:
+        return np.concatenate(self.flat_parts) if self.flat_parts else np.zeros(0, dtype=bool)
+
+    def add_children(
+        self, frontier: np.ndarray, split: np.ndarray, best_f: np.ndarray, best_pos: np.ndarray,
+        best_order: dict[int, np.ndarray], is_cat: np.ndarray, n_bins: np.ndarray,
+    ) -> np.ndarray:
+        """Split the nodes ``frontier[split]``; children are numbered contiguously, left then
+        right, in frontier order. Returns the left child of every frontier position (garbage
+        where not split)."""
+        A = frontier.size
+        child_left = np.empty(A, dtype=np.int64)
+        for a, node in zip(np.flatnonzero(split), frontier[split]):
+            f = int(best_f[a])
+            self.feature[node] = f
+            if is_cat[f]:
+                m = np.zeros(int(n_bins[f]), dtype=bool)
+                m[best_order[f][a, : best_pos[a] + 1] if f in best_order else
+                  np.arange(best_pos[a] + 1)] = True
+                self.offset[node] = self.flat_len
+                self.flat_parts.append(m)
+                self.flat_len += m.size
+            else:
+                self.threshold[node] = int(best_pos[a])
+            child_left[a] = len(self.feature)
+            self.left[node], self.right[node] = child_left[a], child_left[a] + 1
+            self.feature += [-1, -1]
+            self.threshold += [-1, -1]
+            self.left += [-1, -1]
+            self.right += [-1, -1]
+            self.offset += [-1, -1]
+        return child_left
+
+    def level_tables(self, frontier: np.ndarray) -> tuple:
+        """(feature, threshold, offset, flat) indexed by position in ``frontier``."""
+        return (
+            np.asarray(self.feature)[frontier], np.asarray(self.threshold)[frontier],
+            np.asarray(self.offset)[frontier], self.flat(),
+        )

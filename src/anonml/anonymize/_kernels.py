@@ -1,0 +1,602 @@
+"""Engine-neutral per-partition kernels of out-of-core anonymization, and their merges.
+
+Every function here takes plain pandas/numpy data of *one partition* (or two partial results)
+and returns plain data. The Dask driver (:mod:`anonml.dask`) runs them on the workers and sums
+their results with a tree reduction; a Spark adapter would run the same functions in
+``mapInPandas`` and ``treeReduce``. Nothing here imports an engine.
+
+Steps (docs/dask.md):
+
+1. :func:`column_summary` / :func:`merge_summaries` / :func:`finalize_bins` -- global bins: numeric
+   columns keep their distinct values while there are at most ``max_bins`` of them, else a
+   mergeable quantile sketch (sorted weighted points, compressed to a fixed size after each
+   merge, as in the "merge and prune" summaries of Greenwald & Khanna, 2004); categorical
+   columns and labels are reduced value counts, so every partition gets the same codes.
+2. :func:`bin_partition` -- the binned QIs and the guide's class codes of a partition
+   (computed once, kept on its worker).
+3. :func:`route` and :func:`class_histograms` -- one tree level: route the rows with the last
+   level's splits, then class counts per (node, bin) of the smaller child of each sibling pair.
+   The sum over partitions gives exactly the histograms of
+   :class:`~anonml.anonymize._hist_tree.HistTree`, so the split search is the same code.
+4. :func:`group_bin_counts` (sparse per-group histograms), :func:`group_medians`,
+   :func:`propose_representatives` / :func:`merge_candidates` -- representatives by map-reduce.
+5. :func:`recode_partition` -- the output rows of a partition.
+6. :func:`sensitive_class_counts` -- per equivalence class counts of the sensitive value, for the
+   independent check of l-diversity and t-closeness on the written table.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from anonml._errors import InputError
+from anonml.encoding import _midpoints
+
+__all__ = [
+    "BinSpec",
+    "column_summary",
+    "merge_summaries",
+    "finalize_bins",
+    "bin_partition",
+    "PartState",
+    "route",
+    "class_histograms",
+    "sum_arrays",
+    "group_bin_counts",
+    "merge_sparse",
+    "group_medians",
+    "propose_representatives",
+    "merge_candidates",
+    "recode_partition",
+]
+
+SKETCH_SIZE = 4096  # weighted points kept by the quantile sketch of a numeric column
+
+
+# -- 1. global bins ----------------------------------------------------------------------------
+def _kind(s: pd.Series) -> str:
+    return "numeric" if pd.api.types.is_numeric_dtype(s) and s.dtype != bool else "categorical"
+
+
+def _compress(values: np.ndarray, weights: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """At most ``size`` weighted points with the same weighted quantiles (sorted input)."""
+    if values.size <= size:
+        return values, weights
+    cum = np.cumsum(weights)
+    total = cum[-1]
+    targets = (np.arange(size) + 0.5) * (total / size)
+    pick = np.searchsorted(cum, targets, side="left")
+    return values[pick], np.full(size, total / size)
+
+
+def column_summary(
+    part: pd.DataFrame, numeric: Sequence[Any], categorical: Sequence[Any], label: Any,
+    max_bins: int,
+) -> dict:
+    """Mergeable summary of one partition: per column its kind, moments, distinct values or
+    quantile sketch (numeric), value counts (categorical, label)."""
+    out: dict = {"n": int(part.shape[0]), "num": {}, "cat": {}, "label": None, "kinds": {}}
+    for c in list(numeric) + list(categorical):
+        out["kinds"][c] = _kind(part[c])
+    for c in numeric:
+        if out["kinds"][c] != "numeric":
+            continue  # reported by merge_summaries / finalize_bins with the column name
+        v = part[c].to_numpy(dtype=np.float64, na_value=np.nan)
+        bad = ~np.isfinite(v)
+        if bad.any():
+            raise InputError(
+                f"numeric quasi-identifier {c!r} has {int(bad.sum())} missing or infinite values "
+                "in a partition; impute or drop them first (or declare the column categorical)"
+            )
+        v = np.sort(v)
+        distinct = np.unique(v)
+        n = v.size
+        mean = float(v.mean()) if n else 0.0
+        m2 = float(((v - mean) ** 2).sum()) if n else 0.0
+        pts, w = _compress(v, np.ones(n), SKETCH_SIZE)
+        out["num"][c] = {
+            "n": n, "mean": mean, "m2": m2,
+            "distinct": distinct if distinct.size <= max_bins else None,
+            "pts": pts, "w": w,
+        }
+    for c in categorical:
+        out["cat"][c] = part[c].astype(object).value_counts(dropna=False)
+    if label is not None:
+        out["label"] = part[label].value_counts(dropna=False)
+    return out
+
+
+def _add_counts(a: pd.Series | None, b: pd.Series | None) -> pd.Series | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return pd.concat([a, b]).groupby(level=0, dropna=False, sort=False).sum()
+
+
+def merge_summaries(a: dict, b: dict, max_bins: int) -> dict:
+    """Merge two partition summaries (associative, commutative up to the sketch's error)."""
+    out: dict = {"n": a["n"] + b["n"], "num": {}, "cat": {}, "kinds": {}}
+    for c in set(a["kinds"]) | set(b["kinds"]):
+        ka, kb = a["kinds"].get(c), b["kinds"].get(c)
+        out["kinds"][c] = ka if ka == kb or kb is None else kb if ka is None else "mixed"
+    for c in set(a["num"]) | set(b["num"]):
+        x, y = a["num"].get(c), b["num"].get(c)
+        if x is None or y is None:
+            out["num"][c] = x or y
+            continue
+        n = x["n"] + y["n"]
+        delta = y["mean"] - x["mean"]
+        mean = x["mean"] + delta * y["n"] / max(n, 1)
+        m2 = x["m2"] + y["m2"] + delta * delta * x["n"] * y["n"] / max(n, 1)  # Chan et al.
+        distinct = None
+        if x["distinct"] is not None and y["distinct"] is not None:
+            distinct = np.union1d(x["distinct"], y["distinct"])
+            if distinct.size > max_bins:
+                distinct = None
+        pts = np.concatenate([x["pts"], y["pts"]])
+        w = np.concatenate([x["w"], y["w"]])
+        order = np.argsort(pts, kind="stable")
+        pts, w = _compress(pts[order], w[order], SKETCH_SIZE)
+        out["num"][c] = {"n": n, "mean": mean, "m2": m2, "distinct": distinct, "pts": pts, "w": w}
+    for c in set(a["cat"]) | set(b["cat"]):
+        out["cat"][c] = _add_counts(a["cat"].get(c), b["cat"].get(c))
+    out["label"] = _add_counts(a.get("label"), b.get("label"))
+    return out
+
+
+@dataclass
+class BinSpec:
+    """Global encoding shared by every partition: the same bins and codes everywhere.
+
+    ``thresholds[c]``: upper bin edges of numeric column c (as ``TableEncoder.thresholds_``);
+    ``bin_values[c]``: a value standing for each bin (the value itself when bins are distinct
+    values, else the middle of the bin); ``categories[c]``: sorted known values (code m is
+    'missing', m+1 'unknown'); ``classes``: the guide's class values (None: no guide).
+    """
+
+    columns: list
+    categorical: list
+    thresholds: dict = field(default_factory=dict)
+    bin_values: dict = field(default_factory=dict)
+    categories: dict = field(default_factory=dict)
+    mean: dict = field(default_factory=dict)
+    scale: dict = field(default_factory=dict)
+    classes: np.ndarray | None = None
+
+    @property
+    def is_cat(self) -> np.ndarray:
+        cat = set(self.categorical)
+        return np.array([c in cat for c in self.columns], dtype=bool)
+
+    @property
+    def n_bins(self) -> np.ndarray:
+        cat = set(self.categorical)
+        return np.array(
+            [len(self.categories[c]) + 2 if c in cat else len(self.thresholds[c]) + 1
+             for c in self.columns], dtype=np.int64,
+        )
+
+    @property
+    def n_classes(self) -> int:
+        return 1 if self.classes is None else max(len(self.classes), 1)
+
+    @classmethod
+    def from_encoder(cls, encoder: Any, classes: np.ndarray | None = None) -> "BinSpec":
+        """The bins of an in-memory ``TableEncoder`` (to compare the engines on the same bins)."""
+        spec = cls(list(encoder.columns), list(encoder.categorical), classes=classes)
+        for c in encoder.numeric:
+            t = np.asarray(encoder.thresholds_[c], dtype=np.float64)
+            spec.thresholds[c] = t
+            vals = np.asarray(encoder.values_[c], dtype=np.float64)
+            spec.bin_values[c] = _bin_values(t, vals[0], vals[-1], vals)
+            spec.mean[c] = float(np.ldexp(encoder.mean_[c], encoder.exponent_[c]))
+            spec.scale[c] = float(np.ldexp(encoder.scale_[c], encoder.exponent_[c]))
+        for c in encoder.categorical:
+            spec.categories[c] = np.asarray(encoder.cats_[c].categories, dtype=object)
+        return spec
+
+
+def _bin_values(t: np.ndarray, lo: float, hi: float, distinct: np.ndarray | None) -> np.ndarray:
+    if distinct is not None and distinct.size == t.size + 1:
+        return np.asarray(distinct, dtype=np.float64)
+    edges = np.concatenate([[lo], t, [hi]])
+    return _midpoints(edges[:-1], np.maximum(edges[1:], edges[:-1]))
+
+
+def finalize_bins(summary: dict, columns: Sequence[Any], categorical: Sequence[Any],
+                  max_bins: int, label: Any = None) -> BinSpec:
+    """Global bins and codes from the merged summary (the same rules as ``TableEncoder``)."""
+    for c, kind in summary["kinds"].items():
+        want = "categorical" if c in set(categorical) else "numeric"
+        if kind == "mixed":
+            raise InputError(
+                f"column {c!r} is numeric in some partitions and text in others; cast it to one "
+                "type in every file (e.g. rewrite the dataset with a fixed schema)"
+            )
+        if kind != want and want == "numeric":
+            raise InputError(
+                f"quasi-identifier {c!r} was declared numeric but holds text; declare it "
+                "categorical or fix its values"
+            )
+    spec = BinSpec(list(columns), list(categorical))
+    for c in columns:
+        if c in set(categorical):
+            counts = summary["cat"][c]
+            values = np.asarray([v for v in counts.index if not pd.isna(v)], dtype=object)
+            try:
+                values = np.sort(values)
+            except TypeError:
+                values = np.asarray(sorted(values, key=repr), dtype=object)
+            spec.categories[c] = values
+            continue
+        s = summary["num"][c]
+        n = s["n"]
+        spec.mean[c] = s["mean"]
+        std = float(np.sqrt(s["m2"] / max(n, 1)))
+        spec.scale[c] = std if std > 0 else 1.0
+        d = s["distinct"]
+        if d is not None:
+            t = _midpoints(d[:-1], d[1:])
+            lo, hi = float(d[0]), float(d[-1])
+        else:
+            pts, w = s["pts"], s["w"]
+            cum = np.cumsum(w)
+            q = np.linspace(0, 1, max_bins + 1)[1:-1] * cum[-1]
+            t = np.unique(pts[np.minimum(np.searchsorted(cum, q, side="left"), pts.size - 1)])
+            lo, hi = float(pts[0]), float(pts[-1])
+        spec.thresholds[c] = t
+        spec.bin_values[c] = _bin_values(t, lo, hi, d)
+    if label is not None and summary["label"] is not None:
+        vals = [v for v in summary["label"].index if not pd.isna(v)]
+        if len(vals) < len(summary["label"]):
+            raise InputError(f"label column {label!r} has missing values; drop or impute them")
+        try:
+            spec.classes = np.asarray(sorted(vals), dtype=object)
+        except TypeError:
+            spec.classes = np.asarray(sorted(vals, key=repr), dtype=object)
+    return spec
+
+
+# -- 2. binning --------------------------------------------------------------------------------
+def _cat_codes(s: pd.Series, categories: np.ndarray) -> np.ndarray:
+    codes, uniques = pd.factorize(s.astype(object), use_na_sentinel=True)
+    idx = pd.Index(categories, dtype=object).get_indexer(pd.Index(np.asarray(uniques, dtype=object), dtype=object))
+    m = len(categories)
+    idx = np.where(idx < 0, m + 1, idx)  # unknown
+    out = np.append(idx, m)[codes]  # -1 (missing) -> last entry
+    return out.astype(np.int64)
+
+
+def bin_partition(part: pd.DataFrame, spec: BinSpec, guide: np.ndarray | pd.Series | None) -> "PartState":
+    """Binned QIs (column-major, smallest unsigned type) and class codes of one partition."""
+    n = part.shape[0]
+    top = int(spec.n_bins.max()) if spec.columns else 1
+    dtype = np.uint8 if top <= 256 else np.uint16 if top <= 65536 else np.int32
+    B = np.empty((n, len(spec.columns)), dtype=dtype, order="F")
+    cat = set(spec.categorical)
+    for j, c in enumerate(spec.columns):
+        s = part[c]
+        if c in cat:
+            B[:, j] = _cat_codes(s, spec.categories[c])
+        else:
+            if _kind(s) != "numeric":
+                raise InputError(
+                    f"column {c!r} is numeric in some partitions and text in others; cast it to "
+                    "one type in every file"
+                )
+            v = s.to_numpy(dtype=np.float64, na_value=np.nan)
+            if not np.isfinite(v).all():
+                raise InputError(
+                    f"numeric quasi-identifier {c!r} has missing or infinite values in a "
+                    "partition; impute or drop them first"
+                )
+            B[:, j] = np.searchsorted(spec.thresholds[c], v, side="left")
+    if guide is None:
+        y = np.zeros(n, dtype=np.int64)
+    else:
+        y = _cat_codes(pd.Series(np.asarray(guide, dtype=object)), spec.classes)
+        if (y >= len(spec.classes)).any():
+            raise InputError("the guide labels hold a value absent from the label summary")
+    return PartState(B, y)
+
+
+@dataclass
+class PartState:
+    """What a worker keeps of its partition between levels: bins, class codes, and for each row
+    its position in the current frontier (-1 once its node stopped) and its final node."""
+
+    B: np.ndarray
+    y: np.ndarray
+    local: np.ndarray | None = None
+    leaf: np.ndarray | None = None
+
+    def start(self, init: np.ndarray | None) -> "PartState":
+        """A fresh tree over these rows (from root 0, or from roots ``init``)."""
+        n = self.y.size
+        local = np.zeros(n, dtype=np.int64) if init is None else np.asarray(init, dtype=np.int64)
+        return PartState(self.B, self.y, local.copy(), local.copy())
+
+
+# -- 3. one tree level -------------------------------------------------------------------------
+def route(state: PartState, step: dict | None) -> PartState:
+    """Apply the splits decided for the last level.
+
+    ``step`` holds, per position of the last frontier: ``split`` (bool), ``feature``,
+    ``threshold``, ``offset`` (tables of :class:`~anonml.anonymize._hist_tree.TreeBuilder`),
+    ``flat`` (category masks), ``node`` (node id) and ``child`` (new frontier position of the
+    left child). Rows of nodes that did not split stop there (``leaf`` = that node).
+    """
+    if step is None:
+        return state
+    local = state.local.copy()
+    leaf = state.leaf.copy()
+    act = np.flatnonzero(local >= 0)
+    pos = local[act]
+    sp = step["split"][pos]
+    stop = act[~sp]
+    leaf[stop] = step["node"][pos[~sp]]
+    local[stop] = -1
+    rows = act[sp]
+    pos = pos[sp]
+    if rows.size:
+        f = step["feature"][pos]
+        n = state.B.shape[0]
+        b = state.B.ravel(order="F")[f * n + rows].astype(np.int64)
+        go_left = b <= step["threshold"][pos]
+        off = step["offset"][pos]
+        cat = off >= 0
+        if cat.any():
+            flat = step["flat"]
+            go_left = np.where(cat, flat[np.where(cat, off + b, 0)], go_left)
+        local[rows] = step["child"][pos] + (~go_left)
+    return PartState(state.B, state.y, local, leaf)
+
+
+def finish(state: PartState, frontier: np.ndarray) -> np.ndarray:
+    """Final node of every row, once the growth stopped with ``frontier`` still open."""
+    leaf = state.leaf.copy()
+    act = state.local >= 0
+    leaf[act] = frontier[state.local[act]]
+    return leaf
+
+
+def class_histograms(
+    state: PartState, n_bins: np.ndarray, n_classes: int, small_side: np.ndarray | None,
+    n_nodes: int,
+) -> list[np.ndarray]:
+    """Per feature, class counts per (node, bin) of this partition's rows, shape
+    (n_h, n_bins[f], n_classes), as float64.
+
+    With ``small_side`` (the frontier is sibling pairs 2p, 2p+1): only the rows of the smaller
+    child ``2p + small_side[p]`` are counted, at index p. Otherwise every frontier node.
+    """
+    act = np.flatnonzero(state.local >= 0)
+    node = state.local[act]
+    if small_side is not None:
+        sel = (node & 1) == small_side[node >> 1]
+        act, node = act[sel], node[sel] >> 1
+        n_h = small_side.size
+    else:
+        n_h = n_nodes
+    y = state.y[act]
+    out = []
+    base = node * n_classes
+    for f, nb in enumerate(np.asarray(n_bins).tolist()):
+        idx = base * nb + y
+        idx += np.multiply(state.B[act, f], n_classes, dtype=np.int64)
+        H = np.bincount(idx, minlength=n_h * nb * n_classes)
+        out.append(H.reshape(n_h, nb, n_classes).astype(np.float64))
+    return out
+
+
+def node_class_counts(state: PartState, n_nodes: int, n_classes: int) -> np.ndarray:
+    """Class counts per frontier node, shape (n_nodes, n_classes)."""
+    act = state.local >= 0
+    T = np.bincount(state.local[act] * n_classes + state.y[act], minlength=n_nodes * n_classes)
+    return T.reshape(n_nodes, n_classes).astype(np.float64)
+
+
+def sum_arrays(*parts: Any) -> Any:
+    """Sum of partial results: arrays, or lists of arrays (elementwise)."""
+    first = parts[0]
+    if isinstance(first, list):
+        return [sum_arrays(*[p[i] for p in parts]) for i in range(len(first))]
+    out = np.array(first, copy=True)
+    for p in parts[1:]:
+        out += p
+    return out
+
+
+# -- 4. representatives ------------------------------------------------------------------------
+def group_bin_counts(
+    state: PartState, groups: np.ndarray, n_bins: np.ndarray, n_classes: int
+) -> dict:
+    """Sparse per-group histograms of this partition: for each QI j the sorted keys
+    ``group * n_bins_j + bin`` and their counts, plus group class counts (``"y"``)."""
+    out: dict = {}
+    g = np.asarray(groups, dtype=np.int64)
+    for j in range(state.B.shape[1]):
+        keys, counts = np.unique(g * int(n_bins[j]) + state.B[:, j], return_counts=True)
+        out[j] = (keys, counts.astype(np.int64))
+    keys, counts = np.unique(g * n_classes + state.y, return_counts=True)
+    out["y"] = (keys, counts.astype(np.int64))
+    return out
+
+
+def merge_sparse(*parts: dict) -> dict:
+    """Sum sparse per-group histograms (keys sorted and unique in the result)."""
+    out = {}
+    for key in parts[0]:
+        k = np.concatenate([p[key][0] for p in parts])
+        c = np.concatenate([p[key][1] for p in parts])
+        uk, inv = np.unique(k, return_inverse=True)
+        out[key] = (uk, np.bincount(inv, weights=c, minlength=uk.size).astype(np.int64))
+    return out
+
+
+def group_medians(counts: dict, spec: BinSpec, n_groups: int, rule: str) -> dict:
+    """Per group: the z-scored median of each numeric QI (the value of its median bin), the
+    one-hot median of each categorical QI (1 above half, 0.5 at half, else 0) and the
+    majority class (Goldsteen et al., 2022, Sec. 3.2)."""
+    kc, cc = counts["y"]
+    nc = spec.n_classes
+    Y = np.zeros(n_groups * nc, dtype=np.int64)
+    Y[kc] = cc
+    Y = Y.reshape(n_groups, nc)
+    size = Y.sum(1)
+    out: dict = {"majority": Y.argmax(1) if rule == "majority_medoid" and spec.classes is not None
+                 else None, "num": {}, "cat": {}}
+    cat = set(spec.categorical)
+    n_bins = spec.n_bins
+    for j, c in enumerate(spec.columns):
+        keys, cnt = counts[j]
+        g = keys // int(n_bins[j])
+        b = keys % int(n_bins[j])
+        if c in cat:
+            twice = 2 * cnt
+            m = np.where(twice > size[g], 1.0, np.where(twice == size[g], 0.5, 0.0))
+            keep = m > 0
+            sumsq = np.bincount(g[keep], weights=m[keep] ** 2, minlength=n_groups)
+            out["cat"][j] = (keys[keep], m[keep], sumsq)
+        else:
+            cum = np.cumsum(cnt)  # keys are sorted by group, then bin
+            starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
+            base = (cum - cnt)[starts]
+            within = cum - np.repeat(base, np.diff(np.r_[starts, g.size]))
+            # lower median: the first bin whose cumulative count within the group reaches half
+            idx = np.flatnonzero(within * 2 >= size[g])
+            gi = g[idx]
+            idx = idx[np.r_[True, gi[1:] != gi[:-1]]]
+            med_bin = np.zeros(n_groups, dtype=np.int64)
+            med_bin[g[idx]] = b[idx]
+            value = spec.bin_values[c][med_bin]
+            out["num"][j] = (value - spec.mean[c]) / spec.scale[c]
+    return out
+
+
+def propose_representatives(
+    part: pd.DataFrame, state: PartState, groups: np.ndarray, medians: dict, spec: BinSpec,
+    qi: Sequence[Any], part_index: int,
+) -> pd.DataFrame:
+    """This partition's best candidate per group: the row closest to the group's median (among
+    the group's majority class when asked), with its distance and position, and its QI values."""
+    g = np.asarray(groups, dtype=np.int64)
+    dist = np.zeros(g.size)
+    cat = set(spec.categorical)
+    n_bins = spec.n_bins
+    for j, c in enumerate(spec.columns):
+        if c in cat:
+            keys, m, sumsq = medians["cat"][j]
+            key = g * int(n_bins[j]) + state.B[:, j]
+            mc = np.zeros(g.size)
+            if keys.size:
+                at = np.minimum(np.searchsorted(keys, key), keys.size - 1)
+                mc = np.where(keys[at] == key, m[at], 0.0)
+            dist += sumsq[g] - 2.0 * mc + 1.0
+        else:
+            z = (part[c].to_numpy(dtype=np.float64) - spec.mean[c]) / spec.scale[c]
+            dist += (z - medians["num"][j][g]) ** 2
+    if medians["majority"] is not None:
+        dist = np.where(state.y == medians["majority"][g], dist, np.inf)
+    ok = np.isfinite(dist)
+    rows = np.flatnonzero(ok)
+    order = np.lexsort((rows, dist[rows], g[rows]))
+    rows = rows[order]
+    gs = g[rows]
+    first = rows[np.r_[True, gs[1:] != gs[:-1]]] if rows.size else rows
+    cand = part.iloc[first][list(qi)].reset_index(drop=True)
+    cand.insert(0, "__row", first.astype(np.int64))
+    cand.insert(0, "__part", np.full(first.size, part_index, dtype=np.int64))
+    cand.insert(0, "__dist", dist[first])
+    cand.insert(0, "__group", g[first])
+    return cand
+
+
+def merge_candidates(*parts: pd.DataFrame) -> pd.DataFrame:
+    """Keep the best candidate per group: smallest distance, then first partition, first row."""
+    both = pd.concat(parts, ignore_index=True)
+    both = both.sort_values(["__group", "__dist", "__part", "__row"], kind="stable")
+    return both.drop_duplicates("__group", keep="first").reset_index(drop=True)
+
+
+# -- 5. recode ---------------------------------------------------------------------------------
+def recode_partition(part: pd.DataFrame, groups: np.ndarray, reps: pd.DataFrame, qi: Sequence[Any]) -> pd.DataFrame:
+    """The output rows of a partition: QIs replaced by their group representative's values."""
+    from anonml.anonymize._pipeline import recode
+
+    return recode(part, qi, np.asarray(groups, dtype=np.int64), reps)
+
+
+# -- 6. verification counts --------------------------------------------------------------------
+def class_keys(table: pd.DataFrame, qi: Sequence[Any]) -> pd.DataFrame:
+    """The QI columns of a written partition as hashable text keys (missing values kept)."""
+    return table[list(qi)]
+
+
+# -- 3b. finishing small nodes locally ---------------------------------------------------------
+def active_rows(state: PartState, can: np.ndarray) -> pd.DataFrame:
+    """The rows of the frontier nodes that may split (``can``, per frontier position): their
+    frontier position, class code and bins, as a frame that an engine's own shuffle can gather
+    by node (``"__node"``)."""
+    act = np.flatnonzero(state.local >= 0)
+    act = act[can[state.local[act]]]
+    cols = {"__node": state.local[act], "__y": state.y[act]}
+    for j in range(state.B.shape[1]):
+        cols[f"__b{j}"] = state.B[act, j]
+    return pd.DataFrame(cols)
+
+
+def local_subtree(
+    rows: pd.DataFrame, is_cat: np.ndarray, n_bins: np.ndarray, k: int, criterion: str,
+    max_depth: int | None,
+) -> dict:
+    """Grow the subtrees of the frontier nodes whose rows are all in ``rows`` with the in-memory
+    :class:`~anonml.anonymize._hist_tree.HistTree` (the same splits as level-wise growth: every
+    node's split depends only on its own rows). Returns the subtree arrays and ``roots``, the
+    frontier position of each root."""
+    from anonml.anonymize._hist_tree import HistTree
+
+    roots, init = np.unique(rows["__node"].to_numpy(), return_inverse=True)
+    out: dict = {"roots": roots}
+    if roots.size == 0:
+        return out
+    B = np.column_stack([rows[f"__b{j}"].to_numpy() for j in range(len(n_bins))])
+    y = None if criterion == "mondrian" else rows["__y"].to_numpy()
+    t = HistTree(k, max_depth, criterion).fit(B, is_cat, n_bins, y, init=init)
+    del t._train_leaves
+    out.update(feature=t.feature_, threshold=t.threshold_, left=t.children_left_,
+               right=t.children_right_, offset=t.offset_, flat=t.flat_)
+    return out
+
+
+def descend(state: PartState, frontier: np.ndarray, tree: dict) -> np.ndarray:
+    """Final node of every row: rows still in the frontier walk down ``tree`` (node arrays)
+    from their frontier node; the others keep the node where they stopped."""
+    leaf = state.leaf.copy()
+    act = np.flatnonzero(state.local >= 0)
+    node = frontier[state.local[act]]
+    n = state.B.shape[0]
+    Bf = state.B.ravel(order="F")
+    feature, threshold, offset = tree["feature"], tree["threshold"], tree["offset"]
+    flat = tree["flat"] if tree["flat"].size else np.zeros(1, dtype=bool)
+    rows = np.arange(act.size)
+    while rows.size:
+        rows = rows[feature[node[rows]] >= 0]
+        if not rows.size:
+            break
+        nd = node[rows]
+        f = feature[nd]
+        b = Bf[f * n + act[rows]].astype(np.int64)
+        go_left = b <= threshold[nd]
+        off = offset[nd]
+        cat = off >= 0
+        if cat.any():
+            go_left = np.where(cat, flat[np.where(cat, off + b, 0)], go_left)
+        node[rows] = np.where(go_left, tree["left"][nd], tree["right"][nd])
+    leaf[act] = node
+    return leaf

@@ -1,0 +1,489 @@
+"""``anonymize_dataset``: a Parquet dataset (or dask DataFrame) in, a verified k-anonymous
+partitioned Parquet dataset out, on a Dask cluster. See docs/dask.md for the design."""
+
+from __future__ import annotations
+
+import glob as _glob
+import os
+import shutil
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import pandas as pd
+
+from anonml._errors import InputError, OutputError
+from anonml._install import install_hint
+from anonml.anonymize import _kernels as K
+from anonml.dask._tree import _put, compact, grow, tree_reduce
+
+__all__ = ["anonymize_dataset", "local_cluster", "DaskAnonymization"]
+
+METHODS = ("accuracy_guided", "mondrian")
+
+
+def _require() -> tuple[Any, Any, Any]:
+    try:
+        import dask
+        import dask.dataframe as dd
+        import distributed
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise InputError(
+            f"the Dask engine needs dask[dataframe] and distributed ({exc.name} is missing); "
+            f"install them: {install_hint('dask', ('dask[dataframe]', 'distributed'))}"
+        ) from None
+    return dask, dd, distributed
+
+
+@dataclass
+class DaskAnonymization:
+    """What :func:`anonymize_dataset` did (no records in here).
+
+    Attributes
+    ----------
+    n_rows, n_groups : int
+        Rows written and groups (tree leaves) made.
+    min_class_size : int
+        Smallest equivalence class of the *written* table, counted by a distributed groupby.
+    achieved : dict
+        Verified l ("l") and t ("t") of the written table, where asked.
+    seconds : dict
+        Wall seconds per stage: bins, tree, representatives, recode_write, verify.
+    target : Path
+        The output folder.
+    n_levels : dict
+        Tree levels grown ("tree", and "refine" for AG's Mondrian refinement).
+    """
+
+    n_rows: int
+    n_groups: int
+    min_class_size: int
+    achieved: dict
+    seconds: dict
+    target: Path
+    n_levels: dict = field(default_factory=dict)
+
+
+def local_cluster(
+    n_workers: int | None = None, memory_limit: str | int | None = None, threads_per_worker: int = 1
+) -> Any:
+    """A :class:`distributed.Client` on a new ``LocalCluster`` of worker processes.
+
+    Parameters
+    ----------
+    n_workers : int, optional
+        Worker processes; default the number of cores.
+    memory_limit : str or int, optional
+        Per worker (e.g. "4GB"); default 80 % of the RAM divided among the workers, leaving the
+        rest to the client and the system.
+    threads_per_worker : int, default 1
+    """
+    _, _, distributed = _require()
+    n = int(n_workers or os.cpu_count() or 1)
+    if n < 1:
+        raise InputError(f"n_workers={n_workers!r}; pass an integer >= 1")
+    if memory_limit is None:
+        try:
+            total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        except (ValueError, OSError, AttributeError):  # pragma: no cover
+            total = 8 * 2**30
+        memory_limit = int(0.8 * total / n)
+    cluster = distributed.LocalCluster(
+        n_workers=n, threads_per_worker=int(threads_per_worker), processes=True,
+        memory_limit=memory_limit, dashboard_address=None,
+    )
+    return distributed.Client(cluster)
+
+
+# -- input checks ------------------------------------------------------------------------------
+def _parquet_files(source: Any) -> list[str]:
+    text = os.fspath(source)
+    p = Path(text)
+    if any(ch in text for ch in "*?["):
+        files = sorted(_glob.glob(text, recursive=True))
+    elif p.is_dir():
+        files = sorted(str(f) for f in p.rglob("*.parquet"))
+    elif p.is_file():
+        files = [text]
+    else:
+        raise InputError(
+            f"Parquet source {text!r} does not exist; pass a folder of .parquet files, a glob "
+            "such as 'data/*.parquet', or a dask DataFrame"
+        )
+    if not files:
+        raise InputError(f"Parquet source {text!r} holds no .parquet files; check the path")
+    return files
+
+
+def _arrow_kind(t: Any) -> str:
+    import pyarrow as pa
+
+    if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t):
+        return "numeric"
+    if pa.types.is_null(t):
+        return "null"
+    return "categorical"
+
+
+def _check_files(files: list[str], needed: list) -> None:
+    """Every needed column in every file, with one kind (numeric/text) across files."""
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:  # pragma: no cover
+        raise InputError(f"reading Parquet needs pyarrow; {install_hint('parquet')}") from None
+    kinds: dict = {}
+    for f in files:
+        try:
+            schema = pq.read_schema(f)
+        except Exception as exc:  # noqa: BLE001 - any unreadable file is one input error
+            raise InputError(f"{f!r} is not a readable Parquet file ({type(exc).__name__}); remove or rewrite it") from None
+        names = set(schema.names)
+        for c in needed:
+            if c not in names:
+                raise InputError(
+                    f"column {c!r} is missing from {Path(f).name!r}; every file of the dataset "
+                    "needs the same columns (rewrite it with one schema)"
+                )
+            kind = _arrow_kind(schema.field(c).type)
+            if kind == "null":
+                continue
+            first = kinds.setdefault(c, (kind, f))
+            if first[0] != kind:
+                raise InputError(
+                    f"column {c!r} is {first[0]} in {Path(first[1]).name!r} but {kind} in "
+                    f"{Path(f).name!r}; cast it to one type in every file"
+                )
+
+
+def _positive_int(name: str, v: Any, low: int) -> int:
+    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
+        raise InputError(f"{name}={v!r}; pass an integer >= {low}")
+    return int(v)
+
+
+# -- per-partition wrappers (run on the workers) -------------------------------------------------
+def _guide(part: pd.DataFrame, label: Any, model: Any, features: list | None) -> pd.Series | None:
+    if model is not None:
+        return pd.Series(np.asarray(model.predict(part[features])), index=part.index)
+    if label is not None:
+        return part[label]
+    return None
+
+
+def _summary_task(part, numeric, categorical, label, model, features, max_bins, needed):
+    missing = [c for c in needed if c not in part.columns]
+    if missing:
+        raise InputError(
+            f"column {missing[0]!r} is missing from a partition; every partition needs the same "
+            "columns"
+        )
+    out = K.column_summary(part, numeric, categorical, None, max_bins)
+    g = _guide(part, label, model, features)
+    out["label"] = None if g is None else g.value_counts(dropna=False)
+    return out
+
+
+def _merge_task(max_bins, *parts):
+    acc = parts[0]
+    for p in parts[1:]:
+        acc = K.merge_summaries(acc, p, max_bins)
+    return acc
+
+
+def _bin_task(part, spec, label, model, features):
+    return K.bin_partition(part, spec, _guide(part, label, model, features))
+
+
+def _reps_table(cands: pd.DataFrame, n_groups: int, qi: list) -> pd.DataFrame:
+    if cands.shape[0] != n_groups or not (cands["__group"].to_numpy() == np.arange(n_groups)).all():
+        raise RuntimeError(
+            f"internal error: {cands.shape[0]} representatives for {n_groups} groups; please report"
+        )
+    return cands[qi].reset_index(drop=True)
+
+
+def _write_task(part, groups, reps, qi, folder, i):
+    out = K.recode_partition(part, groups, reps, qi)
+    out.to_parquet(os.path.join(folder, f"part.{i:05d}.parquet"))
+    return int(out.shape[0])
+
+
+# -- the driver --------------------------------------------------------------------------------
+def anonymize_dataset(
+    source: Any,
+    target: Any,
+    *,
+    k: int,
+    quasi_identifiers: Sequence[Any],
+    method: str = "accuracy_guided",
+    label: Any = None,
+    model: Any = None,
+    features: Sequence[Any] | None = None,
+    sensitive: Any = None,
+    l: float | None = None,
+    l_kind: str = "distinct",
+    c: float | None = None,
+    t: float | None = None,
+    max_bins: int = 255,
+    refine: str = "mondrian",
+    criterion: str = "gini",
+    max_depth: int | None = None,
+    client: Any = None,
+    progress: Callable[[str, int, int | None], None] | None = None,
+) -> DaskAnonymization:
+    """k-anonymize a partitioned dataset on a Dask cluster; write a verified Parquet dataset.
+
+    The groups are those of the in-memory anonymizers: accuracy-guided anonymization
+    (Goldsteen et al., 2022, arXiv:2007.13086; a histogram tree on the guide labels with
+    ``min_samples_leaf=k``, then the large pure leaves cut by strict Mondrian, LeFevre et al.,
+    2006), or strict Mondrian alone. Given the same bins the groups are exactly those of
+    :class:`~anonml.anonymize._hist_tree.HistTree` (tests/test_dask_engine.py). Every group's QIs
+    are replaced by those of one real record of the group (the majority-class record closest to
+    the group's median, Goldsteen et al. Sec. 3.2; medians at bin resolution). Nothing but
+    histograms, counts and the tree reaches the client.
+
+    Parameters
+    ----------
+    source : str, Path or dask DataFrame
+        A folder of Parquet files, a glob, one file, or a dask DataFrame.
+    target : str or Path
+        Output folder; must not exist. Written to a hidden sibling folder, verified, renamed.
+        On a multi-machine cluster it must be on storage every worker and the client share.
+    k : int
+        Smallest equivalence class, >= 2.
+    quasi_identifiers : list
+        QI columns. Text, bool and category columns are categorical, others numeric.
+    method : {"accuracy_guided", "mondrian"}
+    label : str, optional
+        Column holding the guide labels (the model's predictions, or the true labels).
+    model, features : fitted estimator and its input columns, optional
+        Instead of ``label``: the guide is ``model.predict(part[features])`` on the workers.
+    sensitive, l, l_kind, c, t
+        l-diversity (``l_kind`` "distinct" or "entropy") and t-closeness (equal distance for a
+        categorical, ordered for a numeric sensitive column) of ``sensitive``, verified on the
+        written table. This engine does not merge groups to reach them: a violation raises
+        :class:`~anonml._errors.PrivacyViolationError` and nothing is written.
+    max_bins : int, default 255
+        Bins per numeric QI (distinct values while there are at most this many, else quantiles
+        of a mergeable sketch).
+    refine : {"mondrian", "none"}, default "mondrian"
+        AG's refinement of the pure leaves (as ``AccuracyGuidedAnonymizer``).
+    criterion : {"gini", "entropy"}, default "gini"
+    max_depth : int, optional
+    client : distributed.Client, optional
+        Default: the current client; use :func:`local_cluster` to start one.
+    progress : callable, optional
+        ``progress(stage, done, total)``, called per tree level and per partition step.
+
+    Returns
+    -------
+    DaskAnonymization
+    """
+    dask, dd, distributed = _require()
+    seconds: dict = {}
+    # ---- parameters and paths, before any work
+    if method not in METHODS:
+        raise InputError(f"method={method!r}; use one of {', '.join(METHODS)}")
+    k = _positive_int("k", k, 2)
+    max_bins = _positive_int("max_bins", max_bins, 2)
+    if max_bins > 65535:
+        raise InputError(f"max_bins={max_bins!r}; pass an integer from 2 to 65535 (e.g. 255)")
+    if max_depth is not None:
+        max_depth = _positive_int("max_depth", max_depth, 1)
+    if refine not in ("mondrian", "none"):
+        raise InputError(f"refine={refine!r}; use 'mondrian' or 'none'")
+    if criterion not in ("gini", "entropy", "log_loss"):
+        raise InputError(f"criterion={criterion!r}; use 'gini' or 'entropy'")
+    criterion = "entropy" if criterion == "log_loss" else criterion
+    if isinstance(quasi_identifiers, (str, bytes)) or quasi_identifiers is None:
+        raise InputError("quasi_identifiers must be a list of column names, e.g. ['age', 'zip']")
+    qi = list(quasi_identifiers)
+    if not qi or len(set(qi)) != len(qi):
+        raise InputError(f"quasi_identifiers={qi!r}; pass a non-empty list of distinct columns")
+    if method == "accuracy_guided" and (label is None) == (model is None):
+        raise InputError(
+            "accuracy-guided anonymization needs a guide: pass label='<column>' or "
+            "model=<fitted estimator> with features=[...] (exactly one of them)"
+        )
+    if model is not None and (features is None or not list(features)):
+        raise InputError("model=... needs features=[...], the columns the model reads")
+    if model is not None and not hasattr(model, "predict"):
+        raise InputError(f"model={type(model).__name__} has no predict method; pass a fitted estimator")
+    features = list(features) if features is not None else None
+    if method == "mondrian":
+        label, model = None, None
+    if label is not None and label in set(qi):
+        raise InputError(f"label={label!r} is also a quasi-identifier; remove it from the QIs")
+    if (l is not None or t is not None) and sensitive is None:
+        raise InputError("l or t needs a sensitive attribute; pass sensitive='<column>'")
+    if sensitive is not None:
+        if sensitive in set(qi):
+            raise InputError(f"sensitive={sensitive!r} is also a quasi-identifier; remove it from the QIs")
+        if l is None and t is None:
+            raise InputError(f"sensitive={sensitive!r} is given without l=<number> or t=<number>")
+    if l is not None:
+        if isinstance(l, bool) or not isinstance(l, (int, float, np.number)) or not l >= 1:
+            raise InputError(f"l={l!r}; pass a number >= 1")
+        if l_kind not in ("distinct", "entropy"):
+            raise InputError(f"l_kind={l_kind!r}; the Dask engine checks 'distinct' or 'entropy'")
+    if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float, np.number)) or not 0 <= t <= 1):
+        raise InputError(f"t={t!r}; pass a number from 0 to 1")
+    target = Path(os.fspath(target))
+    if target.exists():
+        raise OutputError(f"target {str(target)!r} already exists; choose a new folder or remove it")
+    if not target.parent.is_dir():
+        raise OutputError(f"the folder of target {str(target)!r} does not exist; create {str(target.parent)!r} first")
+    if client is None:
+        try:
+            client = distributed.default_client()
+        except ValueError:
+            raise InputError(
+                "no Dask client; pass client=distributed.Client('tcp://host:8786') or "
+                "client=anonml.dask.local_cluster()"
+            ) from None
+    needed = list(dict.fromkeys(
+        qi + ([label] if label is not None else []) + (features or [])
+        + ([sensitive] if sensitive is not None else [])
+    ))
+    if isinstance(source, (str, os.PathLike)):
+        files = _parquet_files(source)
+        _check_files(files, needed)
+        ddf = dd.read_parquet(files)
+    elif hasattr(source, "to_delayed") and hasattr(source, "npartitions"):
+        ddf = source
+        missing = [c for c in needed if c not in set(ddf.columns)]
+        if missing:
+            raise InputError(
+                f"column {missing[0]!r} is not in the dataset; columns are: "
+                f"{', '.join(map(str, list(ddf.columns)[:12]))}"
+            )
+    else:
+        raise InputError(
+            f"source of type {type(source).__name__}; pass a Parquet folder, a glob or a dask DataFrame"
+        )
+    meta = ddf._meta
+    categorical = [
+        col for col in qi
+        if not pd.api.types.is_numeric_dtype(meta[col]) or pd.api.types.is_bool_dtype(meta[col])
+    ]
+    numeric = [col for col in qi if col not in set(categorical)]
+    parts = ddf.to_delayed()
+    n_parts = len(parts)
+
+    def tick(stage: str, done: int, total: int | None) -> None:
+        if progress is not None:
+            progress(stage, done, total)
+
+    def run_parts(stage: str, futures: list) -> list:
+        if progress is not None:
+            for i, _ in enumerate(distributed.as_completed(futures), start=1):
+                tick(stage, i, len(futures))
+        return futures
+
+    tmp = target.parent / f".{target.name}.tmp-{uuid.uuid4().hex[:12]}"
+    try:
+        # ---- 1. global bins and codes, binned partitions kept on the workers
+        t0 = time.perf_counter()
+        summaries = client.compute([
+            dask.delayed(_summary_task)(p, numeric, categorical, label, model, features, max_bins, needed)
+            for p in parts
+        ])
+        run_parts("bins", summaries)
+        import functools
+
+        summary = client.gather(tree_reduce(client, summaries, functools.partial(_merge_task, max_bins)))
+        del summaries
+        spec = K.finalize_bins(summary, qi, categorical, max_bins, label="guide" if (label is not None or model is not None) else None)
+        n_rows = int(summary["n"])
+        if n_rows < k:
+            raise InputError(f"the dataset has {n_rows} rows, fewer than k={k}; lower k or add data")
+        spec_f = _put(client, spec)
+        states = client.compute([
+            dask.delayed(_bin_task)(p, spec_f, label, model, features) for p in parts
+        ])
+        run_parts("bins", states)
+        distributed.wait(states)
+        seconds["bins"] = time.perf_counter() - t0
+
+        # ---- 2. the tree (and AG's Mondrian refinement)
+        t0 = time.perf_counter()
+        levels: dict = {}
+
+        def count_levels(stage: str, done: int, total: int | None) -> None:
+            levels[stage] = done
+            tick(stage, done, total)
+
+        is_cat, n_bins = spec.is_cat, spec.n_bins
+        if method == "accuracy_guided":
+            tree, leaves = grow(client, states, is_cat, n_bins, spec.n_classes, k, criterion,
+                                max_depth, progress=count_levels, stage="tree")
+            groups, n_groups, sizes = compact(client, leaves, tree.n_nodes_)
+            if refine == "mondrian":
+                rtree, leaves = grow(client, states, is_cat, n_bins, 1, k, "mondrian", None,
+                                     init=groups, n_roots=n_groups, progress=count_levels,
+                                     stage="refine")
+                groups, n_groups, sizes = compact(client, leaves, rtree.n_nodes_)
+        else:
+            tree, leaves = grow(client, states, is_cat, n_bins, 1, k, "mondrian", None,
+                                progress=count_levels, stage="tree")
+            groups, n_groups, sizes = compact(client, leaves, tree.n_nodes_)
+        del leaves
+        if int(sizes.min()) < k:
+            raise RuntimeError(f"internal error: a group of {int(sizes.min())} < k={k} rows; please report")
+        seconds["tree"] = time.perf_counter() - t0
+
+        # ---- 3. representatives by map-reduce
+        t0 = time.perf_counter()
+        rule = "majority_medoid" if method == "accuracy_guided" else "medoid"
+        counts = tree_reduce(client, [
+            client.submit(K.group_bin_counts, s, g, n_bins, spec.n_classes, pure=False)
+            for s, g in zip(states, groups)
+        ], K.merge_sparse)
+        med = client.submit(K.group_medians, counts, spec_f, n_groups, rule, pure=False)
+        cands = client.compute([
+            dask.delayed(K.propose_representatives)(p, s, g, med, spec_f, qi, i)
+            for i, (p, s, g) in enumerate(zip(parts, states, groups))
+        ])
+        run_parts("representatives", cands)
+        reps = tree_reduce(client, cands, K.merge_candidates)
+        reps = client.submit(_reps_table, reps, n_groups, qi, pure=False)
+        distributed.wait(reps)
+        del counts, med, cands
+        seconds["representatives"] = time.perf_counter() - t0
+
+        # ---- 4. recode and write to the temporary folder
+        t0 = time.perf_counter()
+        tmp.mkdir()
+        del states
+        written = client.compute([
+            dask.delayed(_write_task)(p, g, reps, qi, str(tmp), i)
+            for i, (p, g) in enumerate(zip(parts, groups))
+        ])
+        run_parts("recode_write", written)
+        n_written = sum(client.gather(written))
+        del groups, reps, written
+        if n_written != n_rows:
+            raise RuntimeError(f"internal error: wrote {n_written} rows of {n_rows}; please report")
+        seconds["recode_write"] = time.perf_counter() - t0
+
+        # ---- 5. independent verification on the written table, then rename
+        t0 = time.perf_counter()
+        from anonml.dask._verify import verify
+
+        smallest, achieved = verify(
+            dd, client, str(tmp), qi, k, sensitive=sensitive, l=l, l_kind=l_kind, t=t,
+            n_rows=n_rows,
+        )
+        tick("verify", 1, 1)
+        os.replace(tmp, target)
+        seconds["verify"] = time.perf_counter() - t0
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return DaskAnonymization(
+        n_rows=n_rows, n_groups=int(n_groups), min_class_size=int(smallest), achieved=achieved,
+        seconds=seconds, target=target, n_levels=levels,
+    )

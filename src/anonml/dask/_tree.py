@@ -1,0 +1,310 @@
+"""The distributed histogram tree: level-wise growth driven from the client, rows never move.
+
+Each partition's binned QIs and class codes live on its worker as a
+:class:`~anonml.anonymize._kernels.PartState` future. At each level the client sends the last
+level's splits (a few small arrays, scattered once), every partition routes its rows and counts
+the class histograms of the smaller child of each sibling pair, the histograms are summed by a
+tree reduction, and the client runs the *same* split search as the in-memory
+:class:`~anonml.anonymize._hist_tree.HistTree` (:func:`~anonml.anonymize._hist_tree.choose_splits`,
+:class:`~anonml.anonymize._hist_tree.TreeBuilder`). The larger child's histogram is its parent's
+minus the smaller's, and the children's class counts come from the parent's histogram on the split
+feature, so a level costs one pass over the rows. Histogram counts are integers held exactly in
+float64, so the sums do not depend on the order of the reduction and the tree is identical to the
+in-memory one given the same bins.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from anonml.anonymize import _kernels as K
+from anonml.anonymize._hist_tree import TreeBuilder, choose_splits
+
+__all__ = ["tree_reduce", "grow", "GrownTree"]
+
+
+def tree_reduce(client: Any, futures: list, func: Callable, split_every: int = 8) -> Any:
+    """Reduce futures with ``func(*chunk)`` in a tree of fan-in ``split_every``; one future."""
+    futures = list(futures)
+    if not futures:
+        raise ValueError("nothing to reduce")
+    while len(futures) > 1:
+        futures = [
+            client.submit(func, *futures[i : i + split_every], pure=False)
+            for i in range(0, len(futures), split_every)
+        ]
+    return futures[0]
+
+
+_INLINE_BYTES = 1 << 20
+
+
+def _nbytes(obj: Any) -> int:
+    if isinstance(obj, np.ndarray):
+        return obj.nbytes
+    if isinstance(obj, dict):
+        return sum(_nbytes(v) for v in obj.values())
+    return _INLINE_BYTES  # unknown: scatter
+
+
+def _put(client: Any, obj: Any) -> Any:
+    """``obj`` itself when small (sent inside the tasks), else one future holding it, sent to
+    each worker once (wrapped: ``scatter`` would split a dict into its values)."""
+    if obj is None or _nbytes(obj) < _INLINE_BYTES:
+        return obj
+    return client.scatter([obj], hash=False)[0]
+
+
+def _start(state: K.PartState, init: np.ndarray | None, zero_y: bool) -> K.PartState:
+    s = state.start(init)
+    if zero_y:
+        s = K.PartState(s.B, np.zeros_like(s.y), s.local, s.leaf)
+    return s
+
+
+def _map_ids(ids: np.ndarray, mapping: np.ndarray) -> np.ndarray:
+    return mapping[ids]
+
+
+def _leaf_counts(leaf: np.ndarray, n_nodes: int) -> np.ndarray:
+    return np.bincount(leaf, minlength=n_nodes)
+
+
+class GrownTree:
+    """Node arrays of a tree grown by :func:`grow` (as :class:`HistTree`'s ``*_`` attributes)."""
+
+    def __init__(self, builder: TreeBuilder | dict, is_cat: np.ndarray):
+        arrays = builder if isinstance(builder, dict) else _arrays(builder)
+        self.feature_ = arrays["feature"]
+        self.threshold_ = arrays["threshold"]
+        self.children_left_ = arrays["left"]
+        self.children_right_ = arrays["right"]
+        self.offset_ = arrays["offset"]
+        self.flat_ = arrays["flat"]
+        self.is_cat_ = np.asarray(is_cat, dtype=bool)
+        self.n_nodes_ = int(self.feature_.size)
+        self.leaves_ = np.flatnonzero(self.feature_ < 0)
+
+
+def _arrays(builder: TreeBuilder) -> dict:
+    return {
+        "feature": np.asarray(builder.feature, dtype=np.int64),
+        "threshold": np.asarray(builder.threshold, dtype=np.int64),
+        "left": np.asarray(builder.left, dtype=np.int64),
+        "right": np.asarray(builder.right, dtype=np.int64),
+        "offset": np.asarray(builder.offset, dtype=np.int64),
+        "flat": builder.flat(),
+    }
+
+
+def _stitch(tree: dict, frontier: np.ndarray, subtrees: list) -> dict:
+    """Graft the locally grown subtrees onto the tree: their roots are frontier nodes, their
+    other nodes get new ids after the tree's."""
+    parts = {key: [v] for key, v in tree.items()}
+    n_nodes = tree["feature"].size
+    flat_len = tree["flat"].size
+    for sub in subtrees:
+        roots = sub["roots"]
+        if roots.size == 0 or "feature" not in sub:
+            continue
+        R, n_sub = roots.size, sub["feature"].size
+        gid = np.empty(n_sub, dtype=np.int64)
+        gid[:R] = frontier[roots]
+        gid[R:] = n_nodes + np.arange(n_sub - R)
+        internal = sub["feature"] >= 0
+        left = np.where(internal, gid[np.maximum(sub["left"], 0)], -1)
+        right = np.where(internal, gid[np.maximum(sub["right"], 0)], -1)
+        offset = np.where(sub["offset"] >= 0, sub["offset"] + flat_len, -1)
+        for key, v in (("feature", sub["feature"]), ("threshold", sub["threshold"]),
+                       ("left", left), ("right", right), ("offset", offset)):
+            parts[key][0][gid[:R]] = v[:R]  # the roots were leaves of the tree so far
+            parts[key].append(v[R:])
+        parts["flat"].append(sub["flat"])
+        n_nodes += n_sub - R
+        flat_len += sub["flat"].size
+    return {key: np.concatenate(v) for key, v in parts.items()}
+
+
+def _finish_locally(
+    client: Any, cur: list, frontier: np.ndarray, can: np.ndarray, builder: TreeBuilder,
+    is_cat: np.ndarray, n_bins: np.ndarray, k: int, criterion: str, depth_left: int | None,
+    progress: Callable | None, stage: str,
+) -> tuple[dict, list]:
+    """Move the rows of the splittable frontier nodes together with Dask's own shuffle (by node),
+    grow each node's subtree in memory, graft them, and route every partition's rows down."""
+    import dask
+    import dask.dataframe as dd
+    import pandas as pd
+
+    top = int(n_bins.max())
+    bdtype = np.uint8 if top <= 256 else np.uint16 if top <= 65536 else np.int32
+    meta = pd.DataFrame({"__node": np.zeros(0, np.int64), "__y": np.zeros(0, np.int64),
+                         **{f"__b{j}": np.zeros(0, bdtype) for j in range(len(n_bins))}})
+    can_f = _put(client, can)
+    frames = [client.submit(K.active_rows, s, can_f, pure=False) for s in cur]
+    rows = dd.from_delayed(frames, meta=meta, verify_meta=False)
+    shuffled = rows.shuffle(on="__node", npartitions=len(frames))
+    subs = client.compute([
+        dask.delayed(K.local_subtree)(p, is_cat, n_bins, k, criterion, depth_left)
+        for p in shuffled.to_delayed()
+    ])
+    import distributed
+
+    subtrees = []
+    for i, (_, sub) in enumerate(distributed.as_completed(subs, with_results=True), start=1):
+        subtrees.append(sub)
+        if progress is not None:
+            progress(stage + " (local)", i, len(subs))
+    del frames, subs
+    tree = _stitch(_arrays(builder), frontier, subtrees)
+    tree_f = client.scatter([tree], broadcast=True, hash=False)[0]
+    front_f = _put(client, frontier)
+    leaves = [client.submit(K.descend, s, front_f, tree_f, pure=False) for s in cur]
+    return tree, leaves
+
+
+def _children_counts(
+    H_list: list[np.ndarray], split_ids: np.ndarray, best_f: np.ndarray, best_pos: np.ndarray,
+    best_order: dict, is_cat: np.ndarray, n_bins: np.ndarray, T: np.ndarray,
+) -> np.ndarray:
+    """Class counts of the children (left, right interleaved) from the parents' histograms."""
+    n_classes = T.shape[1]
+    T_left = np.zeros((split_ids.size, n_classes))
+    for f in np.unique(best_f[split_ids]):
+        sel = np.flatnonzero(best_f[split_ids] == f)
+        a = split_ids[sel]
+        H = H_list[f][a]  # (s, nb, C)
+        nb = int(n_bins[f])
+        if is_cat[f]:
+            order = best_order[f][a] if f in best_order else np.broadcast_to(np.arange(nb), (a.size, nb))
+            H = np.take_along_axis(H, order[:, :, None], axis=1)
+        mask = np.arange(nb)[None, :] <= best_pos[a][:, None]
+        T_left[sel] = (H * mask[:, :, None]).sum(1)
+    T_right = T[split_ids] - T_left
+    out = np.empty((2 * split_ids.size, n_classes))
+    out[0::2], out[1::2] = T_left, T_right
+    return out
+
+
+def grow(
+    client: Any,
+    states: list,
+    is_cat: np.ndarray,
+    n_bins: np.ndarray,
+    n_classes: int,
+    k: int,
+    criterion: str,
+    max_depth: int | None = None,
+    init: list | None = None,
+    n_roots: int = 1,
+    progress: Callable | None = None,
+    stage: str = "tree",
+    local_cells: int | None = 4_000_000,
+) -> tuple[GrownTree, list]:
+    """Grow a :class:`HistTree`-identical tree over partitions; return it and a future per
+    partition holding each row's leaf node id.
+
+    ``states``: futures of :class:`PartState` (bins and class codes); ``init``: futures of each
+    row's root (ints 0..n_roots-1) or None; ``criterion``: "gini", "entropy" or "mondrian"
+    (then the class codes are ignored); ``local_cells``: once a level's histograms would hold
+    more cells than this (nodes x bins x classes), the splittable nodes' rows are gathered by node
+    with Dask's shuffle and their subtrees finished in memory (the same splits; node ids differ).
+    """
+    mondrian = criterion == "mondrian"
+    C = 1 if mondrian else int(n_classes)
+    cur = [
+        client.submit(_start, s, None if init is None else init[i], mondrian, pure=False)
+        for i, s in enumerate(states)
+    ]
+    builder = TreeBuilder(n_roots)
+    frontier = np.arange(n_roots)
+    T = client.gather(tree_reduce(
+        client,
+        [client.submit(K.node_class_counts, s, n_roots, C, pure=False) for s in cur],
+        K.sum_arrays,
+    ))
+    parent_H: list[np.ndarray] | None = None
+    depth = 0
+    while frontier.size and (max_depth is None or depth < max_depth):
+        A = frontier.size
+        cnt = T.sum(1)
+        impure = ((T > 0).sum(1) > 1) | mondrian
+        can = impure & (cnt >= 2 * k)
+        if progress is not None:
+            progress(stage, depth, None)
+        if not can.any():
+            break
+        n_h = A if parent_H is None else A // 2
+        if local_cells is not None and n_h * int(n_bins.sum()) * C > local_cells:
+            tree, leaves = _finish_locally(
+                client, cur, frontier, can, builder, is_cat, n_bins, k, criterion,
+                None if max_depth is None else max_depth - depth, progress, stage,
+            )
+            return GrownTree(tree, is_cat), leaves
+        if parent_H is None:
+            small_side = None
+        else:
+            n_pairs = A // 2
+            small_side = (cnt[1::2] < cnt[0::2]).astype(np.int64)
+            pair_ids = 2 * np.arange(n_pairs)
+            small_ids, large_ids = pair_ids + small_side, pair_ids + 1 - small_side
+        side_f = _put(client, small_side) if small_side is not None else None
+        Hh = client.gather(tree_reduce(
+            client,
+            [client.submit(K.class_histograms, s, n_bins, C, side_f, A, pure=False) for s in cur],
+            K.sum_arrays,
+        ))
+        cur_H = []
+        for f in range(len(n_bins)):
+            if parent_H is None:
+                H = Hh[f]
+            else:
+                H = np.empty((A, int(n_bins[f]), C))
+                H[small_ids] = Hh[f]
+                H[large_ids] = parent_H[f] - Hh[f]
+            cur_H.append(H)
+        del Hh
+        best_gain, best_f, best_pos, best_order = choose_splits(cur_H, cnt, T, is_cat, k, criterion)
+        split = can & np.isfinite(best_gain)
+        if not split.any():
+            break
+        split_ids = np.flatnonzero(split)
+        T_next = _children_counts(cur_H, split_ids, best_f, best_pos, best_order, is_cat, n_bins, T)
+        parent_H = [H[split_ids] for H in cur_H]
+        child_left = builder.add_children(frontier, split, best_f, best_pos, best_order, is_cat, n_bins)
+        first = int(child_left[split_ids[0]])
+        feature, threshold, offset, flat = builder.level_tables(frontier)
+        step = {
+            "split": split, "feature": feature, "threshold": threshold, "offset": offset,
+            "flat": flat if flat.size else np.zeros(1, dtype=bool), "node": frontier,
+            "child": np.where(split, child_left - first, -1),
+        }
+        step_f = _put(client, step)
+        cur = [client.submit(K.route, s, step_f, pure=False) for s in cur]
+        frontier = np.arange(first, len(builder.feature))
+        T = T_next
+        depth += 1
+    if progress is not None:
+        progress(stage, depth, depth)
+    frontier_f = _put(client, frontier)
+    leaves = [client.submit(K.finish, s, frontier_f, pure=False) for s in cur]
+    return GrownTree(builder, is_cat), leaves
+
+
+def compact(client: Any, leaves: list, n_nodes: int) -> tuple[list, int, np.ndarray]:
+    """Number the leaves that hold rows 0..G-1 (as ``_accuracy_guided._compact``); returns the
+    group futures per partition, G, and the group sizes."""
+    counts = client.gather(tree_reduce(
+        client, [client.submit(_leaf_counts, lf, n_nodes, pure=False) for lf in leaves],
+        K.sum_arrays,
+    ))
+    mapping = np.full(n_nodes, -1, dtype=np.int64)
+    used = np.flatnonzero(counts)
+    mapping[used] = np.arange(used.size)
+    mapping_f = _put(client, mapping)
+    groups = [client.submit(_map_ids, lf, mapping_f, pure=False) for lf in leaves]
+    return groups, int(used.size), counts[used]
+
+

@@ -1,0 +1,274 @@
+"""The Dask engine (anonml.dask) on a LocalCluster of two worker processes (serialization is
+exercised), with small data. One module-scoped cluster; the whole file takes well under a minute."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+dask = pytest.importorskip("dask")
+distributed = pytest.importorskip("distributed")
+pytest.importorskip("pyarrow")
+
+import dask.dataframe as dd  # noqa: E402
+
+from anonml._errors import InputError, OutputError, PrivacyViolationError  # noqa: E402
+from anonml.anonymize import _kernels as K  # noqa: E402
+from anonml.anonymize._accuracy_guided import _compact  # noqa: E402
+from anonml.anonymize._hist_tree import HistTree  # noqa: E402
+from anonml.datasets import load_adult  # noqa: E402
+from anonml.encoding import TableEncoder  # noqa: E402
+from anonml.privacy import k_anonymity, l_diversity, t_closeness  # noqa: E402
+
+import anonml.dask as ad  # noqa: E402
+from anonml.dask._tree import compact, grow  # noqa: E402
+
+N = 4000
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(
+        n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None,
+        memory_limit="1GB",
+    )
+    c = distributed.Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+
+
+@pytest.fixture(scope="module")
+def adult():
+    d = load_adult()
+    X = d.X.iloc[:N].reset_index(drop=True)
+    y = d.y.iloc[:N].reset_index(drop=True)
+    qi = ["age", "education-num", "hours-per-week", "workclass", "marital-status", "occupation",
+          "sex", "race"]
+    return X, y, qi
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory, adult):
+    """The Adult sample as 4 Parquet files of unequal sizes."""
+    X, y, _ = adult
+    path = tmp_path_factory.mktemp("src") / "data"
+    path.mkdir()
+    df = X.assign(label=y.to_numpy())
+    cuts = [0, 500, 1700, 2900, N]
+    for i in range(4):
+        df.iloc[cuts[i] : cuts[i + 1]].to_parquet(path / f"part{i}.parquet", index=False)
+    return path
+
+
+def _in_memory_groups(X, y, qi, k, criterion, refine):
+    cat = [c for c in qi if not pd.api.types.is_numeric_dtype(X[c])]
+    enc = TableEncoder(qi, cat, 255).fit(X)
+    B, is_cat, n_bins = enc.bins(X)
+    if criterion == "mondrian":
+        t = HistTree(k, None, "mondrian")
+        leaves = t.fit_apply(B, is_cat, n_bins, None)
+        return _compact(leaves, t.n_nodes_)[leaves], enc, None
+    classes = np.sort(y.unique())
+    t = HistTree(k, None, criterion)
+    leaves = t.fit_apply(B, is_cat, n_bins, np.searchsorted(classes, y.to_numpy()))
+    groups = _compact(leaves, t.n_nodes_)[leaves]
+    if refine:
+        rt = HistTree(k, None, "mondrian")
+        leaves = rt.fit_apply(B, is_cat, n_bins, None, init=groups)
+        groups = _compact(leaves, rt.n_nodes_)[leaves]
+    return groups, enc, classes
+
+
+@pytest.mark.parametrize(
+    "criterion,refine,k,local",
+    [("gini", True, 20, None), ("entropy", False, 40, None), ("mondrian", False, 25, None),
+     ("gini", True, 10, 30_000), ("mondrian", False, 10, 1)],
+)
+def test_same_groups_as_in_memory_hist_tree(client, adult, criterion, refine, k, local):
+    """Given the same bins, the distributed tree makes exactly the in-memory HistTree's groups
+    (and AG's refine='mondrian' step too), over uneven partitions. With ``local`` (a small
+    budget of histogram cells), the deep levels are finished in memory after Dask's shuffle by
+    node: the same groups, numbered in another order."""
+    X, y, qi = adult
+    expected, enc, classes = _in_memory_groups(X, y, qi, k, criterion, refine)
+    spec = K.BinSpec.from_encoder(enc, None if classes is None else classes.astype(object))
+    ddf = dd.from_pandas(X.assign(label=y.to_numpy()), npartitions=5)
+    parts = ddf.to_delayed()
+    guide = criterion != "mondrian"
+    states = client.compute([
+        dask.delayed(K.bin_partition)(p, spec, p["label"] if guide else None) for p in parts
+    ])
+    if guide:
+        tree, leaves = grow(client, states, spec.is_cat, spec.n_bins, spec.n_classes, k, criterion,
+                            local_cells=local)
+        groups, G, _ = compact(client, leaves, tree.n_nodes_)
+        if refine:
+            rtree, leaves = grow(client, states, spec.is_cat, spec.n_bins, 1, k, "mondrian",
+                                 init=groups, n_roots=G, local_cells=local)
+            groups, G, _ = compact(client, leaves, rtree.n_nodes_)
+    else:
+        tree, leaves = grow(client, states, spec.is_cat, spec.n_bins, 1, k, "mondrian",
+                            local_cells=local)
+        groups, G, _ = compact(client, leaves, tree.n_nodes_)
+    got = np.concatenate(client.gather(groups))
+    assert G == expected.max() + 1
+    if local is None:
+        np.testing.assert_array_equal(got, expected)
+    else:  # the same partition of the rows: the pairs (got, expected) are a bijection
+        assert len(set(zip(got.tolist(), expected.tolist()))) == G
+    assert np.bincount(got).min() >= k
+
+
+def test_anonymize_dataset_accuracy_guided(client, adult, folder, tmp_path):
+    X, y, qi = adult
+    k = 20
+    seen = []
+    res = ad.anonymize_dataset(
+        folder, tmp_path / "out", k=k, quasi_identifiers=qi, label="label", client=client,
+        progress=lambda stage, done, total: seen.append(stage),
+    )
+    out = pd.read_parquet(tmp_path / "out")
+    assert res.n_rows == out.shape[0] == N
+    assert res.min_class_size == k_anonymity(out, qi) >= k
+    assert set(res.seconds) == {"bins", "tree", "representatives", "recode_write", "verify"}
+    assert {"bins", "tree", "refine", "representatives", "recode_write"} <= set(seen)
+    src = pd.concat([pd.read_parquet(f) for f in sorted(folder.glob("*.parquet"))], ignore_index=True)
+    # non-QI columns unchanged, row order kept
+    # (dask reads text as its own string dtype; the values are compared)
+    others = [c for c in src.columns if c not in qi]
+    pd.testing.assert_frame_equal(out[others], src[others], check_dtype=False)
+    # every class's QI values are those of a real record of that class, of its majority label
+    key = out[qi].astype(str).agg("|".join, axis=1)
+    src_key = src[qi].astype(str).agg("|".join, axis=1)
+    for value, rows in key.groupby(key).groups.items():
+        members = src_key.loc[rows]
+        assert (members == value).any()
+    assert res.n_groups >= key.nunique()
+    assert not any(p.name.startswith(".out") for p in tmp_path.iterdir())
+
+
+def test_anonymize_dataset_model_guide_equals_label(client, adult, folder, tmp_path):
+    """The guide computed on the cluster by model.predict equals a label column of the same
+    predictions."""
+    from sklearn.tree import DecisionTreeClassifier
+
+    X, y, qi = adult
+    num = ["age", "education-num", "hours-per-week"]
+    model = DecisionTreeClassifier(max_depth=4, random_state=0).fit(X[num], y)
+    pred = model.predict(X[num])
+    data = tmp_path / "pred"
+    data.mkdir()
+    X.assign(label=pred).iloc[:1500].to_parquet(data / "a.parquet", index=False)
+    X.assign(label=pred).iloc[1500:].to_parquet(data / "b.parquet", index=False)
+    a = ad.anonymize_dataset(data, tmp_path / "a", k=15, quasi_identifiers=qi, model=model,
+                             features=num, client=client)
+    b = ad.anonymize_dataset(data, tmp_path / "b", k=15, quasi_identifiers=qi, label="label",
+                             client=client)
+    assert a.n_groups == b.n_groups
+    pd.testing.assert_frame_equal(pd.read_parquet(tmp_path / "a"), pd.read_parquet(tmp_path / "b"))
+
+
+def test_mondrian_and_dask_dataframe_source(client, adult, tmp_path):
+    X, y, qi = adult
+    ddf = dd.from_pandas(X.assign(label=y.to_numpy()), npartitions=3)
+    res = ad.anonymize_dataset(ddf, tmp_path / "m", k=30, quasi_identifiers=qi, method="mondrian",
+                               client=client)
+    out = pd.read_parquet(tmp_path / "m")
+    assert k_anonymity(out, qi) >= 30 == 30
+    assert res.min_class_size >= 30
+    expected, _, _ = _in_memory_groups(X, y, qi, 30, "mondrian", False)
+    assert res.n_groups == expected.max() + 1
+
+
+def test_l_and_t_verified_on_output(client, adult, folder, tmp_path):
+    X, y, qi = adult
+    qi4 = ["age", "sex", "race", "hours-per-week"]
+    res = ad.anonymize_dataset(folder, tmp_path / "lt", k=50, quasi_identifiers=qi4,
+                               label="label", sensitive="occupation", l=2, l_kind="entropy",
+                               t=0.9, client=client)
+    out = pd.read_parquet(tmp_path / "lt")
+    assert res.achieved["l"] == pytest.approx(l_diversity(out, qi4, "occupation", kind="entropy"))
+    assert res.achieved["t"] == pytest.approx(t_closeness(out, qi4, "occupation"))
+    with pytest.raises(PrivacyViolationError, match="diverse"):
+        ad.anonymize_dataset(folder, tmp_path / "bad", k=10, quasi_identifiers=qi4,
+                             label="label", sensitive="occupation", l=14, client=client)
+    assert not list(tmp_path.glob("*bad*"))
+
+
+def test_global_bins_from_merged_summaries():
+    rng = np.random.default_rng(0)
+    a = pd.DataFrame({"x": rng.normal(size=30000), "c": rng.choice(["u", "v"], 30000),
+                      "s": rng.integers(0, 5, 30000)})
+    b = pd.DataFrame({"x": rng.normal(3, 1, size=50000), "c": rng.choice(["v", "w", None], 50000),
+                      "s": rng.integers(3, 9, 50000)})
+    sa = K.column_summary(a, ["x", "s"], ["c"], None, 64)
+    sb = K.column_summary(b, ["x", "s"], ["c"], None, 64)
+    spec = K.finalize_bins(K.merge_summaries(sa, sb, 64), ["x", "c", "s"], ["c"], 64)
+    both = pd.concat([a, b])
+    np.testing.assert_array_equal(spec.categories["c"], np.array(["u", "v", "w"], dtype=object))
+    np.testing.assert_allclose(spec.thresholds["s"], np.arange(8) + 0.5)  # distinct: midpoints
+    q = np.quantile(both["x"], np.linspace(0, 1, 65)[1:-1])
+    ranks = np.searchsorted(np.sort(both["x"]), spec.thresholds["x"]) / both.shape[0]
+    assert np.abs(ranks - np.searchsorted(np.sort(both["x"]), q) / both.shape[0]).max() < 0.01
+    assert spec.mean["x"] == pytest.approx(both["x"].mean())
+    assert spec.scale["x"] == pytest.approx(both["x"].std(ddof=0))
+
+
+# -- bad input: one line, nothing written -------------------------------------------------------
+def test_missing_folder_and_existing_target(client, folder, tmp_path, adult):
+    _, _, qi = adult
+    with pytest.raises(InputError, match="does not exist"):
+        ad.anonymize_dataset(tmp_path / "nope", tmp_path / "o", k=5, quasi_identifiers=qi,
+                             label="label", client=client)
+    (tmp_path / "exists").mkdir()
+    with pytest.raises(OutputError, match="already exists"):
+        ad.anonymize_dataset(folder, tmp_path / "exists", k=5, quasi_identifiers=qi,
+                             label="label", client=client)
+    with pytest.raises(InputError, match="label"):
+        ad.anonymize_dataset(folder, tmp_path / "o", k=5, quasi_identifiers=qi, client=client)
+    with pytest.raises(InputError, match="k=1"):
+        ad.anonymize_dataset(folder, tmp_path / "o", k=1, quasi_identifiers=qi, label="label",
+                             client=client)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["exists"]
+
+
+def test_column_missing_from_some_files(client, adult, tmp_path):
+    X, y, qi = adult
+    data = tmp_path / "d"
+    data.mkdir()
+    X.assign(label=y.to_numpy()).iloc[:100].to_parquet(data / "a.parquet", index=False)
+    X.assign(label=y.to_numpy()).iloc[100:200].drop(columns=["age"]).to_parquet(data / "b.parquet", index=False)
+    with pytest.raises(InputError, match="'age' is missing from 'b.parquet'"):
+        ad.anonymize_dataset(data, tmp_path / "o", k=5, quasi_identifiers=qi, label="label",
+                             client=client)
+    assert not (tmp_path / "o").exists()
+
+
+def test_mixed_dtypes_across_files(client, adult, tmp_path):
+    X, y, qi = adult
+    data = tmp_path / "d"
+    data.mkdir()
+    X.assign(label=y.to_numpy()).iloc[:100].to_parquet(data / "a.parquet", index=False)
+    X.assign(label=y.to_numpy(), age=X["age"].astype(str)).iloc[100:200].to_parquet(data / "b.parquet", index=False)
+    with pytest.raises(InputError, match="'age' is numeric in 'a.parquet' but categorical"):
+        ad.anonymize_dataset(data, tmp_path / "o", k=5, quasi_identifiers=qi, label="label",
+                             client=client)
+    # the same through a dask DataFrame: caught by the per-partition summaries
+    parts = [X.iloc[:100], X.iloc[100:200].assign(age=X["age"].iloc[100:200].astype(str))]
+    ddf = dd.from_delayed([dask.delayed(p) for p in parts], meta=X.iloc[:0], verify_meta=False)
+    with pytest.raises(InputError, match="'age'"):
+        ad.anonymize_dataset(ddf, tmp_path / "o", k=5, quasi_identifiers=qi, method="mondrian",
+                             client=client)
+    assert not (tmp_path / "o").exists()
+    assert not list(tmp_path.glob(".o*"))
+
+
+def test_import_anonml_does_not_import_dask():
+    code = "import sys, anonml, anonml.anonymize; print('dask' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
