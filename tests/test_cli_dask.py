@@ -194,3 +194,17 @@ def test_end_to_end_on_two_workers(tmp_path, capsys, client, method) -> None:
     real = set(map(tuple, frame[["age", "sex", "zip"]].to_numpy().tolist()))
     assert set(map(tuple, written[["age", "sex", "zip"]].to_numpy().tolist())) <= real
     assert not [p for p in tmp_path.iterdir() if p.name not in ("data", "out")]  # no leftovers
+
+
+def test_own_local_cluster_with_progress(tmp_path, capsys) -> None:
+    """Without --scheduler the command starts (and closes) its own LocalCluster."""
+    pytest.importorskip("anonml.dask", reason="anonml.dask (the engine) not merged")
+    frame = _table(2000, 3)
+    data = _write(tmp_path / "data", frame, parts=2)
+    code, stdout, err = _run(capsys, str(data), *BASE, "--workers", "2", "--worker-memory",
+                             "1GB", "-o", str(tmp_path / "out"))
+    assert code == 0, err
+    assert "wrote" in stdout and "verified" in stdout and "2,000 rows" in stdout
+    assert "starting a local cluster" in err and "tree" in err  # progress lines (no terminal)
+    assert "Traceback" not in err and "warn" not in err.lower()
+    assert len(pd.read_parquet(tmp_path / "out")) == len(frame)

@@ -16,6 +16,7 @@ import json
 import logging
 import os
 import time
+import warnings
 from pathlib import Path
 from typing import Any, Callable
 
@@ -286,7 +287,9 @@ def run_dask(args: argparse.Namespace, say: Any, method_params: dict,
     else:
         logging.getLogger("distributed").setLevel(logging.CRITICAL)
     say(f"{'connecting to ' + args.scheduler if args.scheduler else 'starting a local cluster'}")
-    client, ours = connect(args.scheduler, args.workers, args.worker_memory)
+    with warnings.catch_warnings():  # a busy dashboard port is no business of this command
+        warnings.filterwarnings("ignore", message=".*already in use", category=UserWarning)
+        client, ours = connect(args.scheduler, args.workers, args.worker_memory)
     try:
         from anonml.dask import anonymize_dataset
 
