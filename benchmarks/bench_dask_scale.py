@@ -59,7 +59,7 @@ class Sampler(threading.Thread):
         self.cpu0 = {name: self._cpu(p) for name, p in self.procs.items()}
         self.cpu = dict.fromkeys(pids, 0.0)
         self.every = every
-        self._stop = threading.Event()
+        self._halt = threading.Event()
 
     @staticmethod
     def _cpu(p) -> float:
@@ -78,13 +78,13 @@ class Sampler(threading.Thread):
                 pass
 
     def run(self) -> None:
-        while not self._stop.is_set():
+        while not self._halt.is_set():
             self._sample()
-            self._stop.wait(self.every)
+            self._halt.wait(self.every)
 
     def stop(self) -> None:
         self._sample()
-        self._stop.set()
+        self._halt.set()
         self.join()
 
 
@@ -93,8 +93,8 @@ def run_dask(folder: Path, n_rows: int, workers: int, memory: str, k: int) -> di
 
     from anonml.dask import anonymize_dataset, local_cluster
 
-    logging.getLogger("distributed").setLevel(logging.ERROR)
     client = local_cluster(n_workers=workers, memory_limit=memory, threads_per_worker=1)
+    logging.getLogger("distributed").setLevel(logging.ERROR)  # after distributed's own setup
     out_root = Path(tempfile.mkdtemp(prefix="anonml_dask_bench_", dir=folder.parent))
     target = out_root / "out"
     try:
