@@ -117,6 +117,8 @@ def test_unknown_qi_column(tmp_path, capsys) -> None:
     (["--method", "hilbert"], ["ag or mondrian"]),
     (["--suppression", "0.1"], ["--suppression", "--engine memory"]),
     (["--tree", "exact"], ["--tree"]),
+    (["--sensitive", "hours", "--l", "2", "--l-kind", "recursive", "--c", "2"], ["recursive"]),
+    (["--predictions", "p.csv"], ["--predictions"]),
 ])
 def test_options_the_engine_does_not_read(tmp_path, capsys, extra, words) -> None:
     data = _write(tmp_path / "data", _table())

@@ -219,8 +219,9 @@ def _check_args(args: argparse.Namespace, method_params: dict) -> None:
                          "quasi-identifiers; fix: leave --model out")
     if args.l_kind is not None and args.l is None:
         raise InputError("--l-kind needs --l, the diversity asked for")
-    if args.c is not None and args.l_kind != "recursive":
-        raise InputError("--c needs --l-kind recursive (recursive (c, l)-diversity)")
+    if args.l_kind == "recursive" or args.c is not None:
+        raise InputError("--engine dask checks --l-kind distinct or entropy, not recursive "
+                         "(c, l)-diversity; fix: choose one of them, or --engine memory")
     if (args.l is not None or args.t is not None) and args.sensitive is None:
         raise InputError("--l and --t need --sensitive COLUMN, the attribute to protect")
 
