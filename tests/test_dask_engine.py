@@ -16,7 +16,7 @@ pytest.importorskip("pyarrow")
 
 import dask.dataframe as dd  # noqa: E402
 
-from anonml._errors import InputError, OutputError, PrivacyViolationError  # noqa: E402
+from anonml._errors import InputError, OutputError  # noqa: E402
 from anonml.anonymize import _kernels as K  # noqa: E402
 from anonml.anonymize._accuracy_guided import _compact  # noqa: E402
 from anonml.anonymize._hist_tree import HistTree  # noqa: E402
@@ -87,15 +87,18 @@ def _in_memory_groups(X, y, qi, k, criterion, refine):
 @pytest.mark.parametrize(
     "criterion,refine,k,local",
     [("gini", True, 20, None), ("entropy", False, 40, None), ("mondrian", False, 25, None),
-     ("gini", True, 10, 30_000), ("mondrian", False, 10, 1)],
+     ("gini", True, 10, {"local_rows": 600}), ("mondrian", False, 10, {"local_cells": 1}),
+     ("entropy", False, 15, {"local_rows": 250})],
 )
 def test_same_groups_as_in_memory_hist_tree(client, adult, criterion, refine, k, local):
     """Given the same bins, the distributed tree makes exactly the in-memory HistTree's groups
     (and AG's refine='mondrian' step too), over uneven partitions. With ``local`` (a small
     budget of histogram cells), the deep levels are finished in memory after Dask's shuffle by
     node: the same groups, numbered in another order."""
+    opts = {"local_cells": None, "local_rows": None, **(local or {})}
     X, y, qi = adult
     expected, enc, classes = _in_memory_groups(X, y, qi, k, criterion, refine)
+    assert np.bincount(expected).min() >= k
     spec = K.BinSpec.from_encoder(enc, None if classes is None else classes.astype(object))
     ddf = dd.from_pandas(X.assign(label=y.to_numpy()), npartitions=5)
     parts = ddf.to_delayed()
@@ -105,15 +108,15 @@ def test_same_groups_as_in_memory_hist_tree(client, adult, criterion, refine, k,
     ])
     if guide:
         tree, leaves = grow(client, states, spec.is_cat, spec.n_bins, spec.n_classes, k, criterion,
-                            local_cells=local)
+                            **opts)
         groups, G, _ = compact(client, leaves, tree.n_nodes_)
         if refine:
             rtree, leaves = grow(client, states, spec.is_cat, spec.n_bins, 1, k, "mondrian",
-                                 init=groups, n_roots=G, local_cells=local)
+                                 init=groups, n_roots=G, **opts)
             groups, G, _ = compact(client, leaves, rtree.n_nodes_)
     else:
         tree, leaves = grow(client, states, spec.is_cat, spec.n_bins, 1, k, "mondrian",
-                            local_cells=local)
+                            **opts)
         groups, G, _ = compact(client, leaves, tree.n_nodes_)
     got = np.concatenate(client.gather(groups))
     assert G == expected.max() + 1
@@ -194,9 +197,18 @@ def test_l_and_t_verified_on_output(client, adult, folder, tmp_path):
     out = pd.read_parquet(tmp_path / "lt")
     assert res.achieved["l"] == pytest.approx(l_diversity(out, qi4, "occupation", kind="entropy"))
     assert res.achieved["t"] == pytest.approx(t_closeness(out, qi4, "occupation"))
-    with pytest.raises(PrivacyViolationError, match="diverse"):
+    # l that the tree's groups break: groups are merged until every class satisfies it
+    res = ad.anonymize_dataset(folder, tmp_path / "l6", k=10, quasi_identifiers=qi4,
+                               label="label", sensitive="occupation", l=6, client=client)
+    out = pd.read_parquet(tmp_path / "l6")
+    assert res.n_merges > 0
+    assert l_diversity(out, qi4, "occupation") >= 6 == 6
+    assert res.achieved["l"] == l_diversity(out, qi4, "occupation")
+    assert k_anonymity(out, qi4) >= 10
+    # no grouping reaches l = 40 (fewer distinct values): refused before anything is written
+    with pytest.raises(InputError, match="whole table fails"):
         ad.anonymize_dataset(folder, tmp_path / "bad", k=10, quasi_identifiers=qi4,
-                             label="label", sensitive="occupation", l=14, client=client)
+                             label="label", sensitive="occupation", l=40, client=client)
     assert not list(tmp_path.glob("*bad*"))
 
 

@@ -21,8 +21,12 @@ Steps (docs/dask.md):
 4. :func:`group_bin_counts` (sparse per-group histograms), :func:`group_medians`,
    :func:`propose_representatives` / :func:`merge_candidates` -- representatives by map-reduce.
 5. :func:`recode_partition` -- the output rows of a partition.
-6. :func:`sensitive_class_counts` -- per equivalence class counts of the sensitive value, for the
-   independent check of l-diversity and t-closeness on the written table.
+6. :func:`active_rows`, :func:`local_subtree`, :func:`descend` -- nodes small enough to finish
+   in memory: their rows gathered by node (the engine's own shuffle), their subtrees grown by
+   ``HistTree``, every partition's rows routed down the grafted subtrees.
+
+Verification of the written table uses :func:`anonml.dask._verify.class_stats` and the count
+kernels of :mod:`anonml.privacy`; l/t merging uses :mod:`anonml.dask._merge`.
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ __all__ = [
     "group_medians",
     "propose_representatives",
     "merge_candidates",
+    "pick_rows",
     "recode_partition",
 ]
 
@@ -104,7 +109,9 @@ def column_summary(
             "pts": pts, "w": w,
         }
     for c in categorical:
-        out["cat"][c] = part[c].astype(object).value_counts(dropna=False)
+        counts = part[c].value_counts(dropna=False)
+        counts.index = pd.Index(np.asarray(counts.index, dtype=object), dtype=object)
+        out["cat"][c] = counts
     if label is not None:
         out["label"] = part[label].value_counts(dropna=False)
     return out
@@ -264,7 +271,7 @@ def finalize_bins(summary: dict, columns: Sequence[Any], categorical: Sequence[A
 
 # -- 2. binning --------------------------------------------------------------------------------
 def _cat_codes(s: pd.Series, categories: np.ndarray) -> np.ndarray:
-    codes, uniques = pd.factorize(s.astype(object), use_na_sentinel=True)
+    codes, uniques = pd.factorize(s, use_na_sentinel=True)
     idx = pd.Index(categories, dtype=object).get_indexer(pd.Index(np.asarray(uniques, dtype=object), dtype=object))
     m = len(categories)
     idx = np.where(idx < 0, m + 1, idx)  # unknown
@@ -297,18 +304,20 @@ def bin_partition(part: pd.DataFrame, spec: BinSpec, guide: np.ndarray | pd.Seri
                 )
             B[:, j] = np.searchsorted(spec.thresholds[c], v, side="left")
     if guide is None:
-        y = np.zeros(n, dtype=np.int64)
+        y = np.zeros(n, dtype=np.int8)
     else:
         y = _cat_codes(pd.Series(np.asarray(guide, dtype=object)), spec.classes)
         if (y >= len(spec.classes)).any():
             raise InputError("the guide labels hold a value absent from the label summary")
+        y = y.astype(np.int16 if len(spec.classes) < 32000 else np.int32)  # kept per row
     return PartState(B, y)
 
 
 @dataclass
 class PartState:
     """What a worker keeps of its partition between levels: bins, class codes, and for each row
-    its position in the current frontier (-1 once its node stopped) and its final node."""
+    its position in the current frontier (-1 once its node stopped) and its final node.
+    Narrow integer types: these arrays stay in the workers' memory for the whole tree."""
 
     B: np.ndarray
     y: np.ndarray
@@ -318,7 +327,7 @@ class PartState:
     def start(self, init: np.ndarray | None) -> "PartState":
         """A fresh tree over these rows (from root 0, or from roots ``init``)."""
         n = self.y.size
-        local = np.zeros(n, dtype=np.int64) if init is None else np.asarray(init, dtype=np.int64)
+        local = np.zeros(n, dtype=np.int32) if init is None else np.asarray(init, dtype=np.int32)
         return PartState(self.B, self.y, local.copy(), local.copy())
 
 
@@ -376,7 +385,7 @@ def class_histograms(
     child ``2p + small_side[p]`` are counted, at index p. Otherwise every frontier node.
     """
     act = np.flatnonzero(state.local >= 0)
-    node = state.local[act]
+    node = state.local[act].astype(np.int64)
     if small_side is not None:
         sel = (node & 1) == small_side[node >> 1]
         act, node = act[sel], node[sel] >> 1
@@ -397,7 +406,8 @@ def class_histograms(
 def node_class_counts(state: PartState, n_nodes: int, n_classes: int) -> np.ndarray:
     """Class counts per frontier node, shape (n_nodes, n_classes)."""
     act = state.local >= 0
-    T = np.bincount(state.local[act] * n_classes + state.y[act], minlength=n_nodes * n_classes)
+    T = np.bincount(state.local[act].astype(np.int64) * n_classes + state.y[act],
+                    minlength=n_nodes * n_classes)
     return T.reshape(n_nodes, n_classes).astype(np.float64)
 
 
@@ -414,17 +424,20 @@ def sum_arrays(*parts: Any) -> Any:
 
 # -- 4. representatives ------------------------------------------------------------------------
 def group_bin_counts(
-    state: PartState, groups: np.ndarray, n_bins: np.ndarray, n_classes: int
+    state: PartState, groups: np.ndarray, n_bins: np.ndarray, n_classes: int,
+    columns: Sequence[Any] | None = None,
 ) -> dict:
-    """Sparse per-group histograms of this partition: for each QI j the sorted keys
-    ``group * n_bins_j + bin`` and their counts, plus group class counts (``"y"``)."""
+    """Sparse per-group histograms of this partition: for each QI position j (of ``columns``;
+    default all) the sorted keys ``group * n_bins_j + bin`` and their counts, and for ``"y"``
+    the group class counts. One column at a time keeps the merged result small."""
     out: dict = {}
     g = np.asarray(groups, dtype=np.int64)
-    for j in range(state.B.shape[1]):
-        keys, counts = np.unique(g * int(n_bins[j]) + state.B[:, j], return_counts=True)
+    for j in (list(range(state.B.shape[1])) + ["y"]) if columns is None else columns:
+        if j == "y":
+            keys, counts = np.unique(g * n_classes + state.y, return_counts=True)
+        else:
+            keys, counts = np.unique(g * int(n_bins[j]) + state.B[:, j], return_counts=True)
         out[j] = (keys, counts.astype(np.int64))
-    keys, counts = np.unique(g * n_classes + state.y, return_counts=True)
-    out["y"] = (keys, counts.astype(np.int64))
     return out
 
 
@@ -439,21 +452,28 @@ def merge_sparse(*parts: dict) -> dict:
     return out
 
 
-def group_medians(counts: dict, spec: BinSpec, n_groups: int, rule: str) -> dict:
+def group_medians(
+    counts: dict, spec: BinSpec, n_groups: int, rule: str, size: np.ndarray | None = None
+) -> dict:
     """Per group: the z-scored median of each numeric QI (the value of its median bin), the
     one-hot median of each categorical QI (1 above half, 0.5 at half, else 0) and the
-    majority class (Goldsteen et al., 2022, Sec. 3.2)."""
-    kc, cc = counts["y"]
-    nc = spec.n_classes
-    Y = np.zeros(n_groups * nc, dtype=np.int64)
-    Y[kc] = cc
-    Y = Y.reshape(n_groups, nc)
-    size = Y.sum(1)
-    out: dict = {"majority": Y.argmax(1) if rule == "majority_medoid" and spec.classes is not None
-                 else None, "num": {}, "cat": {}}
+    majority class (Goldsteen et al., 2022, Sec. 3.2), for the entries of ``counts``
+    (:func:`group_bin_counts`). ``size``: rows per group (needed without ``"y"``)."""
+    out: dict = {"majority": None, "num": {}, "cat": {}}
+    if "y" in counts:
+        kc, cc = counts["y"]
+        nc = spec.n_classes
+        Y = np.zeros(n_groups * nc, dtype=np.int64)
+        Y[kc] = cc
+        Y = Y.reshape(n_groups, nc)
+        size = Y.sum(1)
+        if rule == "majority_medoid" and spec.classes is not None:
+            out["majority"] = Y.argmax(1)
     cat = set(spec.categorical)
     n_bins = spec.n_bins
     for j, c in enumerate(spec.columns):
+        if j not in counts:
+            continue
         keys, cnt = counts[j]
         g = keys // int(n_bins[j])
         b = keys % int(n_bins[j])
@@ -476,6 +496,17 @@ def group_medians(counts: dict, spec: BinSpec, n_groups: int, rule: str) -> dict
             med_bin[g[idx]] = b[idx]
             value = spec.bin_values[c][med_bin]
             out["num"][j] = (value - spec.mean[c]) / spec.scale[c]
+    return out
+
+
+def assemble_medians(*parts: dict) -> dict:
+    """One medians table from the per-column ones of :func:`group_medians`."""
+    out: dict = {"majority": None, "num": {}, "cat": {}}
+    for p in parts:
+        if p["majority"] is not None:
+            out["majority"] = p["majority"]
+        out["num"].update(p["num"])
+        out["cat"].update(p["cat"])
     return out
 
 
@@ -509,19 +540,28 @@ def propose_representatives(
     rows = rows[order]
     gs = g[rows]
     first = rows[np.r_[True, gs[1:] != gs[:-1]]] if rows.size else rows
-    cand = part.iloc[first][list(qi)].reset_index(drop=True)
-    cand.insert(0, "__row", first.astype(np.int64))
-    cand.insert(0, "__part", np.full(first.size, part_index, dtype=np.int64))
-    cand.insert(0, "__dist", dist[first])
-    cand.insert(0, "__group", g[first])
-    return cand
+    return {
+        "group": g[first], "dist": dist[first],
+        "part": np.full(first.size, part_index, dtype=np.int64), "row": first.astype(np.int64),
+    }
 
 
-def merge_candidates(*parts: pd.DataFrame) -> pd.DataFrame:
-    """Keep the best candidate per group: smallest distance, then first partition, first row."""
-    both = pd.concat(parts, ignore_index=True)
-    both = both.sort_values(["__group", "__dist", "__part", "__row"], kind="stable")
-    return both.drop_duplicates("__group", keep="first").reset_index(drop=True)
+def merge_candidates(*parts: dict) -> dict:
+    """Keep the best candidate per group: smallest distance, then first partition, first row
+    (numbers only: the QI values of the winners are picked afterwards, :func:`pick_rows`)."""
+    both = {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
+    order = np.lexsort((both["row"], both["part"], both["dist"], both["group"]))
+    g = both["group"][order]
+    keep = order[np.r_[True, g[1:] != g[:-1]]] if g.size else order
+    return {key: v[keep] for key, v in both.items()}
+
+
+def pick_rows(part: pd.DataFrame, winners: dict, part_index: int, qi: Sequence[Any]) -> pd.DataFrame:
+    """The QI values of this partition's winning records, with their group (``"__group"``)."""
+    mine = winners["part"] == part_index
+    out = part.iloc[winners["row"][mine]][list(qi)].reset_index(drop=True)
+    out.insert(0, "__group", winners["group"][mine])
+    return out
 
 
 # -- 5. recode ---------------------------------------------------------------------------------
@@ -532,12 +572,6 @@ def recode_partition(part: pd.DataFrame, groups: np.ndarray, reps: pd.DataFrame,
     return recode(part, qi, np.asarray(groups, dtype=np.int64), reps)
 
 
-# -- 6. verification counts --------------------------------------------------------------------
-def class_keys(table: pd.DataFrame, qi: Sequence[Any]) -> pd.DataFrame:
-    """The QI columns of a written partition as hashable text keys (missing values kept)."""
-    return table[list(qi)]
-
-
 # -- 3b. finishing small nodes locally ---------------------------------------------------------
 def active_rows(state: PartState, can: np.ndarray) -> pd.DataFrame:
     """The rows of the frontier nodes that may split (``can``, per frontier position): their
@@ -545,7 +579,7 @@ def active_rows(state: PartState, can: np.ndarray) -> pd.DataFrame:
     by node (``"__node"``)."""
     act = np.flatnonzero(state.local >= 0)
     act = act[can[state.local[act]]]
-    cols = {"__node": state.local[act], "__y": state.y[act]}
+    cols = {"__node": state.local[act].astype(np.int64), "__y": state.y[act].astype(np.int64)}
     for j in range(state.B.shape[1]):
         cols[f"__b{j}"] = state.B[act, j]
     return pd.DataFrame(cols)
@@ -574,29 +608,25 @@ def local_subtree(
     return out
 
 
-def descend(state: PartState, frontier: np.ndarray, tree: dict) -> np.ndarray:
-    """Final node of every row: rows still in the frontier walk down ``tree`` (node arrays)
-    from their frontier node; the others keep the node where they stopped."""
-    leaf = state.leaf.copy()
-    act = np.flatnonzero(state.local >= 0)
-    node = frontier[state.local[act]]
+def descend(state: PartState, leaf: np.ndarray, tree: dict) -> np.ndarray:
+    """Walk every row from its node ``leaf`` down ``tree`` (node arrays) to a leaf: rows that
+    stopped at the root of a subtree grown later reach that subtree's leaves."""
+    node = np.asarray(leaf, dtype=np.int64).copy()
     n = state.B.shape[0]
     Bf = state.B.ravel(order="F")
     feature, threshold, offset = tree["feature"], tree["threshold"], tree["offset"]
     flat = tree["flat"] if tree["flat"].size else np.zeros(1, dtype=bool)
-    rows = np.arange(act.size)
+    rows = np.arange(n)
     while rows.size:
         rows = rows[feature[node[rows]] >= 0]
         if not rows.size:
             break
         nd = node[rows]
-        f = feature[nd]
-        b = Bf[f * n + act[rows]].astype(np.int64)
+        b = Bf[feature[nd] * n + rows].astype(np.int64)
         go_left = b <= threshold[nd]
         off = offset[nd]
         cat = off >= 0
         if cat.any():
             go_left = np.where(cat, flat[np.where(cat, off + b, 0)], go_left)
         node[rows] = np.where(go_left, tree["left"][nd], tree["right"][nd])
-    leaf[act] = node
-    return leaf
+    return node.astype(np.int32) if node.size and node.max() < 2**31 - 1 else node

@@ -56,6 +56,8 @@ class DaskAnonymization:
         The output folder.
     n_levels : dict
         Tree levels grown ("tree", and "refine" for AG's Mondrian refinement).
+    n_merges : int
+        Groups merged into their nearest group to reach l or t.
     """
 
     n_rows: int
@@ -65,6 +67,7 @@ class DaskAnonymization:
     seconds: dict
     target: Path
     n_levels: dict = field(default_factory=dict)
+    n_merges: int = 0
 
 
 def local_cluster(
@@ -173,7 +176,7 @@ def _guide(part: pd.DataFrame, label: Any, model: Any, features: list | None) ->
     return None
 
 
-def _summary_task(part, numeric, categorical, label, model, features, max_bins, needed):
+def _summary_task(part, numeric, categorical, label, model, features, max_bins, needed, sensitive):
     missing = [c for c in needed if c not in part.columns]
     if missing:
         raise InputError(
@@ -183,26 +186,55 @@ def _summary_task(part, numeric, categorical, label, model, features, max_bins, 
     out = K.column_summary(part, numeric, categorical, None, max_bins)
     g = _guide(part, label, model, features)
     out["label"] = None if g is None else g.value_counts(dropna=False)
+    if sensitive is not None:
+        vc = part[sensitive].value_counts(dropna=False)
+        vc.index = pd.Index(np.asarray(vc.index, dtype=object), dtype=object)
+        out["sensitive"] = vc
     return out
 
 
 def _merge_task(max_bins, *parts):
     acc = parts[0]
     for p in parts[1:]:
+        sens = K._add_counts(acc.get("sensitive"), p.get("sensitive"))
         acc = K.merge_summaries(acc, p, max_bins)
+        acc["sensitive"] = sens
     return acc
+
+
+def _read_file(path: str, columns: list | None) -> pd.DataFrame:
+    return pd.read_parquet(path, columns=columns)
 
 
 def _bin_task(part, spec, label, model, features):
     return K.bin_partition(part, spec, _guide(part, label, model, features))
 
 
-def _reps_table(cands: pd.DataFrame, n_groups: int, qi: list) -> pd.DataFrame:
-    if cands.shape[0] != n_groups or not (cands["__group"].to_numpy() == np.arange(n_groups)).all():
+_MERGED_KEYS = 32_000_000  # nonzero (group, bin) counts one reduction may hold (~0.5 GB)
+
+
+def _column_batches(n_rows: int, n_groups: int, n_bins: np.ndarray, n_classes: int) -> list:
+    """Columns of the per-group histograms reduced together: as many as keep the merged sparse
+    histogram under ``_MERGED_KEYS`` keys (at most one group x bin per row and column)."""
+    cols = ["y"] + list(range(len(n_bins)))
+    size = [min(n_rows, n_groups * n_classes)] + [min(n_rows, n_groups * int(b)) for b in n_bins]
+    batches, cur, total = [], [], 0
+    for col, sz in zip(cols, size):
+        if cur and total + sz > _MERGED_KEYS:
+            batches.append(cur)
+            cur, total = [], 0
+        cur.append(col)
+        total += sz
+    return batches + [cur]
+
+
+def _reps_table(n_groups: int, qi: list, *picked: pd.DataFrame) -> pd.DataFrame:
+    reps = pd.concat(picked, ignore_index=True).sort_values("__group", kind="stable")
+    if reps.shape[0] != n_groups or not (reps["__group"].to_numpy() == np.arange(n_groups)).all():
         raise RuntimeError(
-            f"internal error: {cands.shape[0]} representatives for {n_groups} groups; please report"
+            f"internal error: {reps.shape[0]} representatives for {n_groups} groups; please report"
         )
-    return cands[qi].reset_index(drop=True)
+    return reps[qi].reset_index(drop=True)
 
 
 def _write_task(part, groups, reps, qi, folder, i):
@@ -264,8 +296,9 @@ def anonymize_dataset(
     sensitive, l, l_kind, c, t
         l-diversity (``l_kind`` "distinct" or "entropy") and t-closeness (equal distance for a
         categorical, ordered for a numeric sensitive column) of ``sensitive``, verified on the
-        written table. This engine does not merge groups to reach them: a violation raises
-        :class:`~anonml._errors.PrivacyViolationError` and nothing is written.
+        written table. As in memory, a group that breaks them is merged into its nearest group
+        (centroid distance, from group-level sums reduced on the cluster) until all satisfy
+        them; a whole table that fails them is refused.
     max_bins : int, default 255
         Bins per numeric QI (distinct values while there are at most this many, else quantiles
         of a mergeable sketch).
@@ -276,11 +309,30 @@ def anonymize_dataset(
     client : distributed.Client, optional
         Default: the current client; use :func:`local_cluster` to start one.
     progress : callable, optional
-        ``progress(stage, done, total)``, called per tree level and per partition step.
+        ``progress(stage, done, total)``: stages "bins", "representatives", "recode_write"
+        (per partition, total = partitions), "tree" and "refine" (per level, total None until
+        the last call), "tree (local)" and "refine (local)" (per subtree batch finished in
+        memory), "verify".
 
     Returns
     -------
     DaskAnonymization
+
+    Raises
+    ------
+    InputError
+        A bad parameter, a missing source, a column missing from a file or partition, a column
+        numeric in some files and text in others, missing values in a numeric QI, no client.
+    OutputError
+        The target exists, or its folder does not.
+    PrivacyViolationError
+        The independent check of the written table failed (nothing is left at the target).
+
+    Notes
+    -----
+    Additions to the contract with the CLI: ``refine``, ``criterion`` and ``max_depth`` (as in
+    ``AccuracyGuidedAnonymizer``); ``DaskAnonymization.n_levels`` and ``.n_merges``; progress
+    stages "tree (local)" and "refine (local)". Each Parquet file is one partition.
     """
     dask, dd, distributed = _require()
     seconds: dict = {}
@@ -351,27 +403,32 @@ def anonymize_dataset(
     if isinstance(source, (str, os.PathLike)):
         files = _parquet_files(source)
         _check_files(files, needed)
-        ddf = dd.read_parquet(files)
+        meta = pd.read_parquet(files[0], columns=needed).iloc[:0]
+
+        def parts_of(columns: list | None) -> list:  # one partition per file, read by pandas
+            return [dask.delayed(_read_file, pure=False)(f, columns) for f in files]
     elif hasattr(source, "to_delayed") and hasattr(source, "npartitions"):
-        ddf = source
-        missing = [c for c in needed if c not in set(ddf.columns)]
+        missing = [c for c in needed if c not in set(source.columns)]
         if missing:
             raise InputError(
                 f"column {missing[0]!r} is not in the dataset; columns are: "
-                f"{', '.join(map(str, list(ddf.columns)[:12]))}"
+                f"{', '.join(map(str, list(source.columns)[:12]))}"
             )
+        meta = source._meta
+        delayed_parts = source.to_delayed()
+
+        def parts_of(columns: list | None) -> list:
+            return delayed_parts
     else:
         raise InputError(
             f"source of type {type(source).__name__}; pass a Parquet folder, a glob or a dask DataFrame"
         )
-    meta = ddf._meta
     categorical = [
         col for col in qi
         if not pd.api.types.is_numeric_dtype(meta[col]) or pd.api.types.is_bool_dtype(meta[col])
     ]
     numeric = [col for col in qi if col not in set(categorical)]
-    parts = ddf.to_delayed()
-    n_parts = len(parts)
+    parts = parts_of(needed)  # the columns the engine reads
 
     def tick(stage: str, done: int, total: int | None) -> None:
         if progress is not None:
@@ -388,7 +445,8 @@ def anonymize_dataset(
         # ---- 1. global bins and codes, binned partitions kept on the workers
         t0 = time.perf_counter()
         summaries = client.compute([
-            dask.delayed(_summary_task)(p, numeric, categorical, label, model, features, max_bins, needed)
+            dask.delayed(_summary_task)(p, numeric, categorical, label, model, features, max_bins,
+                                        needed, sensitive)
             for p in parts
         ])
         run_parts("bins", summaries)
@@ -413,7 +471,8 @@ def anonymize_dataset(
         levels: dict = {}
 
         def count_levels(stage: str, done: int, total: int | None) -> None:
-            levels[stage] = done
+            if total is None or stage in ("tree", "refine"):
+                levels[stage] = done
             tick(stage, done, total)
 
         is_cat, n_bins = spec.is_cat, spec.n_bins
@@ -431,6 +490,12 @@ def anonymize_dataset(
                                 progress=count_levels, stage="tree")
             groups, n_groups, sizes = compact(client, leaves, tree.n_nodes_)
         del leaves
+        n_merges = 0
+        if l is not None or t is not None:  # merge the groups that break l or t
+            groups, n_groups, sizes, n_merges = _merge_for_model(
+                client, dask, parts, states, groups, n_groups, sizes, spec, spec_f, summary,
+                meta, k, sensitive, l, l_kind, c, t,
+            )
         if int(sizes.min()) < k:
             raise RuntimeError(f"internal error: a group of {int(sizes.min())} < k={k} rows; please report")
         seconds["tree"] = time.perf_counter() - t0
@@ -438,20 +503,28 @@ def anonymize_dataset(
         # ---- 3. representatives by map-reduce
         t0 = time.perf_counter()
         rule = "majority_medoid" if method == "accuracy_guided" else "medoid"
-        counts = tree_reduce(client, [
-            client.submit(K.group_bin_counts, s, g, n_bins, spec.n_classes, pure=False)
-            for s, g in zip(states, groups)
-        ], K.merge_sparse)
-        med = client.submit(K.group_medians, counts, spec_f, n_groups, rule, pure=False)
+        sizes_f = _put(client, np.asarray(sizes, dtype=np.int64))
+        med_parts = []
+        for batch in _column_batches(n_rows, n_groups, n_bins, spec.n_classes):
+            counts = tree_reduce(client, [
+                client.submit(K.group_bin_counts, s, g, n_bins, spec.n_classes, batch, pure=False)
+                for s, g in zip(states, groups)
+            ], K.merge_sparse)
+            med_parts.append(client.submit(K.group_medians, counts, spec_f, n_groups, rule,
+                                           sizes_f, pure=False))
+        med = client.submit(K.assemble_medians, *med_parts, pure=False)
         cands = client.compute([
             dask.delayed(K.propose_representatives)(p, s, g, med, spec_f, qi, i)
-            for i, (p, s, g) in enumerate(zip(parts, states, groups))
+            for i, (p, s, g) in enumerate(zip(parts_of(qi), states, groups))
         ])
         run_parts("representatives", cands)
-        reps = tree_reduce(client, cands, K.merge_candidates)
-        reps = client.submit(_reps_table, reps, n_groups, qi, pure=False)
+        winners = tree_reduce(client, cands, K.merge_candidates)
+        picked = client.compute([
+            dask.delayed(K.pick_rows)(p, winners, i, qi) for i, p in enumerate(parts_of(qi))
+        ])
+        reps = client.submit(_reps_table, n_groups, qi, *picked, pure=False)
         distributed.wait(reps)
-        del counts, med, cands
+        del counts, med, med_parts, cands, winners, picked
         seconds["representatives"] = time.perf_counter() - t0
 
         # ---- 4. recode and write to the temporary folder
@@ -460,7 +533,7 @@ def anonymize_dataset(
         del states
         written = client.compute([
             dask.delayed(_write_task)(p, g, reps, qi, str(tmp), i)
-            for i, (p, g) in enumerate(zip(parts, groups))
+            for i, (p, g) in enumerate(zip(parts_of(None), groups))
         ])
         run_parts("recode_write", written)
         n_written = sum(client.gather(written))
@@ -485,5 +558,40 @@ def anonymize_dataset(
         raise
     return DaskAnonymization(
         n_rows=n_rows, n_groups=int(n_groups), min_class_size=int(smallest), achieved=achieved,
-        seconds=seconds, target=target, n_levels=levels,
+        seconds=seconds, target=target, n_levels=levels, n_merges=n_merges,
     )
+
+
+def _merge_for_model(client, dask, parts, states, groups, n_groups, sizes, spec, spec_f, summary,
+                     meta, k, sensitive, l, l_kind, c, t):
+    from anonml.dask._merge import group_sums, merge_groups, merge_sums
+    from anonml.dask._tree import _map_ids
+    from anonml.dask._verify import _value_order
+    from anonml.privacy._constraints import PrivacyModel
+    from anonml.privacy._diversity import resolve_distance
+
+    vc = summary["sensitive"]
+    values = _value_order(vc)
+    total = float(vc.sum())
+    q = np.array([vc.get(v, 0) for v in values], dtype=np.float64)
+    if total - q.sum() > 0:
+        q = np.append(q, total - q.sum())
+    m = q.size
+    distance = resolve_distance("auto", meta[sensitive], None) if t is not None else None
+    model = PrivacyModel(k=k, codes=np.zeros(0, dtype=np.int64), n_values=m, l=l, l_kind=l_kind,
+                         c=c, t=t, distance=distance, q=q / total, sensitive=sensitive)
+    if not model.allowed(q[None, :])[0]:
+        raise InputError(
+            f"the whole table fails the privacy model on {sensitive!r} (it has "
+            f"{int((q > 0).sum())} distinct values), so no grouping can satisfy it; lower l"
+        )
+    sums = tree_reduce(client, client.compute([
+        dask.delayed(group_sums)(p, s, g, spec_f, sensitive, values, n_groups)
+        for p, s, g in zip(parts, states, groups)
+    ]), merge_sums)
+    mapping, n_merges = merge_groups(client.gather(sums), spec, sizes, model, len(values) + 1)
+    mapping_f = _put(client, mapping)
+    groups = [client.submit(_map_ids, g, mapping_f, pure=False) for g in groups]
+    n_new = int(mapping.max()) + 1
+    sizes = np.bincount(mapping, weights=sizes, minlength=n_new).astype(np.int64)
+    return groups, n_new, sizes, n_merges

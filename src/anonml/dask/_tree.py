@@ -65,7 +65,8 @@ def _start(state: K.PartState, init: np.ndarray | None, zero_y: bool) -> K.PartS
 
 
 def _map_ids(ids: np.ndarray, mapping: np.ndarray) -> np.ndarray:
-    return mapping[ids]
+    out = mapping[ids]
+    return out.astype(np.int32) if mapping.size < 2**31 - 1 else out
 
 
 def _leaf_counts(leaf: np.ndarray, n_nodes: int) -> np.ndarray:
@@ -127,13 +128,13 @@ def _stitch(tree: dict, frontier: np.ndarray, subtrees: list) -> dict:
     return {key: np.concatenate(v) for key, v in parts.items()}
 
 
-def _finish_locally(
-    client: Any, cur: list, frontier: np.ndarray, can: np.ndarray, builder: TreeBuilder,
-    is_cat: np.ndarray, n_bins: np.ndarray, k: int, criterion: str, depth_left: int | None,
-    progress: Callable | None, stage: str,
-) -> tuple[dict, list]:
-    """Move the rows of the splittable frontier nodes together with Dask's own shuffle (by node),
-    grow each node's subtree in memory, graft them, and route every partition's rows down."""
+def _launch_local(
+    client: Any, cur: list, frontier: np.ndarray, loc: np.ndarray, is_cat: np.ndarray,
+    n_bins: np.ndarray, k: int, criterion: str, depth_left: int | None,
+) -> tuple[np.ndarray, list]:
+    """Start finishing the frontier nodes ``loc`` locally: Dask's own shuffle gathers each
+    node's rows in one partition, where the in-memory HistTree grows its subtree. Returns the
+    frontier (to map the subtrees' roots to node ids) and the subtrees' futures."""
     import dask
     import dask.dataframe as dd
     import pandas as pd
@@ -142,27 +143,16 @@ def _finish_locally(
     bdtype = np.uint8 if top <= 256 else np.uint16 if top <= 65536 else np.int32
     meta = pd.DataFrame({"__node": np.zeros(0, np.int64), "__y": np.zeros(0, np.int64),
                          **{f"__b{j}": np.zeros(0, bdtype) for j in range(len(n_bins))}})
-    can_f = _put(client, can)
-    frames = [client.submit(K.active_rows, s, can_f, pure=False) for s in cur]
+    loc_f = _put(client, loc)
+    frames = [client.submit(K.active_rows, s, loc_f, pure=False) for s in cur]
     rows = dd.from_delayed(frames, meta=meta, verify_meta=False)
-    shuffled = rows.shuffle(on="__node", npartitions=len(frames))
+    n_out = max(1, min(len(frames), int(loc.sum())))
+    shuffled = rows.shuffle(on="__node", npartitions=n_out)
     subs = client.compute([
         dask.delayed(K.local_subtree)(p, is_cat, n_bins, k, criterion, depth_left)
         for p in shuffled.to_delayed()
     ])
-    import distributed
-
-    subtrees = []
-    for i, (_, sub) in enumerate(distributed.as_completed(subs, with_results=True), start=1):
-        subtrees.append(sub)
-        if progress is not None:
-            progress(stage + " (local)", i, len(subs))
-    del frames, subs
-    tree = _stitch(_arrays(builder), frontier, subtrees)
-    tree_f = client.scatter([tree], broadcast=True, hash=False)[0]
-    front_f = _put(client, frontier)
-    leaves = [client.submit(K.descend, s, front_f, tree_f, pure=False) for s in cur]
-    return tree, leaves
+    return frontier.copy(), subs
 
 
 def _children_counts(
@@ -202,15 +192,19 @@ def grow(
     progress: Callable | None = None,
     stage: str = "tree",
     local_cells: int | None = 4_000_000,
+    local_rows: int | None = 1_000_000,
 ) -> tuple[GrownTree, list]:
     """Grow a :class:`HistTree`-identical tree over partitions; return it and a future per
     partition holding each row's leaf node id.
 
     ``states``: futures of :class:`PartState` (bins and class codes); ``init``: futures of each
     row's root (ints 0..n_roots-1) or None; ``criterion``: "gini", "entropy" or "mondrian"
-    (then the class codes are ignored); ``local_cells``: once a level's histograms would hold
-    more cells than this (nodes x bins x classes), the splittable nodes' rows are gathered by node
-    with Dask's shuffle and their subtrees finished in memory (the same splits; node ids differ).
+    (then the class codes are ignored). ``local_rows``: a splittable node of at most this many
+    rows leaves the level-wise growth; its rows are gathered by Dask's own shuffle on the node id
+    and its subtree is grown in memory by HistTree (the same splits, since a node's split depends
+    only on its rows; node ids differ), concurrently with the remaining levels. ``local_cells``:
+    when a level's histograms would hold more cells than this (nodes x bins x classes), every
+    splittable node is finished that way.
     """
     mondrian = criterion == "mondrian"
     C = 1 if mondrian else int(n_classes)
@@ -226,6 +220,7 @@ def grow(
         K.sum_arrays,
     ))
     parent_H: list[np.ndarray] | None = None
+    launched: list = []  # (frontier, subtree futures) of nodes finished locally
     depth = 0
     while frontier.size and (max_depth is None or depth < max_depth):
         A = frontier.size
@@ -238,11 +233,19 @@ def grow(
             break
         n_h = A if parent_H is None else A // 2
         if local_cells is not None and n_h * int(n_bins.sum()) * C > local_cells:
-            tree, leaves = _finish_locally(
-                client, cur, frontier, can, builder, is_cat, n_bins, k, criterion,
-                None if max_depth is None else max_depth - depth, progress, stage,
-            )
-            return GrownTree(tree, is_cat), leaves
+            loc = can.copy()  # too many nodes for histograms: all finish locally
+        elif local_rows is not None:
+            loc = can & (cnt <= local_rows)
+        else:
+            loc = np.zeros(A, dtype=bool)
+        if loc.any():
+            launched.append(_launch_local(
+                client, cur, frontier, loc, is_cat, n_bins, k, criterion,
+                None if max_depth is None else max_depth - depth,
+            ))
+            can = can & ~loc  # their rows stop here in the level-wise tree
+            if not can.any():
+                break
         if parent_H is None:
             small_side = None
         else:
@@ -290,7 +293,25 @@ def grow(
         progress(stage, depth, depth)
     frontier_f = _put(client, frontier)
     leaves = [client.submit(K.finish, s, frontier_f, pure=False) for s in cur]
-    return GrownTree(builder, is_cat), leaves
+    if not launched:
+        return GrownTree(builder, is_cat), leaves
+    import distributed
+
+    tree = _arrays(builder)
+    n_subs = sum(len(subs) for _, subs in launched)
+    done = 0
+    for front, subs in launched:
+        subtrees = []
+        for _, sub in distributed.as_completed(subs, with_results=True):
+            subtrees.append(sub)
+            done += 1
+            if progress is not None:
+                progress(stage + " (local)", done, n_subs)
+        tree = _stitch(tree, front, subtrees)
+    del launched
+    tree_f = client.scatter([tree], broadcast=True, hash=False)[0]
+    leaves = [client.submit(K.descend, st, lf, tree_f, pure=False) for st, lf in zip(cur, leaves)]
+    return GrownTree(tree, is_cat), leaves
 
 
 def compact(client: Any, leaves: list, n_nodes: int) -> tuple[list, int, np.ndarray]:

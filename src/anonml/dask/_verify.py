@@ -95,15 +95,15 @@ def verify(
         achieved["l"] = got
         if got < l * (1 - 1e-9):
             raise PrivacyViolationError(
-                f"the output is only {l_kind} {got:g}-diverse in {sensitive!r}, not l={l:g} (the "
-                "Dask engine does not merge groups for l); nothing was written; lower l or raise k"
+                f"internal error: the output is only {l_kind} {got:g}-diverse in {sensitive!r}, "
+                f"not l={l:g}; nothing was written; please report this"
             )
     if t is not None:
         got = float(stats["t"].max())
         achieved["t"] = got
         if got > t + 1e-9:
             raise PrivacyViolationError(
-                f"the output is only {got:.4g}-close in {sensitive!r}, not t={t:g} (the Dask "
-                "engine does not merge groups for t); nothing was written; raise t or k"
+                f"internal error: the output is only {got:.4g}-close in {sensitive!r}, not "
+                f"t={t:g}; nothing was written; please report this"
             )
     return smallest, achieved
