@@ -88,7 +88,8 @@ class Sampler(threading.Thread):
         self.join()
 
 
-def run_dask(folder: Path, n_rows: int, workers: int, memory: str, k: int) -> dict:
+def run_dask(folder: Path, n_rows: int, workers: int, memory: str, k: int,
+             verbose: bool = False) -> dict:
     import logging
 
     from anonml.dask import anonymize_dataset, local_cluster
@@ -108,6 +109,10 @@ def run_dask(folder: Path, n_rows: int, workers: int, memory: str, k: int) -> di
 
         def progress(stage: str, done: int, total: int | None) -> None:
             stages.append((time.perf_counter() - t0, stage, done, total))
+            if verbose:  # a live trace: how far a long run got, and its memory so far
+                peaks = ", ".join(f"{k} {v / 1e9:.2f}" for k, v in sampler.peak.items())
+                print(f"  [{stages[-1][0]:7.1f} s] {stage} {done}/{total}; peak RSS GB: {peaks}",
+                      file=sys.stderr, flush=True)
 
         res = anonymize_dataset(str(folder), target, k=k, quasi_identifiers=QI,
                                 method="accuracy_guided", label=LABEL, client=client,
@@ -172,6 +177,8 @@ def main() -> None:
     parser.add_argument("--worker-memory", default="4GB")
     parser.add_argument("--k", type=int, default=100)
     parser.add_argument("--out", default=str(HERE / "results" / "dask_scale.json"))
+    parser.add_argument("--verbose", action="store_true",
+                        help="print every progress event with the peaks so far (stderr)")
     parser.add_argument("--memory-child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.memory_child:
@@ -213,7 +220,7 @@ def main() -> None:
                       f"{r['peak_rss_bytes'] / 1e9:.2f} (one process) | - | {r['groups']} | "
                       f"{r['min_class_size']} |", flush=True)
         try:
-            r = run_dask(folder, n, args.workers, args.worker_memory, args.k)
+            r = run_dask(folder, n, args.workers, args.worker_memory, args.k, args.verbose)
         except Exception as exc:  # noqa: BLE001 - recorded, and the next size still runs
             print(f"| dask | {n:,} | failed: {type(exc).__name__}: {str(exc)[:200]} |", flush=True)
             record["runs"].append({"engine": "dask", "rows": n, "error": repr(exc)[:2000]})
