@@ -175,13 +175,15 @@ def client():
     cluster.close()
 
 
-@pytest.mark.parametrize("method", ["ag", "mondrian"])
-def test_end_to_end_on_two_workers(tmp_path, capsys, client, method) -> None:
+@pytest.mark.parametrize("method, extra", [
+    ("ag", []), ("mondrian", []), ("ag", ["--refine", "none", "--max-depth", "4"]),
+])
+def test_end_to_end_on_two_workers(tmp_path, capsys, client, method, extra) -> None:
     frame = _table()
     data = _write(tmp_path / "data", frame)
     out = tmp_path / "out"
     argv = [a for a in BASE if method == "ag" or a != "--labels"]
-    code, stdout, err = _run(capsys, str(data), *argv, "--method", method,
+    code, stdout, err = _run(capsys, str(data), *argv, "--method", method, *extra,
                              "--scheduler", client.scheduler.address, "-o", str(out), "--json")
     assert code == 0, err
     import json
@@ -196,6 +198,8 @@ def test_end_to_end_on_two_workers(tmp_path, capsys, client, method) -> None:
     real = set(map(tuple, frame[["age", "sex", "zip"]].to_numpy().tolist()))
     assert set(map(tuple, written[["age", "sex", "zip"]].to_numpy().tolist())) <= real
     assert not [p for p in tmp_path.iterdir() if p.name not in ("data", "out")]  # no leftovers
+    if extra:  # a depth limit of 4 levels: at most 2**4 tree leaves, none cut further
+        assert summary["groups"] <= 16
 
 
 def test_own_local_cluster_with_progress(tmp_path, capsys) -> None:

@@ -31,6 +31,7 @@ _UNSUPPORTED = {
     "keep": None, "na_values": None, "sep": None, "categorical": None,
     "representative": "majority_medoid", "t_distance": None,
 }
+_TREE_PARAMS = ("refine", "criterion", "max_depth")  # AG options the Dask engine reads too
 _CONNECT_TIMEOUT = 10  # seconds to reach a --scheduler before giving up with one line
 
 
@@ -198,10 +199,16 @@ def _check_args(args: argparse.Namespace, method_params: dict) -> None:
     if args.method not in ("ag", "mondrian"):
         raise InputError(f"--engine dask runs --method ag or mondrian, not {args.method}; fix: "
                          "choose one of them, or --engine memory")
-    if method_params:
-        flag = "--" + next(iter(method_params)).replace("_", "-")
-        raise InputError(f"--engine dask does not take {flag}; fix: leave it out (the Dask "
-                         "engine grows a histogram tree)")
+    flags = {"tree": "--tree", "features": "--features", "refine": "--refine",
+             "criterion": "--tree-criterion", "max_depth": "--max-depth"}
+    for param in method_params:
+        if param not in _TREE_PARAMS:
+            raise InputError(f"--engine dask does not take {flags.get(param, param)}; fix: "
+                             "leave it out (the Dask engine grows a histogram tree on the "
+                             "quasi-identifiers)")
+    if method_params.get("criterion") not in (None, "gini", "entropy", "log_loss"):
+        raise InputError(f"--tree-criterion {method_params['criterion']} is not one the Dask "
+                         "engine grows; fix: gini or entropy")
     for dest, default in _UNSUPPORTED.items():
         value = getattr(args, dest, default)
         if value not in (default, None):
@@ -224,6 +231,14 @@ def _check_args(args: argparse.Namespace, method_params: dict) -> None:
                          "(c, l)-diversity; fix: choose one of them, or --engine memory")
     if (args.l is not None or args.t is not None) and args.sensitive is None:
         raise InputError("--l and --t need --sensitive COLUMN, the attribute to protect")
+
+
+def _tree_params(method_params: dict) -> dict:
+    """--refine, --tree-criterion, --max-depth as the engine's keywords (log_loss = entropy)."""
+    out = dict(method_params)
+    if out.get("criterion") == "log_loss":
+        out["criterion"] = "entropy"
+    return out
 
 
 def _check_output(path: str, source: str) -> Path:
@@ -305,7 +320,7 @@ def run_dask(args: argparse.Namespace, say: Any, method_params: dict,
             method="accuracy_guided" if args.method == "ag" else "mondrian",
             label=args.target if args.labels else None, model=model, features=features,
             sensitive=args.sensitive, l=args.l, l_kind=args.l_kind or "distinct", c=args.c,
-            t=args.t, client=client, progress=_Bars(say),
+            t=args.t, client=client, progress=_Bars(say), **_tree_params(method_params),
         )
         seconds = time.perf_counter() - t
     finally:
@@ -321,6 +336,10 @@ def run_dask(args: argparse.Namespace, say: Any, method_params: dict,
         "stage_seconds": {s: round(float(v), 3) for s, v in dict(result.seconds).items()},
         "files_in": len(files), "output": str(result.target), "workers": n_workers,
     }
+    if hasattr(result, "n_levels"):  # tree levels by where they were grown
+        summary["levels"] = {str(s): int(v) for s, v in dict(result.n_levels).items()}
+    if hasattr(result, "n_merges"):
+        summary["merges"] = int(result.n_merges)
     if args.json:
         print(json.dumps(summary))
     else:
