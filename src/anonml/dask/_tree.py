@@ -192,7 +192,7 @@ def grow(
     progress: Callable | None = None,
     stage: str = "tree",
     local_cells: int | None = 4_000_000,
-    local_rows: int | None = 1_000_000,
+    local_rows: int | None = 4_000_000,
 ) -> tuple[GrownTree, list]:
     """Grow a :class:`HistTree`-identical tree over partitions; return it and a future per
     partition holding each row's leaf node id.
