@@ -28,6 +28,9 @@ examples:
   anonml anonymize train.csv --k 50 --qi age,zip --target y --model model.joblib --trust-model -o anon.csv
   anonml anonymize adult.csv --method mondrian --k 20 --qi age,sex,race --target income \
       --sensitive occupation --l 3 --recoding generalize --hierarchies hier/ --drop id -o out.csv
+  anonml anonymize data/ --engine dask --k 100 --qi age,sex,race --target income --labels -o anon/
+  anonml anonymize 'data/*.parquet' --engine dask --scheduler tcp://host:8786 --k 100 \
+      --qi age,sex,race --target income --model m.skops -o anon/
   anonml anonymize adult.csv --k 20 --qi age,sex --target income --model m.skops --retrain \
       --test adult_test.csv --save-mapping mapping.skops -o out.csv
   anonml transform new_rows.csv --mapping mapping.skops -o new_rows_anonymized.csv
@@ -231,6 +234,14 @@ def _cmd_anonymize(args: argparse.Namespace) -> int:
     from anonml._io import check_output_file, table_format, table_packages, write_table
 
     say = Progress(args.quiet)
+    if args.engine == "dask":  # a Parquet dataset on a Dask cluster: anonml/_cli_dask.py
+        from anonml._cli_dask import run_dask
+
+        return run_dask(args, say, _method_params(args), _split_names)
+    for flag in ("scheduler", "workers", "worker_memory"):
+        if getattr(args, flag) is not None:
+            raise InputError(f"--{flag.replace('_', '-')} is read by --engine dask only; fix: "
+                             "add --engine dask, or leave it out")
     method = args.method
     guide = "--model" if args.model else "--predictions" if args.predictions else (
         "--labels" if args.labels else None)
@@ -645,7 +656,8 @@ def _anonymize_parser(sub: Any) -> None:
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    a.add_argument("input", help="input table (.csv, .csv.gz or .parquet)")
+    a.add_argument("input", help="input table (.csv, .csv.gz or .parquet); with --engine dask "
+                   "a folder of Parquet files or a glob")
     a.add_argument("--k", type=int, required=True, help="smallest equivalence-class size (>= 2)")
     a.add_argument("--qi", required=True, help="comma-separated quasi-identifier columns")
     a.add_argument("--target", help="label column: kept unchanged, not given to the "
@@ -739,6 +751,9 @@ def _anonymize_parser(sub: Any) -> None:
                      "to map new rows with anonml transform")
     rt2.add_argument("--save-pipeline", metavar="FILE.skops", help="with --retrain: save the "
                      "model to release, Pipeline(mapping, retrained model), for anonml audit")
+    from anonml._cli_dask import add_dask_options
+
+    add_dask_options(a)
     a.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     a.add_argument("--json", action="store_true", help="print the summary as JSON")
     a.add_argument("-q", "--quiet", action="store_true", help="no progress messages")

@@ -46,16 +46,27 @@ def _distance_to_median(
     Numeric QIs are z-scored; categorical QIs are one-hot, so their median is 1 for a category
     held by more than half of the group, 0.5 for exactly half, else 0. The one-hot block is never
     built: for a row of category ``c`` its distance to the median vector ``m`` is
-    ``sum(m**2) - 2 m[c] + 1``.
+    ``sum(m**2) - 2 m[c] + 1``. The medians of the numeric QIs come from
+    :func:`_group_medians` (linear time, no sort of all rows), one column at a time, so no
+    n x d matrix is held.
     """
     n = frame.shape[0]
     dist = np.zeros(n, dtype=np.float64)
     cat = set(encoder.categorical)
     num_cols = [c for c in qi if c not in cat]
     if num_cols:
-        Z = encoder.zscores(frame, num_cols)
-        med = pd.DataFrame(Z).groupby(groups, sort=True).median().to_numpy()
-        dist += ((Z - med[groups]) ** 2).sum(axis=1)
+        size = np.bincount(groups, minlength=n_groups)
+        # rows in group order (a linear radix sort): the per-group histograms below are then
+        # counted walking memory forwards, not scattered over a groups x bins table
+        order = _group_order(groups, n_groups)
+        g_sorted = np.repeat(np.arange(n_groups), size)
+        for c in num_cols:
+            z = encoder.zscores(frame, [c])[:, 0]
+            med = _group_medians(z, frame[c].to_numpy(dtype=np.float64), encoder.thresholds_[c],
+                                 groups, n_groups, size, order, g_sorted)
+            z -= med[groups]
+            z *= z
+            dist += z  # the columns summed in order, as ``(Z - M) ** 2).sum(axis=1)`` does
     if len(num_cols) < len(qi):
         size = np.bincount(groups, minlength=n_groups).astype(np.float64)
         for c in qi:
@@ -68,6 +79,79 @@ def _distance_to_median(
             med = np.where(twice > size[:, None], 1.0, np.where(twice == size[:, None], 0.5, 0.0))
             dist += (med**2).sum(axis=1)[groups] - 2.0 * med[groups, codes] + 1.0
     return dist
+
+
+def _group_order(groups: np.ndarray, n_groups: int) -> np.ndarray:
+    """Stable order of the rows by group, by radix sort (numpy sorts 16-bit keys by radix):
+    one pass below 65,536 groups, two (low then high 16 bits) above. Linear in the rows."""
+    if n_groups <= 1 << 16:
+        return np.argsort(groups.astype(np.uint16), kind="stable")
+    if n_groups > 1 << 32:  # pragma: no cover - more groups than 32 bits: a plain sort
+        return np.argsort(groups, kind="stable")
+    order = np.argsort((groups & 0xFFFF).astype(np.uint16), kind="stable")
+    high = (groups >> 16).astype(np.uint16).take(order)
+    return order.take(np.argsort(high, kind="stable"))
+
+
+def _group_medians(
+    z: np.ndarray, values: np.ndarray, thresholds: np.ndarray, groups: np.ndarray,
+    n_groups: int, size: np.ndarray, order: np.ndarray | None = None,
+    g_sorted: np.ndarray | None = None,
+) -> np.ndarray:
+    """Median of ``z`` in each group, equal to pandas' ``groupby(groups).median()``.
+
+    ``z`` is an increasing function of the raw ``values`` (their z-scores), so the raw values'
+    quantile bins (``thresholds``, from the encoder) order ``z`` too. One ``bincount`` gives
+    each group's histogram over those bins, and its cumulative sum the bin that holds each
+    group's middle position(s), ``(size - 1) // 2`` and ``size // 2``. A bin that holds one
+    distinct value gives the median at once (always so when the column has at most
+    ``max_bins`` distinct values); only the rows of the few groups whose middle falls in a bin
+    of several values are sorted. The median of an even group is ``(lo + hi) / 2``, as in
+    pandas. ``order`` (the rows in group order, :func:`_group_order`) and ``g_sorted``
+    (``groups[order]``) make the counting walk memory forwards; the result does not depend on
+    them. Cost: O(rows + groups x bins) and no comparison sort of all rows, where
+    ``groupby().median()`` sorts every row by group (the histogram search is that of
+    histogram-based trees).
+    """
+    n_bins = len(thresholds) + 1
+    if n_groups * n_bins > 4 * z.size:  # tiny groups: the table would outgrow the rows
+        return pd.Series(z).groupby(groups, sort=True).median().to_numpy()
+    b = np.searchsorted(thresholds, values, side="left").astype(
+        np.uint8 if n_bins <= 256 else np.uint16 if n_bins <= 1 << 16 else np.int64)
+    # one z per bin (that of its first row), and which bins hold more than one value
+    first = np.full(n_bins, -1, dtype=np.int64)
+    first[b[::-1]] = np.arange(z.size - 1, -1, -1)  # the last write, i.e. the first row, wins
+    occupied = first >= 0
+    bin_z = np.zeros(n_bins)
+    bin_z[occupied] = z[first[occupied]]
+    multi = np.zeros(n_bins, dtype=bool)
+    multi[b[z != bin_z[b]]] = True
+
+    if order is None:
+        key = groups * n_bins + b
+    else:  # the same counts, gathered in group order (1-2 bytes a row)
+        key = g_sorted * n_bins + b.take(order)
+    cum = np.bincount(key, minlength=n_groups * n_bins).reshape(n_groups, n_bins)
+    del key
+    np.cumsum(cum, axis=1, out=cum)
+    lo_pos, hi_pos = (size - 1) // 2, size // 2
+    lo_bin = (cum <= lo_pos[:, None]).sum(axis=1)  # bins wholly before the position
+    hi_bin = (cum <= hi_pos[:, None]).sum(axis=1)
+    lo, hi = bin_z[lo_bin], bin_z[hi_bin]
+    hard = multi[lo_bin] | multi[hi_bin]
+    if hard.any():
+        before = np.where(lo_bin > 0, cum[np.arange(n_groups), np.maximum(lo_bin - 1, 0)], 0)
+        del cum
+        # the rows of the hard groups in their middle bins, sorted by (group, z)
+        rows = np.flatnonzero(hard[groups] & (b >= lo_bin[groups]) & (b <= hi_bin[groups]))
+        g, v = groups[rows], z[rows]
+        by = np.lexsort((v, g))
+        g, v = g[by], v[by]
+        start = np.searchsorted(g, np.flatnonzero(hard), side="left")
+        h = np.flatnonzero(hard)
+        lo[h] = v[start + lo_pos[h] - before[h]]
+        hi[h] = v[start + hi_pos[h] - before[h]]
+    return (lo + hi) / 2
 
 
 def select_representatives(
@@ -227,9 +311,12 @@ def recode(
     ``boolean``, so that every integer keeps its exact value). Without it (generalized labels)
     the QI columns hold text.
     """
-    out = frame.copy()
+    out = _shallow_copy(frame)
     for c in qi:
-        values = representatives[c].iloc[groups]
+        # a gather of the column's array: no length-n index is built and then dropped
+        col = representatives[c]
+        taken = col.to_numpy().take(groups) if isinstance(col.dtype, np.dtype) else col.array.take(groups)
+        values = pd.Series(taken, index=out.index, name=col.name, dtype=col.dtype, copy=False)
         if not cast:
             out[c] = pd.Series(values.to_numpy(dtype=object), index=out.index, dtype=object)
             continue
@@ -248,6 +335,18 @@ def recode(
         # infer the 'str' dtype for an object column of strings
         out[c] = values.set_axis(out.index)
     return out
+
+
+def _shallow_copy(frame: pd.DataFrame) -> pd.DataFrame:
+    """A copy of ``frame`` that shares its column arrays where that is safe.
+
+    With copy-on-write (always on in pandas >= 3, opt-in in pandas 2) the non-QI columns are
+    shared and every QI column is replaced, not written into, so no column is copied in vain;
+    without it, a deep copy as before.
+    """
+    if int(pd.__version__.split(".")[0]) >= 3 or pd.get_option("mode.copy_on_write") is True:
+        return frame.copy(deep=False)
+    return frame.copy()
 
 
 def _nullable(dtype: np.dtype) -> Any:

@@ -1,0 +1,196 @@
+"""In-memory scaling of AccuracyGuidedAnonymizer: CPU seconds per million rows and peak memory.
+
+Issue 12's in-memory target: AG (k=100, 12 QI, Adult resampled with jitter as in
+``bench_accuracy_guided.py``) must cost the same CPU seconds per million rows at 20M rows as at
+1M (within 15 %), with peak memory at most 2x the input frame.
+
+Every (code version, size) runs in its own subprocess, so that peaks do not mix:
+
+* the table is built first (in chunks), then the peak-RSS mark of the process is reset
+  (``/proc/self/clear_refs``) so that only ``fit_transform`` is measured;
+* CPU seconds are user + system time of the process during ``fit_transform``
+  (``resource.getrusage``), wall seconds from ``time.perf_counter``;
+* peak RSS is ``VmHWM`` after the fit; the input frame's size is ``memory_usage(deep=True)``;
+  the ratio reported is peak RSS / input frame (the issue's measure), and the working memory
+  (peak RSS minus RSS before the fit) / input frame as well.
+
+"before" is the code at ``--before`` (default: ``main``), exported with ``git archive`` into a
+temporary folder; "after" is this worktree's ``src``. Both run in the same invocation.
+
+Usage::
+
+    python benchmarks/bench_memory_scale.py                      # 1M, 10M, 20M, before and after
+    python benchmarks/bench_memory_scale.py --sizes 1M 5M --versions after
+
+Writes benchmarks/results/memory_scale.json and prints a Markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+
+
+def _status(field: str) -> int:
+    """A field of /proc/self/status in bytes (VmRSS, VmHWM)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) * 1024
+    raise RuntimeError(f"{field} not in /proc/self/status")
+
+
+def _cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def build_table(n: int, seed: int = 0):
+    """Adult train resampled with jitter to ``n`` rows, built in chunks of 2M rows."""
+    import numpy as np
+    import pandas as pd
+
+    sys.path.insert(0, str(HERE))
+    from bench_accuracy_guided import resample
+
+    from anonml.datasets import load_adult
+
+    data = load_adult()
+    X, _, y, _ = data.train_test_split()
+    qi = list(data.qi_sets["12"])
+    X = X[qi]
+    if n <= 2_000_000:
+        Xn, yn = resample(X, y, n, seed)
+        return Xn, yn, qi
+    parts_X, parts_y = [], []
+    for i, start in enumerate(range(0, n, 2_000_000)):
+        Xc, yc = resample(X, y, min(2_000_000, n - start), seed * 1_000_003 + i)
+        parts_X.append(Xc)
+        parts_y.append(yc)
+    Xn = pd.concat(parts_X, ignore_index=True)
+    del parts_X
+    yn = pd.concat(parts_y, ignore_index=True)
+    del parts_y
+    assert np.all(Xn.index == np.arange(n))
+    return Xn, yn, qi
+
+
+def child(n: int, k: int) -> dict:
+    """Run one measurement in this process (called in a subprocess)."""
+    import anonml
+    from anonml import AccuracyGuidedAnonymizer
+
+    X, y, qi = build_table(n)
+    frame_bytes = int(X.memory_usage(deep=True, index=True).sum())
+    gc.collect()
+    Path("/proc/self/clear_refs").write_text("5")  # reset the peak-RSS mark (VmHWM)
+    rss0 = _status("VmRSS")
+    cpu0, t0 = _cpu(), time.perf_counter()
+    ag = AccuracyGuidedAnonymizer(k=k, quasi_identifiers=qi, tree="hist", random_state=0)
+    out = ag.fit_transform(X, y)
+    wall, cpu = time.perf_counter() - t0, _cpu() - cpu0
+    peak = _status("VmHWM")
+    return {
+        "rows": n, "k": k, "anonml": str(Path(anonml.__file__).parent),
+        "cpu_s": cpu, "wall_s": wall, "cpu_s_per_1M": cpu / n * 1e6,
+        "peak_rss_bytes": peak, "rss_before_fit_bytes": rss0, "frame_bytes": frame_bytes,
+        "peak_over_frame": peak / frame_bytes, "working_over_frame": (peak - rss0) / frame_bytes,
+        "groups": int(ag.n_groups_), "min_class_size": int(ag.min_class_size_),
+        "steps": {s: float(v) for s, v in ag.timings_.items()},
+        "out_rows": int(out.shape[0]),
+    }
+
+
+def export_before(rev: str, dest: Path) -> Path:
+    """``git archive`` of ``src`` at ``rev`` into ``dest``; returns the src folder."""
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", rev, "src"],
+                             check=True, capture_output=True).stdout
+    subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
+    return dest / "src"
+
+
+def parse_size(text: str) -> int:
+    text = text.strip().lower()
+    mult = {"k": 1_000, "m": 1_000_000}.get(text[-1:], 1)
+    return int(float(text.rstrip("km")) * mult)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", nargs="+", default=["1M", "10M", "20M"])
+    parser.add_argument("--versions", nargs="+", default=["before", "after"],
+                        choices=["before", "after"])
+    parser.add_argument("--before", default="main", help="git revision of the 'before' code")
+    parser.add_argument("--k", type=int, default=100)
+    parser.add_argument("--out", default=str(HERE / "results" / "memory_scale.json"))
+    parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+
+    if args.child:
+        print(json.dumps(child(args.child, args.k)))
+        return
+
+    import numpy as np
+    import pandas as pd
+
+    record = {
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
+                    "numpy": np.__version__, "pandas": pd.__version__},
+        "before_rev": subprocess.run(["git", "-C", str(REPO), "rev-parse", args.before],
+                                     capture_output=True, text=True).stdout.strip(),
+        "after_rev": subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"],
+                                    capture_output=True, text=True).stdout.strip(),
+        "runs": [],
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        srcs = {"after": REPO / "src"}
+        if "before" in args.versions:
+            srcs["before"] = export_before(args.before, Path(tmp))
+        print("| code | rows | CPU s | CPU s per 1M rows | wall s | peak RSS GB | input frame GB "
+              "| peak / frame | (peak - RSS before fit) / frame | groups |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+        for text in args.sizes:
+            n = parse_size(text)
+            for version in args.versions:
+                env = dict(os.environ, PYTHONPATH=str(srcs[version]))
+                proc = subprocess.run([sys.executable, __file__, "--child", str(n), "--k",
+                                       str(args.k)], env=env, capture_output=True, text=True)
+                if proc.returncode != 0:
+                    print(f"| {version} | {n:,} | failed: {proc.stderr.strip().splitlines()[-1]} |")
+                    record["runs"].append({"version": version, "rows": n, "error": proc.stderr})
+                    continue
+                r = json.loads(proc.stdout.strip().splitlines()[-1])
+                r["version"] = version
+                record["runs"].append(r)
+                print(f"| {version} | {n:,} | {r['cpu_s']:.1f} | {r['cpu_s_per_1M']:.2f} | "
+                      f"{r['wall_s']:.1f} | {r['peak_rss_bytes'] / 1e9:.2f} | "
+                      f"{r['frame_bytes'] / 1e9:.2f} | {r['peak_over_frame']:.2f} | "
+                      f"{r['working_over_frame']:.2f} | {r['groups']} |", flush=True)
+    by = {(r["version"], r["rows"]): r for r in record["runs"] if "error" not in r}
+    sizes = [parse_size(s) for s in args.sizes]
+    print()
+    for version in args.versions:
+        if (version, sizes[0]) in by and (version, sizes[-1]) in by:
+            a, b = by[(version, sizes[0])], by[(version, sizes[-1])]
+            ratio = b["cpu_s_per_1M"] / a["cpu_s_per_1M"]
+            record.setdefault("growth", {})[version] = ratio
+            print(f"{version}: CPU s per 1M rows at {sizes[-1]:,} / at {sizes[0]:,} = {ratio:.2f}")
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(record, indent=1) + "\n")
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()

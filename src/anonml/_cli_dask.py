@@ -1,0 +1,350 @@
+"""``anonml anonymize DATA --engine dask``: the command-line shell over :mod:`anonml.dask`.
+
+Kept out of :mod:`anonml.cli` so that the in-memory command stays short. Like the rest of the
+CLI it computes nothing: it checks the arguments and the Parquet dataset's metadata (never its
+rows) before any work, starts or reaches a Dask cluster, calls
+:func:`anonml.dask.anonymize_dataset` with a progress bar, and prints the summary. Every error
+is one line (an :class:`~anonml._errors.InputError`), and nothing is written: the engine
+writes to a temporary sibling folder, verifies it, and renames it into place.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import logging
+import os
+import time
+import warnings
+from pathlib import Path
+from typing import Any, Callable
+
+from anonml._errors import InputError
+
+__all__ = ["add_dask_options", "run_dask", "parquet_files", "check_parquet_schema"]
+
+#: options of ``anonml anonymize`` that the Dask engine does not read, and their defaults
+_UNSUPPORTED = {
+    "predictions": None, "retrain": False, "test": None, "save_mapping": None,
+    "hierarchies": None, "suppression": 0.0, "recoding": "representative", "drop": None,
+    "keep": None, "na_values": None, "sep": None, "categorical": None,
+    "representative": "majority_medoid", "t_distance": None,
+}
+_TREE_PARAMS = ("refine", "criterion", "max_depth")  # AG options the Dask engine reads too
+_CONNECT_TIMEOUT = 10  # seconds to reach a --scheduler before giving up with one line
+
+
+def add_dask_options(parser: argparse.ArgumentParser) -> None:
+    """The ``--engine`` group of ``anonml anonymize``."""
+    g = parser.add_argument_group(
+        "engine (--engine dask: a Parquet folder or glob in, a partitioned Parquet folder out)")
+    g.add_argument("--engine", choices=["memory", "dask"], default="memory",
+                   help="memory (default): the table is read into this process; dask: read and "
+                   "write partitioned Parquet on a Dask cluster, for tables larger than memory "
+                   "(--method ag or mondrian; needs pip install 'anonml[dask]')")
+    g.add_argument("--scheduler", metavar="ADDR", help="address of a running Dask scheduler, "
+                   "e.g. tcp://host:8786 (default: start a local cluster sized to this machine)")
+    g.add_argument("--workers", type=int, metavar="N", help="workers of the local cluster "
+                   "(default: one per core)")
+    g.add_argument("--worker-memory", metavar="SIZE", help="memory limit of each local worker, "
+                   "e.g. 4GB (default: a safe share of this machine's memory)")
+
+
+# ---------------------------------------------------------------------------- the dataset ----
+def parquet_files(source: str) -> list[Path]:
+    """The Parquet files of a folder (searched recursively) or a glob, sorted; one-line errors."""
+    p = Path(source)
+    if p.is_dir():
+        files = sorted(f for f in p.rglob("*.parquet") if f.is_file()
+                       and not any(part.startswith((".", "_")) for part in
+                                   f.relative_to(p).parts))
+        if not files:
+            raise InputError(f"folder {source!r} holds no .parquet file; fix: give the folder of "
+                             "a Parquet dataset (or a glob such as 'data/*.parquet')")
+        return files
+    if glob.has_magic(source):
+        files = sorted(Path(f) for f in glob.glob(source, recursive=True) if Path(f).is_file())
+        if not files:
+            raise InputError(f"no file matches {source!r}; fix: check the pattern, e.g. "
+                             "'data/*.parquet'")
+        return files
+    if p.is_file():
+        return [p]
+    raise InputError(f"Parquet dataset {source!r} does not exist; fix: give a folder of Parquet "
+                     "files or a glob such as 'data/*.parquet'")
+
+
+def _kind(arrow_type: Any) -> str:
+    """The logical type of an Arrow column: string and large_string, or a dictionary of
+    strings, are the same column for pandas."""
+    import pyarrow as pa
+
+    t = arrow_type
+    if pa.types.is_dictionary(t):
+        t = t.value_type
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or (
+            hasattr(pa.types, "is_string_view") and pa.types.is_string_view(t)):
+        return "string"
+    if pa.types.is_null(t):
+        return "null"
+    return str(t)
+
+
+def check_parquet_schema(files: list[Path], columns: list[str]) -> dict[str, str]:
+    """Read every file's schema (metadata only) and check that each of ``columns`` is in
+    every file with one type; returns column -> type. One-line errors name the column, the
+    file and the fix."""
+    import pyarrow.parquet as pq
+
+    seen: dict[str, tuple[str, Path]] = {}
+    for f in files:
+        try:
+            schema = pq.read_schema(f)
+        except Exception as exc:  # noqa: BLE001 - pyarrow raises several kinds for a bad file
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise InputError(f"{str(f)!r} is not a readable Parquet file ({first}); fix: remove "
+                             "it from the dataset or rewrite it") from None
+        names = set(schema.names)
+        for c in columns:
+            if c not in names:
+                raise InputError(f"column {c!r} is missing from {str(f)!r} (a partition of the "
+                                 f"dataset); fix: write that column in every file, or leave it "
+                                 "out of the command")
+            kind = _kind(schema.field(c).type)
+            if c not in seen or seen[c][0] == "null":
+                seen[c] = (kind, f)
+            elif kind != seen[c][0] and kind != "null":
+                raise InputError(f"column {c!r} is {seen[c][0]} in {str(seen[c][1])!r} but "
+                                 f"{kind} in {str(f)!r}; fix: rewrite the partitions with one "
+                                 f"type, e.g. cast it to {seen[c][0]}")
+    return {c: kind for c, (kind, _) in seen.items()}
+
+
+def _sample(files: list[Path], columns: list[str], n: int = 1000) -> Any:
+    """Up to ``n`` first rows of the first file (to probe a model file before it is used)."""
+    import pyarrow.parquet as pq
+
+    batch = next(pq.ParquetFile(files[0]).iter_batches(batch_size=n, columns=columns), None)
+    import pandas as pd
+
+    return batch.to_pandas() if batch is not None else pd.DataFrame(columns=columns)
+
+
+# ---------------------------------------------------------------------------- the cluster ----
+def _require_dask() -> None:
+    from anonml._install import install_hint
+
+    try:
+        import dask.dataframe  # noqa: F401
+        import distributed  # noqa: F401
+    except ImportError as exc:
+        raise InputError(f"--engine dask needs dask and distributed ({exc.name} is not "
+                         f"installed); fix: {install_hint('dask', ('dask[dataframe]', 'distributed'))}"
+                         ) from None
+
+
+def _worker_memory(text: str | None) -> Any:
+    if text is None:
+        return None
+    from dask.utils import parse_bytes
+
+    try:
+        value = parse_bytes(text)
+    except (ValueError, TypeError):
+        raise InputError(f"--worker-memory {text!r} is not a size; fix: e.g. 4GB or 500MiB"
+                         ) from None
+    if value < 256 * 2**20:
+        raise InputError(f"--worker-memory {text!r} is below 256 MiB, too little for a Dask "
+                         "worker; fix: give e.g. 4GB")
+    return value
+
+
+def _check_cluster_args(scheduler: str | None, workers: int | None,
+                        worker_memory: str | None) -> Any:
+    """Check the cluster options before any work; returns the worker memory in bytes."""
+    if scheduler is not None and (workers is not None or worker_memory is not None):
+        raise InputError("--workers and --worker-memory size the local cluster; with "
+                         "--scheduler the cluster is sized by whoever started it; fix: "
+                         "leave them out")
+    if workers is not None and workers < 1:
+        raise InputError(f"--workers {workers} must be at least 1")
+    return _worker_memory(worker_memory)
+
+
+def connect(scheduler: str | None, workers: int | None, worker_memory: str | None,
+            timeout: float | None = None) -> tuple[Any, bool]:
+    """A ``distributed.Client``: to ``scheduler``, or to a new local cluster. Returns it and
+    whether the cluster is ours (to be closed at the end)."""
+    memory = _check_cluster_args(scheduler, workers, worker_memory)
+    timeout = _CONNECT_TIMEOUT if timeout is None else timeout
+    if scheduler is not None:
+        from distributed import Client
+
+        try:
+            return Client(scheduler, timeout=timeout, set_as_default=False), False
+        except Exception as exc:  # noqa: BLE001 - OSError, TimeoutError, ValueError for the address
+            why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise InputError(f"cannot reach the Dask scheduler {scheduler!r} within {timeout:g} s "
+                             f"({why[:200]}); fix: check the address (e.g. tcp://host:8786) and "
+                             "that the scheduler runs, or leave --scheduler out to start a local "
+                             "cluster") from None
+    from anonml.dask import local_cluster
+
+    return local_cluster(n_workers=workers, memory_limit=memory), True
+
+
+# ---------------------------------------------------------------------------- the command ----
+def _check_args(args: argparse.Namespace, method_params: dict) -> None:
+    if args.method not in ("ag", "mondrian"):
+        raise InputError(f"--engine dask runs --method ag or mondrian, not {args.method}; fix: "
+                         "choose one of them, or --engine memory")
+    flags = {"tree": "--tree", "features": "--features", "refine": "--refine",
+             "criterion": "--tree-criterion", "max_depth": "--max-depth"}
+    for param in method_params:
+        if param not in _TREE_PARAMS:
+            raise InputError(f"--engine dask does not take {flags.get(param, param)}; fix: "
+                             "leave it out (the Dask engine grows a histogram tree on the "
+                             "quasi-identifiers)")
+    if method_params.get("criterion") not in (None, "gini", "entropy", "log_loss"):
+        raise InputError(f"--tree-criterion {method_params['criterion']} is not one the Dask "
+                         "engine grows; fix: gini or entropy")
+    for dest, default in _UNSUPPORTED.items():
+        value = getattr(args, dest, default)
+        if value not in (default, None):
+            flag = "--" + dest.replace("_", "-")
+            raise InputError(f"{flag} is not read by --engine dask; fix: leave it out, or use "
+                             "--engine memory")
+    if args.method == "ag" and not (args.labels or args.model):
+        raise InputError("--method ag with --engine dask needs what guides the tree: --labels "
+                         "(with --target) or --model FILE (its predictions are computed on the "
+                         "cluster)")
+    if args.labels and args.target is None:
+        raise InputError("--labels needs --target COLUMN, the column of true labels")
+    if args.method == "mondrian" and args.model is not None:
+        raise InputError("--model is read by --method ag only; --method mondrian groups by the "
+                         "quasi-identifiers; fix: leave --model out")
+    if args.l_kind is not None and args.l is None:
+        raise InputError("--l-kind needs --l, the diversity asked for")
+    if args.l_kind == "recursive" or args.c is not None:
+        raise InputError("--engine dask checks --l-kind distinct or entropy, not recursive "
+                         "(c, l)-diversity; fix: choose one of them, or --engine memory")
+    if (args.l is not None or args.t is not None) and args.sensitive is None:
+        raise InputError("--l and --t need --sensitive COLUMN, the attribute to protect")
+
+
+def _tree_params(method_params: dict) -> dict:
+    """--refine, --tree-criterion, --max-depth as the engine's keywords (log_loss = entropy)."""
+    out = dict(method_params)
+    if out.get("criterion") == "log_loss":
+        out["criterion"] = "entropy"
+    return out
+
+
+def _check_output(path: str, source: str) -> Path:
+    from anonml._io import check_output_folder
+
+    out = Path(path)
+    if out.exists():
+        raise InputError(f"output {path!r} exists; fix: choose a new folder, or remove it first "
+                         "(the Dask engine never writes into an existing folder)")
+    check_output_folder(out)
+    src = Path(source)
+    if src.is_dir() and (out.resolve() == src.resolve() or src.resolve() in out.resolve().parents):
+        raise InputError(f"output {path!r} is inside the input dataset {source!r}; fix: write "
+                         "it elsewhere")
+    return out
+
+
+class _Bars:
+    """The engine's ``progress(stage, done, total)`` as the CLI's bars (tqdm on a terminal,
+    a line per step otherwise)."""
+
+    def __init__(self, say: Any):
+        self.say = say
+        self.stage: str | None = None
+
+    def __call__(self, stage: str, done: int, total: int | None) -> None:
+        if total:
+            self.say.count(stage, min(int(done), int(total)), int(total))
+        elif stage != self.stage:
+            self.say(stage)
+        self.stage = stage
+
+
+def run_dask(args: argparse.Namespace, say: Any, method_params: dict,
+             split_names: Callable[[str, str], list[str]]) -> int:
+    """The body of ``anonml anonymize --engine dask``."""
+    _check_args(args, method_params)
+    qi = split_names(args.qi, "qi")
+    _require_dask()
+    _check_cluster_args(args.scheduler, args.workers, args.worker_memory)
+    files = parquet_files(args.input)
+    target = _check_output(args.output, args.input)
+    needed = list(dict.fromkeys(qi + [c for c in (args.target, args.sensitive) if c]))
+    if args.target in qi:
+        raise InputError(f"target {args.target!r} is also listed in --qi; remove it from --qi")
+    check_parquet_schema(files, needed)
+    import pyarrow.parquet as pq
+
+    all_columns = pq.read_schema(files[0]).names
+    check_parquet_schema(files, all_columns)  # every column, since every one is written
+    model, features = None, None
+    if args.model is not None:
+        from anonml.safemodel import load_model
+        from anonml.safemodel._probe import sample_rows
+
+        features = [c for c in all_columns if c != args.target]
+        say(f"reading the model {args.model}")
+        model = load_model(args.model, trust=bool(args.trust_model),
+                           probe_rows=sample_rows(_sample(files, features)))
+    if not args.quiet:
+        logging.getLogger("distributed").setLevel(logging.ERROR)  # the bar, not worker logs
+    else:
+        logging.getLogger("distributed").setLevel(logging.CRITICAL)
+    say(f"{'connecting to ' + args.scheduler if args.scheduler else 'starting a local cluster'}")
+    with warnings.catch_warnings():  # a busy dashboard port is no business of this command
+        warnings.filterwarnings("ignore", message=".*already in use", category=UserWarning)
+        client, ours = connect(args.scheduler, args.workers, args.worker_memory)
+    try:
+        from anonml.dask import anonymize_dataset
+
+        info = client.scheduler_info()
+        n_workers = len(info.get("workers", {}))
+        say(f"anonymizing {len(files)} Parquet files on {n_workers} Dask workers "
+            f"({'AccuracyGuided' if args.method == 'ag' else 'Mondrian'}, k={args.k}, "
+            f"{len(qi)} quasi-identifiers)")
+        t = time.perf_counter()
+        result = anonymize_dataset(
+            args.input, target, k=args.k, quasi_identifiers=qi,
+            method="accuracy_guided" if args.method == "ag" else "mondrian",
+            label=args.target if args.labels else None, model=model, features=features,
+            sensitive=args.sensitive, l=args.l, l_kind=args.l_kind or "distinct", c=args.c,
+            t=args.t, client=client, progress=_Bars(say), **_tree_params(method_params),
+        )
+        seconds = time.perf_counter() - t
+    finally:
+        cluster = getattr(client, "cluster", None) if ours else None
+        client.close()
+        if cluster is not None:
+            cluster.close()
+    summary = {
+        "engine": "dask", "method": args.method, "k": args.k, "rows": int(result.n_rows),
+        "groups": int(result.n_groups), "min_class_size": int(result.min_class_size),
+        **{k: v for k, v in dict(result.achieved or {}).items()},
+        "seconds": round(seconds, 3),
+        "stage_seconds": {s: round(float(v), 3) for s, v in dict(result.seconds).items()},
+        "files_in": len(files), "output": str(result.target), "workers": n_workers,
+    }
+    if hasattr(result, "n_levels"):  # tree levels by where they were grown
+        summary["levels"] = {str(s): int(v) for s, v in dict(result.n_levels).items()}
+    if hasattr(result, "n_merges"):
+        summary["merges"] = int(result.n_merges)
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        stages = ", ".join(f"{s} {v:.1f} s" for s, v in summary["stage_seconds"].items())
+        print(f"wrote {summary['output']}{os.sep} ({summary['rows']:,} rows, "
+              f"{summary['groups']:,} groups, smallest {summary['min_class_size']} >= k="
+              f"{args.k}; verified) in {seconds:.1f} s ({stages})")
+    return 0

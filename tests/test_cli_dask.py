@@ -1,0 +1,216 @@
+"""``anonml anonymize DATA --engine dask``: a Parquet dataset in, a verified Parquet folder out.
+
+Errors are one line, exit code 1, and nothing is written. The end-to-end tests run a real
+``LocalCluster`` of two worker processes (so every task is serialized) on small data.
+"""
+
+from __future__ import annotations
+
+import socket
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from anonml.cli import main
+
+pytest.importorskip("pyarrow")
+
+
+def _table(n: int = 3000, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    age = rng.integers(18, 80, n)
+    sex = rng.choice(["F", "M"], n)
+    zipc = rng.integers(10000, 10100, n)
+    income = np.where((age > 40) ^ (rng.random(n) < 0.2), ">50K", "<=50K")
+    return pd.DataFrame({"age": age, "sex": sex, "zip": zipc, "hours": rng.integers(1, 99, n),
+                         "income": income})
+
+
+def _write(folder: Path, frame: pd.DataFrame, parts: int = 3) -> Path:
+    folder.mkdir(parents=True)
+    for i, part in enumerate(np.array_split(np.arange(len(frame)), parts)):
+        frame.iloc[part].reset_index(drop=True).to_parquet(folder / f"part-{i}.parquet")
+    return folder
+
+
+def _run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(["anonymize", *argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _one_line_error(code: int, err: str, *words: str) -> None:
+    assert code == 1
+    lines = [line for line in err.splitlines() if line.startswith("anonml: error")]
+    assert len(lines) == 1, err
+    assert "Traceback" not in err
+    for w in words:
+        assert w in lines[0], lines[0]
+
+
+BASE = ["--engine", "dask", "--k", "20", "--qi", "age,sex,zip", "--target", "income", "--labels"]
+
+
+# -- errors found before any work (no cluster is started) ------------------------------------
+def test_missing_folder(tmp_path, capsys) -> None:
+    code, _, err = _run(capsys, str(tmp_path / "nope"), *BASE, "-o", str(tmp_path / "out"))
+    _one_line_error(code, err, "does not exist", "nope")
+    assert not (tmp_path / "out").exists()
+
+
+def test_glob_without_files(tmp_path, capsys) -> None:
+    code, _, err = _run(capsys, str(tmp_path / "*.parquet"), *BASE, "-o", str(tmp_path / "out"))
+    _one_line_error(code, err, "no file matches")
+
+
+def test_folder_without_parquet(tmp_path, capsys) -> None:
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "notes.txt").write_text("hello")
+    code, _, err = _run(capsys, str(tmp_path / "data"), *BASE, "-o", str(tmp_path / "out"))
+    _one_line_error(code, err, "no .parquet file")
+
+
+def test_column_missing_from_one_partition(tmp_path, capsys) -> None:
+    data = _write(tmp_path / "data", _table())
+    _table(100, 1).drop(columns=["zip"]).to_parquet(data / "part-9.parquet")
+    code, _, err = _run(capsys, str(data), *BASE, "-o", str(tmp_path / "out"))
+    _one_line_error(code, err, "'zip'", "part-9.parquet", "missing")
+    assert not (tmp_path / "out").exists()
+
+
+def test_mixed_dtypes_across_partitions(tmp_path, capsys) -> None:
+    data = _write(tmp_path / "data", _table())
+    odd = _table(100, 1)
+    odd["age"] = odd["age"].astype(str)
+    odd.to_parquet(data / "part-9.parquet")
+    code, _, err = _run(capsys, str(data), *BASE, "-o", str(tmp_path / "out"))
+    _one_line_error(code, err, "'age'", "int64", "string", "part-9.parquet")
+
+
+def test_not_a_parquet_file(tmp_path, capsys) -> None:
+    data = _write(tmp_path / "data", _table())
+    (data / "part-9.parquet").write_bytes(b"not parquet at all")
+    code, _, err = _run(capsys, str(data), *BASE, "-o", str(tmp_path / "out"))
+    _one_line_error(code, err, "part-9.parquet", "not a readable Parquet file")
+
+
+def test_output_exists(tmp_path, capsys) -> None:
+    data = _write(tmp_path / "data", _table())
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "keep.txt").write_text("mine")
+    code, _, err = _run(capsys, str(data), *BASE, "-o", str(tmp_path / "out"))
+    _one_line_error(code, err, "exists")
+    assert (tmp_path / "out" / "keep.txt").read_text() == "mine"
+
+
+def test_unknown_qi_column(tmp_path, capsys) -> None:
+    data = _write(tmp_path / "data", _table())
+    argv = [a if a != "age,sex,zip" else "age,postcode" for a in BASE]
+    code, _, err = _run(capsys, str(data), *argv, "-o", str(tmp_path / "out"))
+    _one_line_error(code, err, "'postcode'")
+
+
+@pytest.mark.parametrize("extra, words", [
+    (["--method", "hilbert"], ["ag or mondrian"]),
+    (["--suppression", "0.1"], ["--suppression", "--engine memory"]),
+    (["--tree", "exact"], ["--tree"]),
+    (["--sensitive", "hours", "--l", "2", "--l-kind", "recursive", "--c", "2"], ["recursive"]),
+    (["--predictions", "p.csv"], ["--predictions"]),
+])
+def test_options_the_engine_does_not_read(tmp_path, capsys, extra, words) -> None:
+    data = _write(tmp_path / "data", _table())
+    code, _, err = _run(capsys, str(data), *BASE, *extra, "-o", str(tmp_path / "out"))
+    _one_line_error(code, err, *words)
+
+
+def test_scheduler_needs_the_dask_engine(tmp_path, capsys) -> None:
+    code, _, err = _run(capsys, "x.csv", "--k", "5", "--qi", "a", "--labels", "--target", "y",
+                        "--scheduler", "tcp://127.0.0.1:1", "-o", str(tmp_path / "o.csv"))
+    _one_line_error(code, err, "--scheduler", "--engine dask")
+
+
+def test_missing_dask_names_the_extra(tmp_path, capsys, monkeypatch) -> None:
+    data = _write(tmp_path / "data", _table())
+    monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed -> ImportError
+    code, _, err = _run(capsys, str(data), *BASE, "-o", str(tmp_path / "out"))
+    _one_line_error(code, err, "anonml", "[dask]", "pip install")
+    assert not (tmp_path / "out").exists()
+
+
+def test_unreachable_scheduler(tmp_path, capsys, monkeypatch) -> None:
+    pytest.importorskip("distributed")
+    import anonml._cli_dask as cli_dask
+
+    monkeypatch.setattr(cli_dask, "_CONNECT_TIMEOUT", 2)
+    with socket.socket() as s:  # a port on this machine with nobody listening
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    data = _write(tmp_path / "data", _table())
+    code, _, err = _run(capsys, str(data), *BASE, "--scheduler", f"tcp://127.0.0.1:{port}",
+                        "-o", str(tmp_path / "out"))
+    _one_line_error(code, err, "cannot reach the Dask scheduler", str(port))
+    assert not (tmp_path / "out").exists()
+
+
+def test_bad_worker_memory(tmp_path, capsys) -> None:
+    pytest.importorskip("distributed")
+    data = _write(tmp_path / "data", _table())
+    code, _, err = _run(capsys, str(data), *BASE, "--worker-memory", "lots",
+                        "-o", str(tmp_path / "out"))
+    _one_line_error(code, err, "--worker-memory", "'lots'")
+
+
+# -- end to end on a LocalCluster of 2 worker processes --------------------------------------
+@pytest.fixture(scope="module")
+def client():
+    pytest.importorskip("distributed")
+    adask = pytest.importorskip("anonml.dask", reason="anonml.dask (the engine) not merged")
+    c = adask.local_cluster(n_workers=2, memory_limit="1GB", threads_per_worker=1)
+    yield c
+    cluster = c.cluster
+    c.close()
+    cluster.close()
+
+
+@pytest.mark.parametrize("method, extra", [
+    ("ag", []), ("mondrian", []), ("ag", ["--refine", "none", "--max-depth", "4"]),
+])
+def test_end_to_end_on_two_workers(tmp_path, capsys, client, method, extra) -> None:
+    frame = _table()
+    data = _write(tmp_path / "data", frame)
+    out = tmp_path / "out"
+    argv = [a for a in BASE if method == "ag" or a != "--labels"]
+    code, stdout, err = _run(capsys, str(data), *argv, "--method", method, *extra,
+                             "--scheduler", client.scheduler.address, "-o", str(out), "--json")
+    assert code == 0, err
+    import json
+
+    summary = json.loads(stdout.strip().splitlines()[-1])
+    assert summary["rows"] == len(frame) and summary["min_class_size"] >= 20
+    written = pd.read_parquet(out)
+    assert len(written) == len(frame)
+    assert written.groupby(["age", "sex", "zip"]).size().min() >= 20  # checked here too
+    # non-QI columns unchanged as a multiset; every QI combination is a real input record
+    assert sorted(written["hours"]) == sorted(frame["hours"])
+    real = set(map(tuple, frame[["age", "sex", "zip"]].to_numpy().tolist()))
+    assert set(map(tuple, written[["age", "sex", "zip"]].to_numpy().tolist())) <= real
+    assert not [p for p in tmp_path.iterdir() if p.name not in ("data", "out")]  # no leftovers
+    if extra:  # a depth limit of 4 levels: at most 2**4 tree leaves, none cut further
+        assert summary["groups"] <= 16
+
+
+def test_own_local_cluster_with_progress(tmp_path, capsys) -> None:
+    """Without --scheduler the command starts (and closes) its own LocalCluster."""
+    pytest.importorskip("anonml.dask", reason="anonml.dask (the engine) not merged")
+    frame = _table(2000, 3)
+    data = _write(tmp_path / "data", frame, parts=2)
+    code, stdout, err = _run(capsys, str(data), *BASE, "--workers", "2", "--worker-memory",
+                             "1GB", "-o", str(tmp_path / "out"))
+    assert code == 0, err
+    assert "wrote" in stdout and "verified" in stdout and "2,000 rows" in stdout
+    assert "starting a local cluster" in err and "tree" in err  # progress lines (no terminal)
+    assert "Traceback" not in err and "warn" not in err.lower()
+    assert len(pd.read_parquet(tmp_path / "out")) == len(frame)

@@ -1,0 +1,104 @@
+"""The linear-time per-group medians of the representative step equal pandas' groupby median."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from anonml.anonymize._pipeline import _distance_to_median, _group_medians, recode
+from anonml.encoding import TableEncoder
+
+
+def _column(kind: str, n: int, rng: np.random.Generator) -> np.ndarray:
+    if kind == "normal":  # every value distinct: every bin holds several values
+        return rng.normal(size=n)
+    if kind == "few":  # fewer values than bins: every bin holds one value
+        return rng.integers(0, 5, n).astype(float)
+    if kind == "skewed":  # mostly zero, like capital-gain
+        return np.where(rng.random(n) < 0.8, 0.0, rng.normal(1000, 300, n).round())
+    return rng.integers(-500, 500, n).astype(float)
+
+
+@pytest.mark.parametrize("kind", ["normal", "few", "skewed", "ints"])
+@pytest.mark.parametrize("max_bins", [2, 3, 16, 255])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_group_medians_equal_pandas(kind: str, max_bins: int, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 2000))
+    per_group = int(rng.choice([2, 5, 50, 400]))  # small groups take the pandas fallback
+    groups = np.unique(rng.integers(0, max(1, n // per_group), n), return_inverse=True)[1]
+    n_groups = int(groups.max()) + 1
+    df = pd.DataFrame({"a": _column(kind, n, rng)})
+    enc = TableEncoder(["a"], [], max_bins=max_bins).fit(df)
+    z = enc.zscores(df)[:, 0]
+    want = pd.DataFrame(z).groupby(groups, sort=True).median().to_numpy()[:, 0]
+    size = np.bincount(groups, minlength=n_groups)
+    values = df["a"].to_numpy()
+    got = _group_medians(z, values, enc.thresholds_["a"], groups, n_groups, size)
+    np.testing.assert_array_equal(got, want)  # bit for bit, so representatives do not move
+    order = np.argsort(groups, kind="stable")  # counted in group order: the same medians
+    got = _group_medians(z, values, enc.thresholds_["a"], groups, n_groups, size, order,
+                         groups[order])
+    np.testing.assert_array_equal(got, want)
+
+
+def _reference_distance(frame, enc, qi, groups, n_groups):
+    """The former implementation: z-score matrix, pandas groupby median, one-hot medians."""
+    cat = set(enc.categorical)
+    num = [c for c in qi if c not in cat]
+    dist = np.zeros(len(frame))
+    Z = enc.zscores(frame, num)
+    med = pd.DataFrame(Z).groupby(groups, sort=True).median().to_numpy()
+    dist += ((Z - med[groups]) ** 2).sum(axis=1)
+    size = np.bincount(groups, minlength=n_groups).astype(float)
+    for c in qi:
+        if c in cat:
+            codes = enc.codes(frame, c)
+            m = enc.cats_[c].n_codes + 1
+            counts = np.bincount(groups * m + codes, minlength=n_groups * m).reshape(n_groups, m)
+            twice = 2.0 * counts
+            md = np.where(twice > size[:, None], 1.0, np.where(twice == size[:, None], 0.5, 0.0))
+            dist += (md**2).sum(axis=1)[groups] - 2.0 * md[groups, codes] + 1.0
+    return dist
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_distance_to_median_unchanged(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = 3000
+    frame = pd.DataFrame({
+        "x": rng.normal(size=n), "i": rng.integers(0, 40, n), "s": _column("skewed", n, rng),
+        "c": rng.choice(["a", "b", "c"], n), "w": rng.uniform(size=n),
+    })
+    qi = ["x", "i", "s", "c", "w"]
+    enc = TableEncoder(qi, ["c"], max_bins=32).fit(frame)
+    groups = rng.integers(0, 60, n)
+    got = _distance_to_median(frame, enc, qi, groups, 60)
+    np.testing.assert_array_equal(got, _reference_distance(frame, enc, qi, groups, 60))
+
+
+def test_recode_keeps_dtypes_and_leaves_the_input_alone() -> None:
+    frame = pd.DataFrame({
+        "o": pd.Series(["x", "y", "z"], dtype=object), "i": [1, 2, 3],
+        "c": pd.Series(["p", "q", "p"], dtype="category"), "other": [7.0, 8.0, 9.0],
+    })
+    before = frame.copy()
+    reps = frame[["o", "i", "c"]].iloc[[2, 0]].reset_index(drop=True)
+    out = recode(frame, ["o", "i", "c"], np.array([1, 0, 1]), reps)
+    pd.testing.assert_frame_equal(frame, before)  # the input is never written into
+    assert list(out.dtypes) == list(frame.dtypes)
+    assert out["o"].tolist() == ["x", "z", "x"] and out["i"].tolist() == [1, 3, 1]
+    assert out["c"].tolist() == ["p", "p", "p"] and out["other"].tolist() == [7.0, 8.0, 9.0]
+    out.loc[0, "other"] = -1.0  # and the output does not share writes with it
+    assert frame.loc[0, "other"] == 7.0
+
+
+@pytest.mark.parametrize("n_groups", [1, 7, 65_536, 65_537, 200_000])
+def test_group_order_is_a_stable_sort(n_groups: int) -> None:
+    from anonml.anonymize._pipeline import _group_order
+
+    rng = np.random.default_rng(n_groups)
+    groups = rng.integers(0, n_groups, 50_000)
+    groups[:2] = n_groups - 1  # the largest id occurs
+    np.testing.assert_array_equal(_group_order(groups, n_groups), np.argsort(groups, kind="stable"))
