@@ -1,0 +1,176 @@
+"""``anonml audit``: the release decision for a model file (a thin shell over
+:func:`anonml.safemodel.request_release`).
+
+Split from :mod:`anonml.cli` to keep that module readable; the shared helpers (``Progress``,
+``_split_names``) stay there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from anonml._errors import InputError, one_line
+from anonml.cli import Progress, _split_names
+
+__all__ = ["add_audit_parser"]
+
+
+def _read_labelled(path: str, target: str, what: str) -> tuple[Any, Any]:
+    from anonml._io import read_table
+
+    table = read_table(path)
+    if target not in table.columns:
+        raise InputError(f"--target {target!r} is not a column of the {what} table {path!r}; "
+                         f"fix: name one of {', '.join(map(str, table.columns[:8]))}")
+    return table.drop(columns=[target]), table[target].to_numpy()
+
+
+def _read_proba(path: str, what: str) -> Any:
+    from anonml._io import read_array, read_table
+
+    if path.lower().endswith(".npy"):
+        return read_array(path, what)
+    table = read_table(path)
+    try:
+        return table.to_numpy(dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{what} file {path!r} holds values that are not numbers "
+                         f"({one_line(exc, 120)}); fix: one column of probabilities per class"
+                         ) from None
+
+
+def _cmd_audit(args: argparse.Namespace) -> int:
+    from anonml._io import check_output_folder, table_packages
+    from anonml.attacks import Target
+    from anonml.report import check_formats
+    from anonml.safemodel import load_model, load_rules, request_release
+
+    if args.model is None and (args.train_proba is None or args.test_proba is None):
+        raise InputError("give --model FILE, or both --train-proba and --test-proba for a "
+                         "black-box model")
+    if args.model is not None and (args.train_proba or args.test_proba):
+        raise InputError("give either --model or --train-proba/--test-proba, not both")
+    if (args.k is None) != (args.anonymized_qi is None):
+        raise InputError("--anonymized-qi and --k go together: the quasi-identifier columns and "
+                         "the k claimed for them")
+    out = Path(args.output)
+    if out.exists() and not out.is_dir():
+        raise InputError(f"-o {args.output!r} is a file; fix: give a folder")
+    formats = tuple(_split_names(args.formats, "formats"))
+    bad = [f for f in formats if f not in ("json", "html", "pdf")]
+    if bad:
+        raise InputError(f"--formats {bad[0]!r} is not known; fix: choose from json,html,pdf")
+    # everything that can be known before the work: the folder, the packages, the inputs' names
+    check_output_folder(out)
+    check_formats(formats)
+    for path in (args.train, args.test, args.anonymized_train, args.train_proba,
+                 args.test_proba):
+        if path is not None and not path.lower().endswith(".npy"):
+            table_packages(path)
+    attacks = tuple(_split_names(args.attacks, "attacks")) if args.attacks != "none" else ()
+    say = Progress(args.quiet, suffix="")
+
+    rules = load_rules(args.rules)  # a bad rules file fails before any work
+    say(f"rules: {rules.name} ({len(rules)} rules, from {rules.origin})")
+    X_train, y_train = _read_labelled(args.train, args.target, "training")
+    X_test, y_test = _read_labelled(args.test, args.target, "test")
+    mapping = None
+    if args.model is not None:
+        from anonml.safemodel._probe import sample_rows
+
+        say(f"reading the model {args.model} (vetted, then checked in an isolated reader)")
+        model = load_model(args.model, trust=args.trust_model,
+                           probe_rows=sample_rows(X_train, X_test))
+        say(f"model: {type(model).__name__} from {args.model}")
+        from anonml.safemodel._mapping import is_released_pipeline, verify_mapping
+
+        if is_released_pipeline(model):  # a released pipeline: re-verify its mapping first
+            mapping = verify_mapping(model, X_test, where=f"the mapping in {args.model!r}")
+            say(f"mapping: {mapping['method']}, k={mapping['k']}, {mapping['n_groups']:,} "
+                f"groups (smallest {mapping['smallest_group']:,}), re-verified from the "
+                "mapping alone")
+        target = Target(model, X_train, y_train, X_test, y_test)
+    else:
+        target = Target(None, None, y_train, None, y_test,
+                        proba_train=_read_proba(args.train_proba, "--train-proba"),
+                        proba_test=_read_proba(args.test_proba, "--test-proba"))
+    anonymization = anonymized_train = None
+    if args.anonymized_qi:
+        anonymization = {"quasi_identifiers": _split_names(args.anonymized_qi, "anonymized-qi"),
+                         "k": args.k, "method": "declared on the command line"}
+        if args.anonymized_train:
+            anonymized_train = _read_labelled(args.anonymized_train, args.target,
+                                              "anonymized training")[0]
+    elif args.anonymized_train:
+        raise InputError("--anonymized-train needs --anonymized-qi and --k")
+    categorical = _split_names(args.categorical, "categorical") if args.categorical else None
+    decision = request_release(
+        target, rules, attacks=attacks, anonymization=anonymization,
+        anonymized_train=anonymized_train, mapping=mapping,
+        categorical_features=categorical, model_file=args.model, target_name=args.target,
+        dataset_name=args.dataset or Path(args.train).name, n_jobs=args.n_jobs,
+        random_state=args.seed, progress=say, progress_count=say.count)
+    say("writing the report")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    paths = decision.write(out, formats=formats, create=True)
+    v = decision.verdict
+    if args.json:
+        print(json.dumps({"decision": v.decision, "summary": v.summary,
+                          "conditions": v.conditions,
+                          "files": {k: str(p) for k, p in paths.items()}}))
+    else:
+        lines = [f"VERDICT: {v.label.upper()}", v.summary]
+        lines += [f"  condition: {c}" for c in v.conditions]
+        lines += [f"  reason: {r['text']} (measured {r['measured']}; needs {r['threshold']})"
+                  for r in v.reasons]
+        lines += [f"wrote {p}" for p in paths.values()]
+        print("\n".join(lines))
+    if args.fail_unless_release and v.decision != "release":
+        return 3
+    return 0
+
+
+def add_audit_parser(sub: Any) -> None:
+    """Register ``anonml audit`` on the CLI's subparsers."""
+    au = sub.add_parser(
+        "audit", allow_abbrev=False,
+        help="check a trained model for release: rules, attacks, verdict, report",
+        description="Run the risk-appetite checks and the privacy attacks on a trained model and "
+        "write report.json, report.html and report.pdf with the verdict.")
+    au.add_argument("--model", metavar="FILE", help="fitted model: .skops or XGBoost .json/.ubj "
+                    "(no code runs), or .pkl/.joblib with --trust-model")
+    au.add_argument("--trust-model", action="store_true",
+                    help="allow unpickling --model, and any type in a .skops file")
+    au.add_argument("--train-proba", metavar="FILE", help="black-box model: its class "
+                    "probabilities on the training rows (.csv/.npy, one column per class, "
+                    "sorted class order)")
+    au.add_argument("--test-proba", metavar="FILE", help="the same on the test rows")
+    au.add_argument("--train", required=True, help="training table (.csv, .csv.gz, .parquet)")
+    au.add_argument("--test", required=True, help="held-out table, same columns")
+    au.add_argument("--target", required=True, help="label column")
+    au.add_argument("--rules", metavar="FILE", help="risk-appetite rules (.toml/.json); "
+                    "default $ANONML_RULES, else anonml's defaults")
+    au.add_argument("-o", "--output", required=True, help="report folder (created if missing)")
+    au.add_argument("--attacks", default="worst_case,rmia,attribute",
+                    help="comma-separated: worst_case, rmia or lira, attribute; or none "
+                    "(default worst_case,rmia,attribute)")
+    au.add_argument("--categorical", help="comma-separated categorical columns for the "
+                    "attribute attack (default: from dtype)")
+    au.add_argument("--anonymized-qi", metavar="COLS", help="the training data was anonymized "
+                    "on these quasi-identifiers: verify k on it")
+    au.add_argument("--k", type=int, help="the k claimed for --anonymized-qi")
+    au.add_argument("--anonymized-train", metavar="FILE", help="the anonymized training table "
+                    "the model was fitted on, row for row with --train (which then holds the "
+                    "original rows the attacks test); default: --train itself")
+    au.add_argument("--formats", default="json,html,pdf", help="report files (default all)")
+    au.add_argument("--dataset", help="data set name shown in the report")
+    au.add_argument("--n-jobs", type=int, default=None, help="parallel jobs of the attacks")
+    au.add_argument("--seed", type=int, default=0, help="random seed of the attacks (default 0)")
+    au.add_argument("--fail-unless-release", action="store_true",
+                    help="exit with status 3 unless the verdict is release")
+    au.add_argument("--json", action="store_true", help="print the verdict as JSON")
+    au.add_argument("-q", "--quiet", action="store_true", help="no progress messages")
+    au.set_defaults(func=_cmd_audit)
