@@ -140,6 +140,7 @@ body {{ font-family: system-ui, sans-serif; margin: 2em; color: #222; }}
 table {{ border-collapse: collapse; font-size: 12px; }}
 th, td {{ border: 1px solid #ccc; padding: 3px 6px; text-align: right; }}
 th {{ background: #f2f2f2; }} tr.front td {{ background: #eaf6ea; }}
+img {{ max-width: 100%; height: auto; }} .scroll {{ overflow-x: auto; }}
 </style></head><body>
 <h1>Privacy–utility frontier</h1>
 <p>{html.escape(facts)}</p>
@@ -147,8 +148,8 @@ th {{ background: #f2f2f2; }} tr.front td {{ background: #eaf6ea; }}
 <ul>{notes}</ul>
 <p>Rows shaded green are on the Pareto front (no other point is both more accurate and
 less exposed to the membership attack).</p>
-<table><thead><tr>{head}</tr></thead><tbody>
+<div class="scroll"><table><thead><tr>{head}</tr></thead><tbody>
 {''.join(body)}
-</tbody></table>
+</tbody></table></div>
 </body></html>
 """
