@@ -187,27 +187,40 @@ def merge_to_model(
         member = sp.csr_matrix((1.0 / sizes[groups], (groups, np.arange(n))), shape=(n_groups, n))
         C = np.asarray((member @ E).todense())
         sq = (C**2).sum(axis=1)
-        # each violating group joins its nearest group when that one satisfies the model, or
-        # when the two are each other's nearest; other merges wait for the next round. Merges
-        # thus form stars around good groups and disjoint pairs, never chains through violating
-        # groups that would collapse the table into a few large groups.
-        is_bad = np.zeros(n_groups, dtype=bool)
-        is_bad[bad] = True
-        nearest_of = np.full(n_groups, -1, dtype=np.int64)
-        best_d = np.full(bad.size, np.inf)
-        for start in range(0, bad.size, 512):  # chunks of violating groups x all groups
-            b = bad[start : start + 512]
-            d = sq[b][:, None] - 2.0 * C[b] @ C.T + sq[None, :]
-            d[np.arange(b.size), b] = np.inf
-            nearest_of[b] = d.argmin(axis=1)
-            best_d[start : start + 512] = d.min(axis=1)
-        nearest = nearest_of[bad]
-        take = ~is_bad[nearest] | (nearest_of[nearest] == bad)
-        if not take.any():  # ties broke every mutual pair: merge the closest pair alone
-            take[np.argmin(best_d)] = True
-        src, dst = bad[take], nearest[take]
-        graph = sp.csr_matrix((np.ones(src.size), (src, dst)), shape=(n_groups, n_groups))
-        _, comp = connected_components(graph, directed=False)
-        merges += int(src.size)
-        _, groups = np.unique(comp[groups], return_inverse=True)
-        groups = groups.astype(np.int64)
+        groups, made = merge_round(groups, C, sq, bad)
+        merges += made
+
+
+def merge_round(
+    groups: np.ndarray, C: np.ndarray, sq: np.ndarray, bad: np.ndarray
+) -> tuple[np.ndarray, int]:
+    """One round of :func:`merge_violating`: regroup ``groups`` (row or group -> group) and
+    return the new ids 0..G'-1 and the number of merges made.
+
+    ``C`` holds the group centroids (one row per group), ``sq`` their squared norms and ``bad``
+    the groups that break the model. Each violating group joins its nearest group when that one
+    satisfies the model, or when the two are each other's nearest; other merges wait for the
+    next round. Merges thus form stars around good groups and disjoint pairs, never chains
+    through violating groups that would collapse the table into a few large groups. Shared by
+    the in-memory path and the Dask engine (:mod:`anonml.dask._merge`).
+    """
+    n_groups = C.shape[0]
+    is_bad = np.zeros(n_groups, dtype=bool)
+    is_bad[bad] = True
+    nearest_of = np.full(n_groups, -1, dtype=np.int64)
+    best_d = np.full(bad.size, np.inf)
+    for start in range(0, bad.size, 512):  # chunks of violating groups x all groups
+        b = bad[start : start + 512]
+        d = sq[b][:, None] - 2.0 * C[b] @ C.T + sq[None, :]
+        d[np.arange(b.size), b] = np.inf
+        nearest_of[b] = d.argmin(axis=1)
+        best_d[start : start + 512] = d.min(axis=1)
+    nearest = nearest_of[bad]
+    take = ~is_bad[nearest] | (nearest_of[nearest] == bad)
+    if not take.any():  # ties broke every mutual pair: merge the closest pair alone
+        take[np.argmin(best_d)] = True
+    src, dst = bad[take], nearest[take]
+    graph = sp.csr_matrix((np.ones(src.size), (src, dst)), shape=(n_groups, n_groups))
+    _, comp = connected_components(graph, directed=False)
+    _, new = np.unique(comp[groups], return_inverse=True)
+    return new.astype(np.int64), int(src.size)

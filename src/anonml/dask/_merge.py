@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
-from scipy.sparse.csgraph import connected_components
 
 from anonml.anonymize import _kernels as K
+from anonml.anonymize._generalize import merge_round
 
 __all__ = ["group_sums", "merge_sums", "merge_groups"]
 
@@ -91,23 +91,5 @@ def merge_groups(sums: dict, spec: K.BinSpec, sizes: np.ndarray, model: Any, wid
         size = member @ sizes.astype(np.float64)
         C = np.asarray((member @ E).todense()) / size[:, None]
         sq = (C**2).sum(axis=1)
-        is_bad = np.zeros(n_groups, dtype=bool)
-        is_bad[bad] = True
-        nearest_of = np.full(n_groups, -1, dtype=np.int64)
-        best_d = np.full(bad.size, np.inf)
-        for start in range(0, bad.size, 512):
-            b = bad[start : start + 512]
-            d = sq[b][:, None] - 2.0 * C[b] @ C.T + sq[None, :]
-            d[np.arange(b.size), b] = np.inf
-            nearest_of[b] = d.argmin(axis=1)
-            best_d[start : start + 512] = d.min(axis=1)
-        nearest = nearest_of[bad]
-        take = ~is_bad[nearest] | (nearest_of[nearest] == bad)
-        if not take.any():
-            take[np.argmin(best_d)] = True
-        src, dst = bad[take], nearest[take]
-        graph = sp.csr_matrix((np.ones(src.size), (src, dst)), shape=(n_groups, n_groups))
-        _, comp = connected_components(graph, directed=False)
-        merges += int(src.size)
-        _, groups = np.unique(comp[groups], return_inverse=True)
-        groups = groups.astype(np.int64)
+        groups, made = merge_round(groups, C, sq, bad)
+        merges += made
