@@ -46,7 +46,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     from anonml._io import check_output_folder, table_packages
     from anonml.attacks import Target
     from anonml.report import check_formats
-    from anonml.safemodel import load_model, load_rules, request_release
+    from anonml.safemodel import load_rules, request_release
 
     if args.model is None and (args.train_proba is None or args.test_proba is None):
         raise InputError("give --model FILE, or both --train-proba and --test-proba for a "
@@ -79,19 +79,18 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     X_test, y_test = _read_labelled(args.test, args.target, "test")
     mapping = None
     if args.model is not None:
-        from anonml.safemodel._probe import sample_rows
+        from anonml.safemodel import open_model
 
-        say(f"reading the model {args.model} (vetted, then checked in an isolated reader)")
-        model = load_model(args.model, trust=args.trust_model,
-                           probe_rows=sample_rows(X_train, X_test))
-        say(f"model: {type(model).__name__} from {args.model}")
-        from anonml.safemodel._mapping import is_released_pipeline, verify_mapping
-
-        if is_released_pipeline(model):  # a released pipeline: re-verify its mapping first
-            mapping = verify_mapping(model, X_test, where=f"the mapping in {args.model!r}")
+        say(f"reading the model {args.model} in the sandbox (vetted, validated, never run "
+            "in this process)")
+        model = open_model(args.model, trust=args.trust_model)
+        say(f"model: {model.info['description']} from {args.model} (sha256 "
+            f"{model.sha256[:16]}...)")
+        if model.info["is_released_pipeline"]:  # re-verify the mapping, on the training rows
+            mapping = model.verify_mapping(X_test, where=f"the mapping in {args.model!r}",
+                                           X_train=X_train)
             say(f"mapping: {mapping['method']}, k={mapping['k']}, {mapping['n_groups']:,} "
-                f"groups (smallest {mapping['smallest_group']:,}), re-verified from the "
-                "mapping alone")
+                f"groups (smallest {mapping['smallest_group']:,}), re-verified in the sandbox")
         target = Target(model, X_train, y_train, X_test, y_test)
     else:
         target = Target(None, None, y_train, None, y_test,

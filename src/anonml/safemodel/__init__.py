@@ -52,6 +52,9 @@ _LAZY = {
     "structural_measures": "anonml.safemodel._structure",
     "load_model": "anonml.safemodel._model_file",
     "save_model": "anonml.safemodel._model_file",
+    "open_model": "anonml.safemodel._sandbox",
+    "SandboxedModel": "anonml.safemodel._sandbox",
+    "SandboxedEstimator": "anonml.safemodel._sandbox",
     "verify_mapping": "anonml.safemodel._mapping",
     "release_pipeline": "anonml.safemodel._mapping",
 }

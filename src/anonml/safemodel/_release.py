@@ -32,6 +32,7 @@ from anonml._errors import InputError
 from anonml.attacks._core import Target, json_safe
 from anonml.safemodel._family import _is_pipeline, model_family
 from anonml.safemodel._rules import evaluate_rules, resolve_rules
+from anonml.safemodel._sandbox import is_sandboxed
 from anonml.safemodel._verdict import Verdict, decide
 from anonml.safemodel._wrappers import SafeModelMixin, posthoc_facts
 
@@ -91,6 +92,10 @@ def plain_estimator(model: Any) -> Any:
     which must not warn or fingerprint at every fit)."""
     from sklearn.base import clone
 
+    from anonml.safemodel._sandbox import is_sandboxed
+
+    if is_sandboxed(model):  # rebuilt from the bounded refit schema, fitted in a worker
+        return clone(model)
     if getattr(model, "_anonml_generic", False):
         return plain_estimator(model.estimator)
     if _is_pipeline(model):
@@ -443,7 +448,9 @@ def request_release(
     stage = _Stages(progress)
     ruleset = resolve_rules(rules)
     model = target.model if target.has_model else None
-    family = model_family(model) if model is not None else "generic"
+    sandboxed = is_sandboxed(model)
+    family = (model.info["family"] if sandboxed else model_family(model)
+              ) if model is not None else "generic"
 
     facts: dict = {"family": family, "params": {}, "measures": {}, "n_samples": target.n("train")}
     tamper = ("no_fingerprint", [])
@@ -452,8 +459,13 @@ def request_release(
         with stage("hyperparameter, tamper and structure checks"):
             # leaf sizes count the rows the model was fitted on (the anonymized table)
             fitted_on = target.X("train") if anonymized_train is None else anonymized_train
-            facts = posthoc_facts(model, fitted_on, target.y("train"),
-                                  target.X("test"), target.y("test"))
+            if sandboxed:  # computed in the worker that holds the model: numbers come back
+                facts = model.facts(fitted_on, target.y("train"), target.X("test"),
+                                    target.y("test"))
+                facts["tamper"] = tuple(facts["tamper"])
+            else:
+                facts = posthoc_facts(model, fitted_on, target.y("train"),
+                                      target.X("test"), target.y("test"))
         facts["n_samples"] = target.n("train")
         tamper = facts["tamper"]
         structure = facts["structure"]
@@ -489,6 +501,7 @@ def request_release(
         verdict = decide(outcomes, strongest, unmeasurable)
     report = build_report(
         verdict=verdict, outcomes=outcomes, ruleset=ruleset, target=target, model=model,
+        model_section=facts.get("model_section"),
         family=family, tamper=tamper, structure=structure, anonymization=anon, mapping=mapping,
         unmeasurable=unmeasurable,
         membership=membership, attribute=attribute, model_file=model_file,

@@ -105,21 +105,35 @@ def _evidence(outcomes: list, family: str = "generic", unmeasurable: dict | None
     } for o in outcomes]
 
 
-def _model_section(model: Any, family: str, target: Any, model_file: Any) -> dict:
+def _model_section(model: Any, family: str, target: Any, model_file: Any,
+                   computed: dict | None = None) -> dict:
+    """The report's model section; ``computed``: the same facts from the sandbox worker that
+    holds a sandboxed model (which the auditor's process cannot inspect)."""
     X = target.X("train") if target.has_model else None
     names = [str(c) for c in X.columns] if isinstance(X, pd.DataFrame) else []
-    holder = fingerprint_holder(model) if model is not None else None
-    fp = getattr(holder, "anonml_fingerprint_", None)
-    inner = unwrap(model) if model is not None else None
-    n_features = getattr(inner, "n_features_in_", None)
+    if computed is not None:
+        desc, params = computed["class"], computed["params"]
+        digest, n_features = computed["fingerprint"], computed["n_features"]
+    else:
+        holder = fingerprint_holder(model) if model is not None else None
+        fp = getattr(holder, "anonml_fingerprint_", None)
+        digest = fp["digest"] if isinstance(fp, dict) and "digest" in fp else None
+        n_features = getattr(unwrap(model), "n_features_in_", None) if model is not None \
+            else None
+        desc = describe_model(model) if model is not None else "probabilities only"
+        params = model_params(model) if model is not None else {}
     if n_features is None and X is not None:
         n_features = X.shape[1]
+    # the hash of the bytes audited: the sandbox hashed its private copy as it made it
+    sha = getattr(model, "sha256", None) if model is not None else None
+    if sha is None and model_file is not None:
+        sha = _sha256_file(model_file)
     return {
-        "class": describe_model(model) if model is not None else "probabilities only",
+        "class": desc,
         "family": family,
-        "params": model_params(model) if model is not None else {},
-        "fingerprint": fp["digest"] if isinstance(fp, dict) and "digest" in fp else None,
-        "file": ({"name": Path(model_file).name, "sha256": _sha256_file(model_file)}
+        "params": params,
+        "fingerprint": digest,
+        "file": ({"name": Path(model_file).name, "sha256": sha}
                  if model_file is not None else None),
         "n_features": int(n_features) if n_features is not None else None,
         "n_classes": int(target.n_classes),
@@ -137,11 +151,12 @@ def build_report(*, verdict: Any, outcomes: list, ruleset: Any, target: Any, mod
                  mapping: dict | None = None,
                  membership: list, attribute: list, model_file: Any, target_name: str | None,
                  dataset_name: str | None, timings: dict,
-                 unmeasurable: dict | None = None) -> dict:
+                 unmeasurable: dict | None = None, model_section: dict | None = None) -> dict:
     """The report dict (see ``anonml/report/schema``); JSON-safe, no records."""
     from anonml import __version__
 
-    model_desc = (describe_model(unwrap(model)) if model is not None
+    model_desc = (model_section["inner_class"] if model_section is not None
+                  else describe_model(unwrap(model)) if model is not None
                   else "a model (probabilities only)")
     title = f"Release check: {model_desc}"
     if dataset_name and anonymization is not None:
@@ -165,7 +180,7 @@ def build_report(*, verdict: Any, outcomes: list, ruleset: Any, target: Any, mod
         "anonml_version": __version__,
         "title": title,
         "verdict": verdict.to_dict(),
-        "model": _model_section(model, family, target, model_file),
+        "model": _model_section(model, family, target, model_file, model_section),
         "data": {"n_train": int(target.n("train")), "n_test": int(target.n("test")),
                  "target": target_name, "anonymization": anonymization,
                  **({"mapping": {k: mapping[k] for k in MAPPING_KEYS}} if mapping else {})},

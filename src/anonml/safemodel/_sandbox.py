@@ -1,0 +1,989 @@
+"""The model sandbox: every call of an untrusted model runs in a limited worker process.
+
+A model file's author is the adversary an audit exists for (threat model:
+``docs/security.md``). Vetting the file as data (:mod:`anonml.safemodel._skops_vet`) and
+validating its structure (:mod:`anonml.safemodel._validate`) close the holes anonml knows of;
+the sandbox bounds what the ones it does not know of can do. The auditor's process never builds
+the untrusted estimator. Instead:
+
+- :func:`open_model` copies the file once to a private folder, hashing the bytes it copies (the
+  hash in the report is of the bytes audited), and starts a **worker process** that reads that
+  copy (vet, build, validate) and holds the model;
+- :class:`SandboxedModel` stands in for it in the auditor: ``predict``, ``predict_proba``,
+  ``decision_function`` and ``transform`` send the rows to the worker and receive arrays;
+- what the rules and the report need (family, hyperparameters, structure, leaf sizes,
+  fingerprint, a mapping's facts) is computed in the worker and comes back as JSON numbers;
+- every refit (LiRA/RMIA reference models, ``--retrain``, the frontier) is a
+  :class:`SandboxedEstimator`: the worker that holds the model rebuilds an *unfitted* estimator
+  from the bounded refit schema (:mod:`anonml.safemodel._refit_schema` where present: ``memory``
+  off, ``n_jobs`` the auditor's, bounded sizes) and hands it over as an opaque blob, which a new
+  worker of its own rebuilds again from the schema, fits and keeps. The auditor never decodes
+  the blob.
+
+**The channel.** The auditor sends requests (its own rows and labels) as pickles on a private
+pipe; the worker answers on another with a JSON header (at most :data:`MAX_HEADER_BYTES`) and
+``.npy`` arrays read with ``allow_pickle=False`` (numbers, booleans and fixed-width strings
+only), each length checked before it is read. Nothing the worker sends is ever unpickled by the
+auditor. The worker's own stdout goes nowhere; its stderr is kept only as a bounded tail.
+
+**The limits** (applied before the worker's interpreter starts): address space
+(:data:`DEFAULT_MEMORY`, or 40x the file), CPU seconds over the worker's life
+(:data:`DEFAULT_CPU_SECONDS`), file size 0 (the worker cannot write a file: a write kills it
+with ``SIGXFSZ``), no core dumps, at most :data:`MAX_OPEN_FILES` descriptors, and (for a user
+other than root, for whom the kernel enforces it) the user's process count. Inside the worker
+native thread pools run one thread, every ``n_jobs`` the model holds is set to 1, and Python's
+process creation (``fork``, ``posix_spawn``, ``subprocess``) is switched off; threads past
+:data:`MAX_THREADS` are refused. Every request has a wall-clock budget (:data:`CALL_TIMEOUT`):
+a worker that does not answer in time is killed. A crash, hang or limit is one
+:class:`~anonml._errors.InputError` line naming the file, the step and what happened.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import pickle
+import select
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import weakref
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from anonml._errors import InputError
+
+#: address-space limit of a worker, in bytes (at least this, or 40 times the file's size)
+DEFAULT_MEMORY = 6 * 2**30
+#: CPU seconds a worker may use over its life
+DEFAULT_CPU_SECONDS = 4 * 3600
+#: wall-clock seconds a worker may take to start and read the model file
+LOAD_TIMEOUT = 300.0
+#: wall-clock seconds of any one request (a prediction, a refit, the structure facts)
+CALL_TIMEOUT = 1800.0
+#: largest JSON header a worker may send (bytes)
+MAX_HEADER_BYTES = 64 * 2**20
+#: largest array a worker may send (bytes)
+MAX_ARRAY_BYTES = 8 * 2**30
+#: largest opaque blob (an unfitted estimator, a saved pipeline) a worker may send (bytes)
+MAX_BLOB_BYTES = 2 * 2**30
+#: file descriptors a worker may hold
+MAX_OPEN_FILES = 256
+#: Python threads a worker may run at once
+MAX_THREADS = 16
+#: largest model file read (bytes); a larger (or sparse) file is refused before it is copied
+MAX_MODEL_BYTES = 4 * 2**30
+
+_LEN = struct.Struct("<Q")
+
+
+# ---------------------------------------------------------------------------------------------
+# the channel
+# ---------------------------------------------------------------------------------------------
+class _Broken(Exception):
+    """The worker closed its end, or did not answer in time."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.why = why
+
+
+def _write_all(fd: int, data: bytes, deadline: float | None) -> None:
+    view = memoryview(data)
+    while view:
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise _Broken("timeout")
+            _, ready, _ = select.select([], [fd], [], left)
+            if not ready:
+                raise _Broken("timeout")
+        try:
+            n = os.write(fd, view[: 1 << 20])
+        except BlockingIOError:
+            continue
+        except (BrokenPipeError, OSError):
+            raise _Broken("closed") from None
+        view = view[n:]
+
+
+def _read_exact(fd: int, n: int, deadline: float | None) -> bytes:
+    buf = bytearray()
+    while len(buf) < n:
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise _Broken("timeout")
+            ready, _, _ = select.select([fd], [], [], left)
+            if not ready:
+                raise _Broken("timeout")
+        try:
+            chunk = os.read(fd, min(n - len(buf), 1 << 22))
+        except BlockingIOError:
+            continue
+        except OSError:
+            raise _Broken("closed") from None
+        if not chunk:
+            raise _Broken("closed")
+        buf += chunk
+    return bytes(buf)
+
+
+def _frame(data: bytes) -> bytes:
+    return _LEN.pack(len(data)) + data
+
+
+def _read_len(fd: int, deadline: float | None, limit: int, what: str) -> int:
+    (n,) = _LEN.unpack(_read_exact(fd, _LEN.size, deadline))
+    if n > limit:
+        raise _Broken(f"sent a {what} of {n:,} bytes (limit {limit:,})")
+    return n
+
+
+_ARRAY_KINDS = "biufU"
+
+
+def _npy_bytes(a: np.ndarray) -> bytes:
+    out = io.BytesIO()
+    np.save(out, a, allow_pickle=False)
+    return out.getvalue()
+
+
+def _read_npy(data: bytes) -> np.ndarray:
+    """An array from the worker: ``.npy`` only, never pickled objects; plain kinds only."""
+    try:
+        a = np.load(io.BytesIO(data), allow_pickle=False)
+    except Exception as exc:  # noqa: BLE001 - a malformed array from the worker
+        raise _Broken(f"sent a malformed array ({type(exc).__name__})") from None
+    if not isinstance(a, np.ndarray) or a.dtype.kind not in _ARRAY_KINDS or \
+            a.dtype.fields is not None or a.ndim > 2:
+        raise _Broken("sent an array of a refused kind")
+    return a
+
+
+# ---------------------------------------------------------------------------------------------
+# the parent's side
+# ---------------------------------------------------------------------------------------------
+def _limits(memory: int, cpu_seconds: int, nproc: int | None):  # pragma: no cover - child
+    def apply() -> None:
+        os.setsid()
+        try:
+            import resource
+        except ImportError:
+            return
+        caps = [(resource.RLIMIT_AS, memory), (resource.RLIMIT_CPU, cpu_seconds),
+                (resource.RLIMIT_CORE, 0), (resource.RLIMIT_FSIZE, 0),
+                (resource.RLIMIT_NOFILE, MAX_OPEN_FILES)]
+        if nproc is not None:
+            caps.append((resource.RLIMIT_NPROC, nproc))
+        for limit, value in caps:
+            try:
+                soft, hard = resource.getrlimit(limit)
+                cap = value if hard == resource.RLIM_INFINITY else min(value, hard)
+                resource.setrlimit(limit, (cap, cap))  # hard too: the worker cannot raise it
+            except (ValueError, OSError):
+                pass
+    return apply
+
+
+def _user_tasks() -> int | None:
+    """Processes and threads of this user now (for ``RLIMIT_NPROC``), or None for root, for
+    whom the kernel does not enforce that limit."""
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    if uid == 0:
+        return None
+    try:
+        count = 0
+        for entry in os.scandir("/proc"):
+            if entry.name.isdigit():
+                try:
+                    if entry.stat().st_uid == uid:
+                        count += len(os.listdir(f"/proc/{entry.name}/task"))
+                except OSError:
+                    continue
+        return count
+    except OSError:
+        return None
+
+
+_CHILD = ("import json, sys; sys.path[:0] = json.loads(sys.argv[1]); "
+          "from anonml.safemodel._sandbox import _worker_main; "
+          "sys.exit(_worker_main(sys.argv[2:]))")
+
+
+class _Worker:
+    """One sandboxed worker process and the private pipes to it (requests are serialized)."""
+
+    def __init__(self, *, name: str, memory: int, cpu_seconds: int = DEFAULT_CPU_SECONDS,
+                 workdir: str | None = None) -> None:
+        from anonml.safemodel._probe import _child_path
+
+        self.name = name
+        self.memory = memory
+        self._lock = threading.Lock()
+        self._tmp = tempfile.TemporaryDirectory(prefix="anonml-sandbox-", dir=workdir)
+        req_r, req_w = os.pipe()
+        rep_r, rep_w = os.pipe()
+        env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL")}
+        env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
+                   NUMEXPR_NUM_THREADS="1", VECLIB_MAXIMUM_THREADS="1", PYTHONHASHSEED="0",
+                   PYTHONDONTWRITEBYTECODE="1", HOME=self._tmp.name, TMPDIR=self._tmp.name,
+                   JOBLIB_MULTIPROCESSING="0", LOKY_MAX_CPU_COUNT="1")
+        for key in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):  # see the machine notes
+            if key in os.environ:
+                env[key] = os.environ[key]
+        tasks = _user_tasks()
+        nproc = None if tasks is None else tasks + 4 * MAX_THREADS
+        argv = [sys.executable, "-I", "-B", "-c", _CHILD, json.dumps(_child_path()),
+                str(req_r), str(rep_w)]
+        try:
+            self.proc = subprocess.Popen(
+                argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE, pass_fds=(req_r, rep_w), cwd=self._tmp.name, env=env,
+                preexec_fn=_limits(int(memory), int(cpu_seconds), nproc)
+                if os.name == "posix" else None)
+        finally:
+            os.close(req_r)
+            os.close(rep_w)
+        self._w, self._r = req_w, rep_r
+        self._tail = bytearray()
+        threading.Thread(target=self._drain, daemon=True).start()
+        self._closed = False
+        self._finalizer = weakref.finalize(self, _Worker._kill, self.proc, self._w, self._r,
+                                           self._tmp)
+
+    def _drain(self) -> None:
+        stream = self.proc.stderr
+        while True:
+            chunk = stream.read1(65536) if hasattr(stream, "read1") else stream.read(65536)
+            if not chunk:
+                return
+            self._tail += chunk
+            del self._tail[:-8192]
+
+    @staticmethod
+    def _kill(proc: Any, w: int, r: int, tmp: Any) -> None:
+        try:
+            if proc.poll() is None:
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except OSError:
+                    proc.kill()
+            proc.wait(timeout=10)
+        except Exception:  # noqa: BLE001 - best effort at exit
+            pass
+        for fd in (w, r):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        try:
+            tmp.cleanup()
+        except Exception:  # noqa: BLE001
+            pass
+
+    def close(self) -> None:
+        self._closed = True
+        self._finalizer()
+
+    def _failure(self, why: str, step: str, timeout: float) -> InputError:
+        name = self.name
+        if why == "timeout":
+            self.close()
+            return InputError(f"model file {name!r}: {step} did not finish in {timeout:.0f} s in "
+                              "the sandbox, which was stopped; the model is malformed or hostile "
+                              "(or the budget too small for this data)")
+        if why != "closed":
+            self.close()
+            return InputError(f"model file {name!r}: the sandbox {why} during {step}; it is "
+                              "malformed or hostile, so anonml stopped it")
+        try:
+            code = self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            code = None
+        self.close()
+        tail = bytes(self._tail).decode("utf-8", "replace")
+        if code is not None and code < 0:
+            try:
+                sig = signal.Signals(-code).name
+            except ValueError:
+                sig = f"signal {-code}"
+            what = {"SIGXCPU": "used up its CPU-time limit",
+                    "SIGXFSZ": "tried to write a file, which the sandbox forbids",
+                    "SIGKILL": "was killed (out of memory, or stopped)"}.get(sig, "crashed")
+            return InputError(f"model file {name!r}: the sandbox {what} ({sig}) during {step}; "
+                              "the model is malformed or hostile, so anonml will not use it")
+        if "MemoryError" in tail or "bad_alloc" in tail:
+            return InputError(f"model file {name!r}: the sandbox ran out of its memory limit "
+                              f"({self.memory / 2**30:.1f} GiB) during {step}; the model is "
+                              "malformed, hostile or too large for the limit")
+        return InputError(f"model file {name!r}: the sandbox stopped during {step} (exit status "
+                          f"{code}); the model is malformed or hostile, so anonml will not use "
+                          "it")
+
+    def request(self, op: str, step: str, timeout: float = CALL_TIMEOUT,
+                **kwargs: Any) -> tuple[dict, list, list]:
+        """Send one request and read the answer: ``(header, arrays, blobs)``."""
+        with self._lock:
+            if self._closed:
+                raise InputError(f"model file {self.name!r}: the sandbox was already stopped; "
+                                 f"cannot run {step}")
+            deadline = time.monotonic() + timeout
+            try:
+                _write_all(self._w, _frame(pickle.dumps((op, kwargs), protocol=5)), deadline)
+                n = _read_len(self._r, deadline, MAX_HEADER_BYTES, "header")
+                try:
+                    header = json.loads(_read_exact(self._r, n, deadline))
+                except ValueError:
+                    raise _Broken("sent a malformed answer") from None
+                if not isinstance(header, dict):
+                    raise _Broken("sent a malformed answer")
+                n_arrays, n_blobs = header.get("n_arrays", 0), header.get("n_blobs", 0)
+                if not (isinstance(n_arrays, int) and isinstance(n_blobs, int)
+                        and 0 <= n_arrays <= 100_000 and 0 <= n_blobs <= 16):
+                    raise _Broken("sent a malformed answer")
+                arrays = [_read_npy(_read_exact(self._r, _read_len(
+                    self._r, deadline, MAX_ARRAY_BYTES, "array"), deadline))
+                    for _ in range(n_arrays)]
+                blobs = [_read_exact(self._r, _read_len(self._r, deadline, MAX_BLOB_BYTES,
+                                                        "blob"), deadline)
+                         for _ in range(n_blobs)]
+            except _Broken as exc:
+                raise self._failure(exc.why, step, timeout) from None
+        if header.get("status") == "error":
+            message = header.get("message")
+            if not isinstance(message, str):
+                message = "the model was refused"
+            message = " ".join(message.split())[:600]
+            if header.get("kind") == "refused":
+                raise InputError(message)
+            raise InputError(f"model file {self.name!r}: {step} failed in the sandbox: {message}")
+        return header, arrays, blobs
+
+
+# --- tables over the channel -----------------------------------------------------------------
+def _decode_result(header: dict, arrays: list, index: Any = None) -> Any:
+    """Rebuild what the worker encoded with :func:`_encode_result`: an array or a table."""
+    import pandas as pd
+
+    kind = header.get("result")
+    if kind == "array":
+        a = arrays[0]
+        return a.astype(object) if a.dtype.kind == "U" else a
+    if kind == "frame":
+        cols = header.get("columns")
+        if not isinstance(cols, list) or len(arrays) != 2 * len(cols):
+            raise InputError("the sandbox sent a malformed table")
+        data = {}
+        for i, name in enumerate(cols):
+            values, missing = arrays[2 * i], arrays[2 * i + 1]
+            if values.ndim != 1 or missing.shape != values.shape or missing.dtype.kind != "b":
+                raise InputError("the sandbox sent a malformed table")
+            col = values.astype(object) if values.dtype.kind == "U" else values
+            if missing.any():
+                col = col.astype(object) if col.dtype.kind in "biu" else col.copy()
+                col[missing] = np.nan if col.dtype.kind == "f" else None
+            data[str(name)] = col
+        lengths = {len(v) for v in data.values()}
+        if len(lengths) > 1:
+            raise InputError("the sandbox sent a malformed table")
+        frame = pd.DataFrame(data)
+        if index is not None and len(index) == len(frame):
+            frame.index = index
+        return frame
+    raise InputError("the sandbox sent an answer of an unknown kind")
+
+
+def _rows(X: Any) -> int:
+    return X.shape[0] if hasattr(X, "shape") else len(X)
+
+
+class _Source:
+    """Where a refit's unfitted estimator comes from: an opaque blob the model's worker made
+    from the bounded refit schema (never decoded by the auditor), and the worker limits."""
+
+    def __init__(self, blob: bytes, name: str, memory: int, adjustments: list) -> None:
+        self.blob = blob
+        self.name = name
+        self.memory = memory
+        self.adjustments = adjustments
+
+
+class SandboxedModel:
+    """Stands in, in the auditor's process, for a model held by a sandbox worker.
+
+    Made by :func:`open_model`. ``predict``, ``predict_proba``, ``decision_function`` and
+    ``transform`` (where the model has them) send the rows to the worker and return its
+    arrays; ``sklearn.base.clone`` gives an unfitted :class:`SandboxedEstimator` rebuilt from
+    the bounded refit schema.
+
+    Attributes
+    ----------
+    info : dict
+        What the worker reported about the model: ``class``, ``description``, ``family``,
+        ``methods``, ``is_anonymizer``, ``is_released_pipeline`` and ``params`` (JSON values).
+    sha256 : str
+        SHA-256 of the file's bytes as audited (the private copy, hashed while copying).
+    path : str
+        The file's path as given.
+    """
+
+    _anonml_sandboxed = True
+
+    def __init__(self, worker: _Worker, info: dict, *, sha256: str, path: str) -> None:
+        self._worker = worker
+        self.info = info
+        self.sha256 = sha256
+        self.path = path
+        self._source: _Source | None = None
+        self.classes_ = _decode_result(*info["classes"]) if info.get("classes") else None
+        self.n_features_in_ = info.get("n_features_in")
+        names = info.get("feature_names_in")
+        self.feature_names_in_ = np.asarray(names, dtype=object) if names else None
+
+    # the model's methods, where it has them
+    def __getattr__(self, name: str) -> Any:
+        if name in ("predict", "predict_proba", "decision_function", "transform") and \
+                name in self.__dict__.get("info", {}).get("methods", ()):
+            return lambda X: self._call(name, X)
+        raise AttributeError(f"{type(self).__name__} has no attribute {name!r}")
+
+    def _call(self, method: str, X: Any) -> Any:
+        header, arrays, _ = self._worker.request(
+            "call", f"{method} on {_rows(X):,} rows", handle="model", method=method, X=X)
+        out = _decode_result(header, arrays, getattr(X, "index", None))
+        if _rows(out) != _rows(X):
+            raise InputError(f"model file {self.path!r}: {method} returned {_rows(out):,} rows "
+                             f"for {_rows(X):,}; the model is malformed or hostile")
+        if method == "predict_proba":
+            out = np.asarray(out, dtype=np.float64)
+            if out.ndim != 2 or (self.classes_ is not None and
+                                 out.shape[1] != len(self.classes_)):
+                raise InputError(f"model file {self.path!r}: predict_proba returned a "
+                                 f"{out.shape} array; the model is malformed or hostile")
+        return out
+
+    def facts(self, X_train: Any, y_train: Any, X_test: Any, y_test: Any) -> dict:
+        """The rule facts of :func:`anonml.safemodel._wrappers.posthoc_facts` and the report's
+        model section, computed in the worker (``X_train``: the rows the model was fitted
+        on)."""
+        header, _, _ = self._worker.request(
+            "facts", "the hyperparameter, tamper and structure checks", X_train=X_train,
+            y_train=y_train, X_test=X_test, y_test=y_test)
+        return header["facts"]
+
+    def verify_mapping(self, X: Any, *, where: str, X_train: Any = None) -> dict:
+        """:func:`anonml.safemodel._mapping.verify_mapping` of the model, in the worker."""
+        header, _, _ = self._worker.request("verify_mapping", "the mapping's verification",
+                                            X=X, where=where, X_train=X_train)
+        return header["mapping"]
+
+    def _refit_source(self) -> _Source:
+        if self._source is None:
+            header, _, blobs = self._worker.request("refit_blob",
+                                                    "rebuilding the estimator for a refit")
+            if len(blobs) != 1:
+                raise InputError(f"model file {self.path!r}: the sandbox sent no estimator")
+            self._source = _Source(blobs[0], self.path, self._worker.memory,
+                                   header.get("adjustments") or [])
+        return self._source
+
+    def __sklearn_clone__(self) -> SandboxedEstimator:
+        return SandboxedEstimator(self._refit_source())
+
+    def get_params(self, deep: bool = True) -> dict:
+        return dict(self.info.get("params") or {})
+
+    def close(self) -> None:
+        """Stop the worker (also done when this object is garbage-collected)."""
+        self._worker.close()
+
+    def __repr__(self) -> str:
+        return f"SandboxedModel({self.info.get('description')}, {self.path!r})"
+
+
+class SandboxedEstimator:
+    """An unfitted estimator rebuilt from the bounded refit schema, fitted and called in a
+    sandbox worker of its own (one per fit, so reference models train in parallel).
+
+    Follows the scikit-learn contract as far as the attacks use it: ``get_params`` /
+    ``set_params`` (``random_state``, which the worker sets on every nested estimator),
+    ``clone``, ``fit``, ``predict``, ``predict_proba``, ``classes_``.
+    """
+
+    _anonml_sandboxed = True
+
+    def __init__(self, source: _Source, random_state: Any = None) -> None:
+        self.source = source
+        self.random_state = random_state
+
+    def get_params(self, deep: bool = True) -> dict:
+        return {"source": self.source, "random_state": self.random_state}
+
+    def set_params(self, **params: Any) -> SandboxedEstimator:
+        for key, value in params.items():
+            if key not in ("source", "random_state"):
+                raise InputError(f"a sandboxed estimator has no parameter {key!r}")
+            setattr(self, key, value)
+        return self
+
+    def __sklearn_clone__(self) -> SandboxedEstimator:
+        return SandboxedEstimator(self.source, self.random_state)
+
+    def fit(self, X: Any, y: Any, **fit_params: Any) -> SandboxedEstimator:
+        if fit_params:
+            raise InputError(f"a sandboxed refit takes no fit parameters; got "
+                             f"{', '.join(map(str, fit_params))}")
+        old = self.__dict__.pop("_worker", None)
+        if old is not None:
+            old.close()
+        worker = _Worker(name=self.source.name, memory=self.source.memory)
+        header, arrays, _ = worker.request(
+            "fit", f"a refit on {_rows(X):,} rows", timeout=CALL_TIMEOUT, blob=self.source.blob,
+            X=X, y=np.asarray(y), random_state=self.random_state)
+        self._worker = worker
+        self.classes_ = (_decode_result({"result": "array"}, arrays[:1])
+                         if header.get("has_classes") and arrays else None)
+        self.n_features_in_ = header.get("n_features_in")
+        self.methods_ = tuple(header.get("methods") or ())
+        return self
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("predict", "predict_proba", "decision_function") and \
+                name in self.__dict__.get("methods_", ()):
+            return lambda X: self._call(name, X)
+        raise AttributeError(f"{type(self).__name__} has no attribute {name!r}")
+
+    def _call(self, method: str, X: Any) -> Any:
+        header, arrays, _ = self._worker.request(
+            "call", f"{method} of a refitted model on {_rows(X):,} rows", handle="model",
+            method=method, X=X)
+        out = _decode_result(header, arrays, getattr(X, "index", None))
+        if _rows(out) != _rows(X):
+            raise InputError(f"model file {self.source.name!r}: a refitted model's {method} "
+                             f"returned {_rows(out):,} rows for {_rows(X):,}")
+        return np.asarray(out, dtype=np.float64) if method == "predict_proba" else out
+
+    def dumps_pipeline(self, mapping_name: str, mapping: Any) -> bytes:
+        """The ``.skops`` bytes of ``Pipeline([(mapping_name, mapping), ("model", this)])``,
+        written by the worker (the auditor only stores them)."""
+        _, _, blobs = self._worker.request("dumps_pipeline", "writing the released pipeline",
+                                           mapping_name=mapping_name, mapping=mapping)
+        if len(blobs) != 1:
+            raise InputError("the sandbox sent no pipeline")
+        return blobs[0]
+
+    def close(self) -> None:
+        worker = self.__dict__.get("_worker")
+        if worker is not None:
+            worker.close()
+
+    def __getstate__(self) -> dict:
+        raise TypeError("a sandboxed estimator cannot be pickled: its model lives in a worker")
+
+    def __repr__(self) -> str:
+        return f"SandboxedEstimator({self.source.name!r}, random_state={self.random_state!r})"
+
+
+def is_sandboxed(model: Any) -> bool:
+    """True for a :class:`SandboxedModel` or :class:`SandboxedEstimator`."""
+    return bool(getattr(type(model), "_anonml_sandboxed", False))
+
+
+def open_model(path: Any, *, trust: bool = False, memory: int | None = None,
+               timeout: float | None = None, max_bytes: int = MAX_MODEL_BYTES,
+               workdir: Any = None) -> SandboxedModel:
+    """Open a model file in a sandbox worker; the auditor's process never builds it.
+
+    Parameters
+    ----------
+    path : path
+        ``.skops``, XGBoost ``.json``/``.ubj``, or (with ``trust``) ``.pkl``/``.joblib``.
+    trust : bool, default False
+        Allow unpickling (in the worker) and any type in a ``.skops`` file.
+    memory : int, optional
+        The worker's address-space limit in bytes (default the larger of
+        :data:`DEFAULT_MEMORY` and 40 times the file's size).
+    timeout : float, optional
+        Wall-clock seconds to start the worker and read the file (default
+        :data:`LOAD_TIMEOUT`).
+    max_bytes : int
+        Largest file accepted; checked on the opened file before any byte is copied.
+
+    Returns
+    -------
+    SandboxedModel
+
+    Raises
+    ------
+    UntrustedModelError
+        A pickle without ``trust``.
+    InputError
+        Not a regular file, too large, unknown format, refused by the vetting or the
+        validation, or the worker crashed, hung or hit a limit: one line.
+    """
+    from anonml._errors import UntrustedModelError
+    from anonml.safemodel._model_file import PICKLE_FORMATS, SAFE_FORMATS, _skops
+
+    p = Path(path)
+    suffix = p.suffix.lower()
+    if suffix in PICKLE_FORMATS and not trust:
+        raise UntrustedModelError(
+            f"loading {str(p)!r} unpickles it, which runs code from the file; fix: pass "
+            "--trust-model if you trust its source, save the model as .skops "
+            "(anonml.safemodel.save_model), or audit probabilities only (--train-proba, "
+            "--test-proba)")
+    if suffix not in SAFE_FORMATS + PICKLE_FORMATS:
+        raise InputError(f"model file {str(p)!r} has unknown format {suffix!r}; fix: use "
+                         ".skops, XGBoost .json/.ubj, or .pkl/.joblib with --trust-model")
+    if suffix == ".skops":
+        _skops()  # a missing optional package is named here, not by the worker
+    worker = None
+    try:
+        tmp = tempfile.mkdtemp(prefix="anonml-model-", dir=workdir)
+        copy = Path(tmp) / f"model{suffix}"
+        size, digest = _copy_regular(p, copy, max_bytes)
+        if memory is None:
+            memory = max(DEFAULT_MEMORY, 40 * size)
+        worker = _Worker(name=str(p), memory=int(memory), workdir=workdir)
+        header, arrays, _ = worker.request(
+            "load", "reading the file", timeout=LOAD_TIMEOUT if timeout is None else timeout,
+            path=str(copy), trust=bool(trust))
+    except InputError as exc:
+        if worker is not None:
+            worker.close()
+        raise InputError(str(exc).replace(str(Path(tmp) / f"model{suffix}"), str(p))) from None
+    finally:
+        import shutil
+
+        shutil.rmtree(tmp, ignore_errors=True)  # the worker has read the file
+    info = header["info"]
+    if info.get("classes") is not None:
+        info["classes"] = ({"result": "array"}, arrays[:1])
+    return SandboxedModel(worker, info, sha256=digest, path=str(p))
+
+
+def _copy_regular(src: Path, dst: Path, max_bytes: int) -> tuple[int, str]:
+    """Copy a regular file through one opened descriptor, checking its kind and size before
+    any byte is copied; return the size and the SHA-256 of exactly the bytes copied."""
+    import hashlib
+    import stat as st
+
+    try:
+        from anonml._io import safe_copy  # the shared reader of user files, where present
+    except ImportError:
+        safe_copy = None
+    if safe_copy is not None:
+        digest = safe_copy(src, dst, max_bytes=max_bytes, what="model file")
+        return dst.stat().st_size, digest
+    name = str(src)
+    try:
+        fd = os.open(src, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except FileNotFoundError:
+        raise InputError(f"model file {name!r} does not exist; fix: check the path") from None
+    except OSError as exc:
+        raise InputError(f"model file {name!r} cannot be opened ({exc.strerror}); fix: check "
+                         "the path and its permissions") from None
+    try:
+        info = os.fstat(fd)
+        if not st.S_ISREG(info.st_mode):
+            kind = ("a folder" if st.S_ISDIR(info.st_mode) else "a FIFO" if
+                    st.S_ISFIFO(info.st_mode) else "a device" if st.S_ISCHR(info.st_mode) or
+                    st.S_ISBLK(info.st_mode) else "a socket" if st.S_ISSOCK(info.st_mode)
+                    else "not a regular file")
+            raise InputError(f"model file {name!r} is {kind}, not a regular file; fix: give "
+                             "the model file itself")
+        if info.st_size > max_bytes:
+            raise InputError(f"model file {name!r} is {info.st_size:,} bytes, more than the "
+                             f"{max_bytes:,} anonml reads; fix: check the file")
+        h = hashlib.sha256()
+        total = 0
+        with os.fdopen(os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as out:
+            while True:
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:
+                    break
+                total += len(chunk)
+                if total > max_bytes:
+                    raise InputError(f"model file {name!r} grew past {max_bytes:,} bytes while "
+                                     "being read; fix: check the file")
+                h.update(chunk)
+                out.write(chunk)
+        return total, h.hexdigest()
+    finally:
+        os.close(fd)
+
+
+# ---------------------------------------------------------------------------------------------
+# the worker's side (runs in the sandboxed child)
+# ---------------------------------------------------------------------------------------------
+def _guard_processes() -> None:  # pragma: no cover - runs in the child
+    """Switch off Python's process creation and cap live threads in the worker."""
+    import _thread
+
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        raise PermissionError("the anonml sandbox does not allow new processes")
+
+    for mod, names in ((os, ("fork", "forkpty", "posix_spawn", "posix_spawnp", "system",
+                             "execv", "execve", "execvp", "execvpe", "popen")),):
+        for attr in names:
+            if hasattr(mod, attr):
+                setattr(mod, attr, refused)
+    try:
+        import _posixsubprocess
+
+        _posixsubprocess.fork_exec = refused
+    except ImportError:
+        pass
+    start = _thread.start_new_thread
+
+    def limited(*args: Any, **kwargs: Any) -> Any:
+        if threading.active_count() >= MAX_THREADS:
+            raise RuntimeError(f"the anonml sandbox allows at most {MAX_THREADS} threads")
+        return start(*args, **kwargs)
+
+    _thread.start_new_thread = limited
+    threading._start_new_thread = limited  # type: ignore[attr-defined]
+    try:
+        import joblib
+
+        joblib.parallel_config(backend="sequential")
+    except Exception:  # noqa: BLE001 - older joblib
+        pass
+
+
+def _single_jobs(model: Any) -> None:  # pragma: no cover - runs in the child
+    """Every ``n_jobs`` / ``nthread`` the model holds, nested ones included, set to 1."""
+    try:
+        params = model.get_params(deep=True)
+    except Exception:  # noqa: BLE001 - not a scikit-learn estimator
+        return
+    change = {k: 1 for k, v in params.items()
+              if (k == "n_jobs" or k.endswith("__n_jobs") or k == "nthread"
+                  or k.endswith("__nthread")) and v not in (None, 1)}
+    if change:
+        try:
+            model.set_params(**change)
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def _encode_result(out: Any) -> tuple[dict, list]:  # pragma: no cover - runs in the child
+    import pandas as pd
+
+    def plain(a: np.ndarray) -> np.ndarray:
+        if a.dtype.kind in "biuf":
+            return np.ascontiguousarray(a)
+        if a.dtype.kind in "US":
+            return a.astype(str)
+        if a.dtype.kind == "O" or a.dtype.kind == "T":
+            return np.asarray([str(v) for v in a.ravel()], dtype=str).reshape(a.shape)
+        raise TypeError(f"the model returned values of dtype {a.dtype}")
+
+    if isinstance(out, pd.DataFrame):
+        arrays = []
+        for name in out.columns:
+            col = out[name]
+            missing = col.isna().to_numpy()
+            if pd.api.types.is_numeric_dtype(col) and not pd.api.types.is_bool_dtype(col):
+                values = col.to_numpy(dtype=float if missing.any() else None)
+            else:
+                values = col.astype(object).where(~missing, "").to_numpy()
+            arrays += [plain(np.asarray(values)), missing]
+        return {"result": "frame", "columns": [str(c) for c in out.columns]}, arrays
+    if hasattr(out, "toarray"):
+        out = out.toarray()
+    return {"result": "array"}, [plain(np.asarray(out))]
+
+
+def _seed_all(est: Any, seed: Any) -> None:  # pragma: no cover - runs in the child
+    from anonml.attacks._shadow import _seed_params
+
+    names = _seed_params(est)
+    if names and seed is not None:
+        est.set_params(**{n: seed for n in names})
+
+
+def _for_refit(model: Any) -> tuple[Any, list]:  # pragma: no cover - runs in the child
+    """An unfitted estimator rebuilt from the bounded refit schema (and what it changed)."""
+    from anonml.safemodel._release import plain_estimator
+
+    try:
+        from anonml.safemodel._refit_schema import rebuild_for_refit
+    except ImportError:  # the schema module is not there: clone with the auditor's settings
+        rebuild_for_refit = None
+    base = plain_estimator(model)
+    if rebuild_for_refit is not None:
+        est, adjustments = rebuild_for_refit(base, n_jobs=1)
+        return est, list(adjustments or [])
+    params = base.get_params(deep=True)
+    fixed = {k: v for k, v in (
+        *((k, None) for k in params if k == "memory" or k.endswith("__memory")),
+        *((k, 1) for k in params if k == "n_jobs" or k.endswith("__n_jobs")),
+        *((k, False if isinstance(params[k], bool) else 0) for k in params
+          if k == "verbose" or k.endswith("__verbose")),
+        *((k, False) for k in params if k == "warm_start" or k.endswith("__warm_start")))}
+    if fixed:
+        base.set_params(**fixed)
+    return base, []
+
+
+def _facts(model: Any, kw: dict) -> dict:  # pragma: no cover - runs in the child
+    from anonml.safemodel._family import describe_model, model_params, unwrap
+    from anonml.safemodel._wrappers import fingerprint_holder, posthoc_facts
+
+    facts = posthoc_facts(model, kw["X_train"], kw["y_train"], kw["X_test"], kw["y_test"])
+    holder = fingerprint_holder(model)
+    fp = getattr(holder, "anonml_fingerprint_", None)
+    inner = unwrap(model)
+    n_features = getattr(inner, "n_features_in_", None)
+    facts["tamper"] = [facts["tamper"][0], [str(c) for c in facts["tamper"][1]]]
+    facts["model_section"] = {
+        "class": describe_model(model),
+        "inner_class": describe_model(inner),
+        "params": model_params(model),
+        "fingerprint": fp["digest"] if isinstance(fp, dict) and "digest" in fp else None,
+        "n_features": int(n_features) if isinstance(n_features, (int, np.integer)) else None,
+    }
+    return facts
+
+
+def _to_json(obj: Any) -> Any:  # pragma: no cover - runs in the child
+    """``obj`` with numpy scalars, arrays and tuples made plain JSON values."""
+    if isinstance(obj, dict):
+        return {str(k): _to_json(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple, set, frozenset)):
+        return [_to_json(v) for v in obj]
+    if isinstance(obj, np.generic):
+        return _to_json(obj.item())
+    if isinstance(obj, np.ndarray):
+        return _to_json(obj.tolist())
+    if isinstance(obj, float) and not np.isfinite(obj):
+        return None if np.isnan(obj) else ("inf" if obj > 0 else "-inf")
+    if obj is None or isinstance(obj, (bool, int, float, str)):
+        return obj
+    return str(obj)
+
+
+def _info(model: Any) -> tuple[dict, list]:  # pragma: no cover - runs in the child
+    from anonml.safemodel._family import describe_model, model_family, model_params
+    from anonml.safemodel._mapping import _is_anonymizer, is_released_pipeline
+
+    methods = [m for m in ("predict", "predict_proba", "decision_function", "transform")
+               if callable(getattr(model, m, None))]
+    try:
+        if "predict_proba" in methods:
+            getattr(model, "predict_proba")  # sklearn's available_if may hide it
+    except AttributeError:
+        methods.remove("predict_proba")
+    names = getattr(model, "feature_names_in_", None)
+    nf = getattr(model, "n_features_in_", None)
+    classes = getattr(model, "classes_", None)
+    arrays = []
+    if classes is not None:
+        arrays = _encode_result(np.asarray(classes))[1]
+    info = {"class": type(model).__name__, "description": describe_model(model),
+            "family": model_family(model), "methods": methods,
+            "is_anonymizer": bool(_is_anonymizer(model)),
+            "is_released_pipeline": bool(is_released_pipeline(model)),
+            "params": _to_json(model_params(model)),
+            "classes": True if classes is not None else None,
+            "n_features_in": int(nf) if isinstance(nf, (int, np.integer)) else None,
+            "feature_names_in": [str(n) for n in names] if names is not None else None}
+    if info["is_anonymizer"]:
+        info["columns"] = [str(c) for c in getattr(model, "columns_", [])]
+    return info, arrays
+
+
+def _worker_main(argv: list[str]) -> int:  # pragma: no cover - runs in the child
+    rfd, wfd = int(argv[0]), int(argv[1])
+    try:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(1)
+    except Exception:  # noqa: BLE001
+        pass
+    _guard_processes()
+    state: dict = {}
+
+    def send(header: dict, arrays: list = (), blobs: list = ()) -> None:
+        header = dict(header, n_arrays=len(arrays), n_blobs=len(blobs))
+        parts = [_frame(json.dumps(header).encode())]
+        parts += [_frame(_npy_bytes(a)) for a in arrays]
+        parts += [_frame(bytes(b)) for b in blobs]
+        _write_all(wfd, b"".join(parts), None)
+
+    while True:
+        try:
+            (n,) = _LEN.unpack(_read_exact(rfd, _LEN.size, None))
+            op, kw = pickle.loads(_read_exact(rfd, n, None))  # the auditor's own data
+        except _Broken:
+            return 0
+        try:
+            if op == "load":
+                from anonml.safemodel._model_file import _read_and_validate
+
+                model = _read_and_validate(Path(kw["path"]), trust=kw["trust"])
+                info, arrays = _info(model)  # the file's own parameters, for the report
+                _single_jobs(model)
+                state["model"] = model
+                send({"status": "ok", "info": info}, arrays)
+            elif op == "call":
+                out = getattr(state[kw["handle"]], kw["method"])(kw["X"])
+                header, arrays = _encode_result(out)
+                send(dict(header, status="ok"), arrays)
+            elif op == "facts":
+                send({"status": "ok", "facts": _to_json(_facts(state["model"], kw))})
+            elif op == "verify_mapping":
+                from anonml.safemodel._mapping import verify_mapping
+
+                try:
+                    facts = verify_mapping(state["model"], kw["X"], where=kw["where"],
+                                           X_train=kw["X_train"])
+                except TypeError:  # a verify_mapping without the training rows
+                    facts = verify_mapping(state["model"], kw["X"], where=kw["where"])
+                send({"status": "ok", "mapping": _to_json(facts)})
+            elif op == "refit_blob":
+                est, adjustments = _for_refit(state["model"])
+                send({"status": "ok", "adjustments": _to_json(adjustments)},
+                     blobs=[pickle.dumps(est, protocol=5)])
+            elif op == "fit":
+                # the blob came from a worker like this one, through the auditor, which never
+                # decoded it; it is rebuilt from the bounded schema again before the fit
+                est, _ = _for_refit(pickle.loads(kw["blob"]))
+                _seed_all(est, kw["random_state"])
+                _single_jobs(est)
+                est.fit(kw["X"], kw["y"])
+                state["model"] = est
+                info, arrays = _info(est)
+                send({"status": "ok", "n_features_in": info["n_features_in"],
+                      "methods": info["methods"], "has_classes": bool(arrays)}, arrays)
+            elif op == "dumps_pipeline":
+                import skops.io as sio
+                from sklearn.pipeline import Pipeline
+
+                from anonml.safemodel._mapping import release_copy
+
+                pipe = Pipeline([(kw["mapping_name"], release_copy(kw["mapping"],
+                                                                   in_pipeline=True)),
+                                 ("model", state["model"])])
+                send({"status": "ok"}, blobs=[sio.dumps(pipe)])
+            else:
+                send({"status": "error", "kind": "refused", "message": f"unknown request {op}"})
+        except InputError as exc:
+            send({"status": "error", "kind": "refused", "message": str(exc)})
+        except (MemoryError, RecursionError) as exc:
+            send({"status": "error", "kind": "call",
+                  "message": f"it ran out of memory or recursion depth ({type(exc).__name__})"})
+        except Exception as exc:  # noqa: BLE001 - the model's own error: one line
+            from anonml._errors import one_line
+
+            send({"status": "error", "kind": "call",
+                  "message": f"{type(exc).__name__}: {one_line(exc, 300)}"})
