@@ -291,13 +291,12 @@ def run_dask(args: argparse.Namespace, say: Any, method_params: dict,
     check_parquet_schema(files, all_columns)  # every column, since every one is written
     model, features = None, None
     if args.model is not None:
-        from anonml.safemodel import load_model
-        from anonml.safemodel._probe import sample_rows
+        from anonml.safemodel import open_model
 
         features = [c for c in all_columns if c != args.target]
-        say(f"reading the model {args.model}")
-        model = load_model(args.model, trust=bool(args.trust_model),
-                           probe_rows=sample_rows(_sample(files, features)))
+        say(f"reading the model {args.model} in the sandbox")
+        # each Dask worker process opens a sandbox of its own on the file's hashed bytes
+        model = open_model(args.model, trust=bool(args.trust_model))
     if not args.quiet:
         logging.getLogger("distributed").setLevel(logging.ERROR)  # the bar, not worker logs
     else:

@@ -341,12 +341,10 @@ def _cmd_anonymize(args: argparse.Namespace) -> int:
         say(f"hierarchies: {', '.join(hierarchies)}")
     model = None
     if args.model is not None:
-        from anonml.safemodel import load_model
-        from anonml.safemodel._probe import sample_rows
+        from anonml.safemodel import open_model
 
-        say(f"reading the model {args.model}")
-        model = load_model(args.model, trust=args.trust_model,
-                           probe_rows=sample_rows(features))
+        say(f"reading the model {args.model} in the sandbox")
+        model = open_model(args.model, trust=args.trust_model)
     if args.labels:
         if args.target is None:
             raise InputError("--labels needs --target COLUMN, the column of true labels")
@@ -434,8 +432,7 @@ def _print_summary(summary: dict, as_json: bool) -> None:
 
 def _cmd_transform(args: argparse.Namespace) -> int:
     from anonml._io import check_output_file, table_format, table_packages, write_table
-    from anonml.anonymize._base import BaseAnonymizer
-    from anonml.safemodel import load_model
+    from anonml.safemodel import open_model
 
     say = Progress(args.quiet)
     drop = _split_names(args.drop, "drop") if args.drop else []
@@ -448,22 +445,20 @@ def _cmd_transform(args: argparse.Namespace) -> int:
     check_output_file(args.output, inputs=[args.input, args.mapping])
     table_packages(args.input)
     table_packages(args.output, reading=False)
-    from anonml.safemodel._probe import sample_rows
 
     say(f"reading {args.input}")
     frame = _reader(args)(args.input)
     _columns_named(drop, frame.columns, "--drop")
     _columns_named(keep, frame.columns, "--keep")
     frame = frame.drop(columns=drop)
-    say(f"reading the mapping {args.mapping} (vetted, then checked in an isolated reader)")
-    anonymizer = load_model(args.mapping,
-                            probe_rows=sample_rows(frame.drop(columns=keep)))
-    if not isinstance(anonymizer, BaseAnonymizer) or not hasattr(anonymizer,
-                                                                   "representatives_"):
-        raise InputError(f"--mapping {args.mapping!r} holds a {type(anonymizer).__name__}, not "
+    say(f"reading the mapping {args.mapping} in the sandbox (vetted, validated, never run "
+        "in this process)")
+    anonymizer = open_model(args.mapping)
+    if not anonymizer.info["is_anonymizer"] or "transform" not in anonymizer.info["methods"]:
+        raise InputError(f"--mapping {args.mapping!r} holds a {anonymizer.info['class']}, not "
                          "a fitted anonymizer; fix: give the file written by anonml anonymize "
                          "--save-mapping")
-    fitted = list(anonymizer.columns_)
+    fitted = list(anonymizer.info["columns"])
     _columns_named(fitted, frame.columns, "column of the mapping")
     extra = [c for c in frame.columns if c not in set(fitted) and c not in set(keep)]
     if extra:
@@ -471,7 +466,7 @@ def _cmd_transform(args: argparse.Namespace) -> int:
                          f"({len(extra)} such); fix: --drop it, or --keep it to pass it "
                          "through unchanged")
     if args.handle_unknown is not None:
-        anonymizer.set_params(handle_unknown=args.handle_unknown)
+        anonymizer.set_handle_unknown(args.handle_unknown)
     say(f"mapping {len(frame):,} rows")
     mapped = anonymizer.transform(frame[fitted])
     out = frame.copy()
@@ -480,8 +475,9 @@ def _cmd_transform(args: argparse.Namespace) -> int:
     say(f"writing {args.output}")
     write_table(out, args.output)
     if not args.quiet:
-        print(f"wrote {args.output} ({len(out):,} rows, {len(anonymizer.qi_)} "
-              f"quasi-identifiers mapped by {type(anonymizer).__name__})")
+        print(f"wrote {args.output} ({len(out):,} rows, "
+              f"{len(anonymizer.info['quasi_identifiers'])} "
+              f"quasi-identifiers mapped by {anonymizer.info['class']})")
     return 0
 
 

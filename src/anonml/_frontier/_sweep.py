@@ -143,10 +143,9 @@ def _resolve_model(model: Any, estimator: Any, X_train: pd.DataFrame, trust_mode
     if estimator is not None:
         return make_estimator(estimator, X_train, random_state), str(estimator)
     if isinstance(model, (str, os.PathLike)):
-        from anonml.safemodel import load_model
-        from anonml.safemodel._probe import sample_rows
+        from anonml.safemodel import open_model
 
-        loaded = load_model(model, trust=trust_model, probe_rows=sample_rows(X_train))
+        loaded = open_model(model, trust=trust_model)  # held and refitted in the sandbox
         return loaded, os.fspath(model)
     return model, type(model).__name__
 

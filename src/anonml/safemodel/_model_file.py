@@ -181,6 +181,18 @@ def save_model(model: Any, path: Any) -> Path:
     suffix = p.suffix.lower()
     from anonml.safemodel._mapping import _is_anonymizer, is_released_pipeline, release_copy
 
+    from anonml.safemodel._sandbox import is_sandboxed
+
+    if is_released_pipeline(model) and len(model.steps) == 2 and is_sandboxed(model.steps[1][1]):
+        # the model was refitted in a sandbox worker: the worker writes the file's bytes (the
+        # mapping is this process's own), and this process only stores them
+        if suffix != ".skops":
+            raise InputError(f"a model refitted in the sandbox is saved as .skops only; fix: "
+                             f"name the file {p.with_suffix('.skops').name!r}")
+        (name, mapping), (_, fitted) = model.steps
+        data = fitted.dumps_pipeline(name, mapping)
+        atomic_write(p, lambda tmp: Path(tmp).write_bytes(data))
+        return p
     if is_released_pipeline(model):
         from sklearn.pipeline import Pipeline
 

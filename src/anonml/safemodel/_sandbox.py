@@ -501,6 +501,24 @@ class SandboxedModel:
     def get_params(self, deep: bool = True) -> dict:
         return dict(self.info.get("params") or {})
 
+    def __sklearn_is_fitted__(self) -> bool:
+        return True
+
+    def set_handle_unknown(self, value: str) -> None:
+        """A mapping's ``handle_unknown`` (the one parameter the auditor may set on it)."""
+        self._worker.request("set_handle_unknown", "setting handle_unknown", value=str(value))
+
+    def __reduce__(self) -> tuple:
+        # sent to another process (a Dask worker): the file's bytes travel, and that process
+        # opens a sandbox of its own on them (once per process and file)
+        data = self.__dict__.get("_bytes")
+        if data is None:
+            raise TypeError(f"the model file {self.path!r} is larger than "
+                            f"{MAX_SHIPPED_BYTES:,} bytes and cannot be sent to other processes")
+        return (_reopen, (data, Path(self.path).suffix.lower(), self.__dict__.get("_trust",
+                                                                                 False),
+                          self.sha256, self.path))
+
     def close(self) -> None:
         """Stop the worker (also done when this object is garbage-collected)."""
         self._worker.close()
@@ -536,6 +554,9 @@ class SandboxedEstimator:
 
     def __sklearn_clone__(self) -> SandboxedEstimator:
         return SandboxedEstimator(self.source, self.random_state)
+
+    def __sklearn_is_fitted__(self) -> bool:
+        return "_worker" in self.__dict__
 
     def fit(self, X: Any, y: Any, **fit_params: Any) -> SandboxedEstimator:
         if fit_params:
@@ -590,6 +611,31 @@ class SandboxedEstimator:
 
     def __repr__(self) -> str:
         return f"SandboxedEstimator({self.source.name!r}, random_state={self.random_state!r})"
+
+
+#: largest model file a sandboxed model carries to other processes (Dask workers)
+MAX_SHIPPED_BYTES = 256 * 2**20
+_REOPENED: dict = {}
+_REOPEN_LOCK = threading.Lock()
+
+
+def _reopen(data: bytes, suffix: str, trust: bool, sha256: str, path: str) -> SandboxedModel:
+    """A sandboxed model opened from shipped bytes, in this process (cached by hash)."""
+    import hashlib
+
+    if hashlib.sha256(data).hexdigest() != sha256:
+        raise InputError(f"model file {path!r}: the bytes sent to this process do not match the "
+                         "hash audited")
+    with _REOPEN_LOCK:
+        model = _REOPENED.get(sha256)
+        if model is None:
+            with tempfile.TemporaryDirectory(prefix="anonml-shipped-") as tmp:
+                copy = Path(tmp) / f"model{suffix}"
+                copy.write_bytes(data)
+                model = open_model(copy, trust=trust)
+            model.path = path
+            _REOPENED[sha256] = model
+        return model
 
 
 def is_sandboxed(model: Any) -> bool:
@@ -650,6 +696,7 @@ def open_model(path: Any, *, trust: bool = False, memory: int | None = None,
         tmp = tempfile.mkdtemp(prefix="anonml-model-", dir=workdir)
         copy = Path(tmp) / f"model{suffix}"
         size, digest = _copy_regular(p, copy, max_bytes)
+        data = copy.read_bytes() if size <= MAX_SHIPPED_BYTES else None  # the hashed bytes
         if memory is None:
             memory = max(DEFAULT_MEMORY, 40 * size)
         worker = _Worker(name=str(p), memory=int(memory), workdir=workdir)
@@ -667,7 +714,11 @@ def open_model(path: Any, *, trust: bool = False, memory: int | None = None,
     info = header["info"]
     if info.get("classes") is not None:
         info["classes"] = ({"result": "array"}, arrays[:1])
-    return SandboxedModel(worker, info, sha256=digest, path=str(p))
+    model = SandboxedModel(worker, info, sha256=digest, path=str(p))
+    model._trust = bool(trust)
+    if data is not None:
+        model._bytes = data
+    return model
 
 
 def _copy_regular(src: Path, dst: Path, max_bytes: int) -> tuple[int, str]:
@@ -899,6 +950,7 @@ def _info(model: Any) -> tuple[dict, list]:  # pragma: no cover - runs in the ch
             "feature_names_in": [str(n) for n in names] if names is not None else None}
     if info["is_anonymizer"]:
         info["columns"] = [str(c) for c in getattr(model, "columns_", [])]
+        info["quasi_identifiers"] = [str(c) for c in getattr(model, "qi_", [])]
     return info, arrays
 
 
@@ -939,6 +991,9 @@ def _worker_main(argv: list[str]) -> int:  # pragma: no cover - runs in the chil
                 out = getattr(state[kw["handle"]], kw["method"])(kw["X"])
                 header, arrays = _encode_result(out)
                 send(dict(header, status="ok"), arrays)
+            elif op == "set_handle_unknown":
+                state["model"].set_params(handle_unknown=kw["value"])
+                send({"status": "ok"})
             elif op == "facts":
                 send({"status": "ok", "facts": _to_json(_facts(state["model"], kw))})
             elif op == "verify_mapping":
