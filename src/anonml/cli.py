@@ -116,14 +116,19 @@ def _load_predictions(path: str) -> Any:
 
 
 def _predict(model: Any, features: Any, path: str) -> Any:
+    from anonml.safemodel._sandbox import ModelCallError
+
     try:
         return model.predict(features)
+    except ModelCallError as exc:  # the model's own error, raised in the sandbox
+        why = one_line(exc.detail, 400)
+    except InputError:
+        raise
     except Exception as exc:  # the model's own check; its message can span several lines
-        raise InputError(
-            f"the model {path!r} could not predict on the input ({type(exc).__name__}: "
-            f"{one_line(exc, 200)}); fix: give the columns it was trained on, with --target "
-            "naming the label column"
-        ) from None
+        why = f"{type(exc).__name__}: {one_line(exc, 200)}"
+    raise InputError(
+        f"the model {path!r} could not predict on the input ({why}); fix: give the columns it "
+        "was trained on, with --target naming the label column")
 
 
 def _sep(text: str | None) -> str | None:

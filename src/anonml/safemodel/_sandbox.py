@@ -87,6 +87,13 @@ _LEN = struct.Struct("<Q")
 # ---------------------------------------------------------------------------------------------
 # the channel
 # ---------------------------------------------------------------------------------------------
+class ModelCallError(InputError):
+    """The model raised an error of its own when called in the sandbox (``detail``: that
+    error, on one line)."""
+
+    detail: str = ""
+
+
 class _Broken(Exception):
     """The worker closed its end, or did not answer in time."""
 
@@ -364,7 +371,10 @@ class _Worker:
             message = " ".join(message.split())[:600]
             if header.get("kind") == "refused":
                 raise InputError(message)
-            raise InputError(f"model file {self.name!r}: {step} failed in the sandbox: {message}")
+            err = ModelCallError(f"model file {self.name!r}: {step} failed in the sandbox: "
+                                 f"{message}")
+            err.detail = message
+            raise err
         return header, arrays, blobs
 
 
@@ -775,24 +785,40 @@ def _copy_regular(src: Path, dst: Path, max_bytes: int) -> tuple[int, str]:
 # ---------------------------------------------------------------------------------------------
 # the worker's side (runs in the sandboxed child)
 # ---------------------------------------------------------------------------------------------
+#: audit events (PEP 578) the worker refuses: new processes, file changes, the network,
+#: native code loaded by ctypes
+_REFUSED_EVENTS = {
+    "os.fork": "new processes", "os.forkpty": "new processes", "os.exec": "new processes",
+    "os.posix_spawn": "new processes", "os.spawn": "new processes", "os.system":
+    "new processes", "subprocess.Popen": "new processes", "os.kill": "signals",
+    "os.killpg": "signals", "os.remove": "file changes", "os.rename": "file changes",
+    "os.rmdir": "file changes", "os.mkdir": "file changes", "os.chmod": "file changes",
+    "os.chown": "file changes", "os.link": "file changes", "os.symlink": "file changes",
+    "os.truncate": "file changes", "os.utime": "file changes", "shutil.rmtree":
+    "file changes", "socket.connect": "the network", "socket.bind": "the network",
+    "socket.sendto": "the network", "socket.getaddrinfo": "the network",
+    "ctypes.dlopen": "native libraries", "ctypes.dlsym": "native libraries",
+    "sys.setrecursionlimit": "changing its limits", "resource.setrlimit": "changing its limits",
+}
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+
+
+def _audit(event: str, args: tuple) -> None:  # pragma: no cover - runs in the child
+    what = _REFUSED_EVENTS.get(event)
+    if what is None and event == "open" and len(args) >= 3:
+        mode, flags = args[1], args[2]
+        if (isinstance(mode, str) and any(c in mode for c in "wax+")) or \
+                (isinstance(flags, int) and flags & _WRITE_FLAGS):
+            what = "writing files"
+    if what is not None:
+        raise PermissionError(f"the anonml sandbox does not allow {what} ({event})")
+
+
 def _guard_processes() -> None:  # pragma: no cover - runs in the child
-    """Switch off Python's process creation and cap live threads in the worker."""
+    """Refuse new processes, file changes, the network and ctypes in the worker (an audit
+    hook, which cannot be removed), and cap live threads."""
     import _thread
 
-    def refused(*args: Any, **kwargs: Any) -> Any:
-        raise PermissionError("the anonml sandbox does not allow new processes")
-
-    for mod, names in ((os, ("fork", "forkpty", "posix_spawn", "posix_spawnp", "system",
-                             "execv", "execve", "execvp", "execvpe", "popen")),):
-        for attr in names:
-            if hasattr(mod, attr):
-                setattr(mod, attr, refused)
-    try:
-        import _posixsubprocess
-
-        _posixsubprocess.fork_exec = refused
-    except ImportError:
-        pass
     start = _thread.start_new_thread
 
     def limited(*args: Any, **kwargs: Any) -> Any:
@@ -808,6 +834,7 @@ def _guard_processes() -> None:  # pragma: no cover - runs in the child
         joblib.parallel_config(backend="sequential")
     except Exception:  # noqa: BLE001 - older joblib
         pass
+    sys.addaudithook(_audit)
 
 
 def _single_jobs(model: Any) -> None:  # pragma: no cover - runs in the child
@@ -962,6 +989,10 @@ def _worker_main(argv: list[str]) -> int:  # pragma: no cover - runs in the chil
         threadpool_limits(1)
     except Exception:  # noqa: BLE001
         pass
+    import pandas  # noqa: F401 - imported before the guards: their set-up may touch files
+    import sklearn.base  # noqa: F401
+
+    import anonml.safemodel._model_file  # noqa: F401
     _guard_processes()
     state: dict = {}
 

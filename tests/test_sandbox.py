@@ -1,0 +1,202 @@
+"""The model sandbox (anonml.safemodel._sandbox): an untrusted model is held, called and
+refitted only in a limited worker process; whatever it does there is one line here."""
+
+import os
+import signal
+import threading
+
+import joblib
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.base import clone
+from sklearn.ensemble import RandomForestClassifier
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from anonml._errors import InputError, UntrustedModelError
+from anonml.safemodel import open_model, save_model
+from anonml.safemodel import _sandbox as sb
+
+from _sandbox_hostile import Hostile
+
+pytest.importorskip("skops")
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(300, 4)), columns=list("abcd"))
+    y = np.where(X.a + rng.normal(size=300) > 0, "yes", "no")
+    return X, y
+
+
+@pytest.fixture(scope="module")
+def forest_file(data, tmp_path_factory):
+    X, y = data
+    path = tmp_path_factory.mktemp("m") / "forest.skops"
+    model = RandomForestClassifier(10, random_state=0).fit(X, y)
+    save_model(model, path)
+    return path, model
+
+
+def _hostile(tmp_path, data, action, arg=None):
+    X, y = data
+    path = tmp_path / f"{action}.joblib"
+    joblib.dump(Hostile(action, arg).fit(X, y), path)
+    return path
+
+
+def test_sandboxed_model_answers_like_the_model(forest_file, data):
+    X, y = data
+    path, model = forest_file
+    sm = open_model(path)
+    try:
+        assert sm.info["family"] == "random_forest"
+        assert list(sm.classes_) == ["no", "yes"]
+        np.testing.assert_array_equal(sm.predict_proba(X), model.predict_proba(X))
+        np.testing.assert_array_equal(sm.predict(X), model.predict(X))
+        import hashlib
+
+        assert sm.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+        # the auditor's process never built the estimator: only the proxy is here
+        assert not any(isinstance(v, RandomForestClassifier) for v in vars(sm).values())
+    finally:
+        sm.close()
+
+
+def test_refit_runs_in_a_worker_of_its_own(forest_file, data):
+    X, y = data
+    sm = open_model(forest_file[0])
+    ref = clone(sm).set_params(random_state=3)
+    ref.fit(X, y)
+    try:
+        assert isinstance(ref, sb.SandboxedEstimator)
+        assert ref._worker.proc.pid != sm._worker.proc.pid
+        p = ref.predict_proba(X)
+        expected = RandomForestClassifier(10, random_state=3, n_jobs=1).fit(X, y).predict_proba(X)
+        np.testing.assert_allclose(p, expected)
+    finally:
+        ref.close()
+        sm.close()
+
+
+def test_pipeline_memory_is_not_used_by_a_refit(tmp_path, data):
+    X, y = data
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    model = make_pipeline(StandardScaler(), RandomForestClassifier(5, random_state=0),
+                          memory=str(cache))
+    path = tmp_path / "pipe.skops"
+    save_model(model.fit(X, y), path)
+    before = sorted(p.name for p in cache.rglob("*"))
+    sm = open_model(path)
+    ref = clone(sm).fit(X, y)
+    ref.predict_proba(X)
+    ref.close()
+    sm.close()
+    assert sorted(p.name for p in cache.rglob("*")) == before  # nothing written or read there
+
+
+def test_pickles_need_trust(tmp_path, data):
+    with pytest.raises(UntrustedModelError):
+        open_model(_hostile(tmp_path, data, "none"))
+
+
+@pytest.mark.parametrize("action, words", [
+    ("segfault", "SIGSEGV"),
+    ("kill", "does not allow signals"),
+    ("write", "writing files"),
+    ("raise", "ValueError: the model's own error over two lines"),
+    ("wrong_rows", "returned 301 rows for 300"),
+])
+def test_misbehaviour_is_one_line(tmp_path, data, action, words):
+    X, _ = data
+    target = tmp_path / "planted.txt"
+    sm = open_model(_hostile(tmp_path, data, action, str(target)), trust=True)
+    with pytest.raises(InputError) as err:
+        sm.predict_proba(X)
+    assert words in str(err.value)
+    assert "\n" not in str(err.value)
+    assert not target.exists()
+    sm.close()
+
+
+def test_processes_and_threads_are_refused(tmp_path, data):
+    X, _ = data
+    for action, words in (("spawn", "new processes"), ("threads", "threads")):
+        sm = open_model(_hostile(tmp_path, data, action), trust=True)
+        with pytest.raises(InputError, match=words):
+            sm.predict_proba(X)
+        sm.close()
+
+
+def test_a_hang_is_stopped_at_the_budget(tmp_path, data, monkeypatch):
+    X, _ = data
+    monkeypatch.setattr(sb, "CALL_TIMEOUT", 3.0)
+    sm = open_model(_hostile(tmp_path, data, "hang"), trust=True)
+    pid = sm._worker.proc.pid
+    with pytest.raises(InputError, match="did not finish in 3 s"):
+        sm._call("predict_proba", X) if False else sm._worker.request(
+            "call", "predict_proba", timeout=3.0, handle="model", method="predict_proba", X=X)
+    sm._worker.proc.wait(timeout=10)
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+
+
+def test_memory_limit(tmp_path, data):
+    X, _ = data
+    sm = open_model(_hostile(tmp_path, data, "memory"), trust=True, memory=2 * 2**30)
+    with pytest.raises(InputError, match="memory"):
+        sm.predict_proba(X)
+    sm.close()
+
+
+def test_stdout_of_the_model_does_not_reach_the_channel(tmp_path, data):
+    X, _ = data
+    sm = open_model(_hostile(tmp_path, data, "stdout"), trust=True)
+    assert sm.predict_proba(X).shape == (300, 2)
+    sm.close()
+
+
+def test_only_regular_files_are_opened(tmp_path):
+    fifo = tmp_path / "m.skops"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError, match="FIFO|regular"):
+        open_model(fifo)
+    big = tmp_path / "big.skops"
+    with open(big, "wb") as fh:
+        fh.truncate(3 * 2**30)  # sparse: no disk used
+    with pytest.raises(InputError, match="bytes"):
+        open_model(big, max_bytes=2**30)
+
+
+def test_worker_answers_are_never_unpickled():
+    """An answer frame that holds a pickled object array is refused, not loaded."""
+    import io
+
+    buf = io.BytesIO()
+    np.save(buf, np.array([object()], dtype=object), allow_pickle=True)
+    with pytest.raises(sb._Broken):
+        sb._read_npy(buf.getvalue())
+    buf = io.BytesIO()
+    np.save(buf, np.zeros(3, dtype=complex))
+    with pytest.raises(sb._Broken):
+        sb._read_npy(buf.getvalue())
+
+
+def test_threads_share_one_model_safely(forest_file, data):
+    X, _ = data
+    sm = open_model(forest_file[0])
+    out = [None] * 4
+
+    def call(i):
+        out[i] = sm.predict_proba(X)
+
+    threads = [threading.Thread(target=call, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(np.array_equal(o, out[0]) for o in out)
+    sm.close()
