@@ -348,7 +348,7 @@ class _Worker:
                 n = _read_len(self._r, deadline, MAX_HEADER_BYTES, "header")
                 try:
                     header = json.loads(_read_exact(self._r, n, deadline))
-                except ValueError:
+                except (ValueError, RecursionError):  # incl. JSON nested past the stack
                     raise _Broken("sent a malformed answer") from None
                 if not isinstance(header, dict):
                     raise _Broken("sent a malformed answer")
@@ -419,8 +419,10 @@ class _Source:
     """Where a refit's unfitted estimator comes from: an opaque blob the model's worker made
     from the bounded refit schema (never decoded by the auditor), and the worker limits."""
 
-    def __init__(self, blob: bytes, name: str, memory: int, adjustments: list) -> None:
+    def __init__(self, blob: bytes, name: str, memory: int, adjustments: list,
+                 family: str = "generic") -> None:
         self.blob = blob
+        self.family = family
         self.name = name
         self.memory = memory
         self.adjustments = adjustments
@@ -487,13 +489,19 @@ class SandboxedModel:
         header, _, _ = self._worker.request(
             "facts", "the hyperparameter, tamper and structure checks", X_train=X_train,
             y_train=y_train, X_test=X_test, y_test=y_test)
-        return header["facts"]
+        return _checked_facts(header.get("facts"), self.path)
 
     def verify_mapping(self, X: Any, *, where: str, X_train: Any = None) -> dict:
         """:func:`anonml.safemodel._mapping.verify_mapping` of the model, in the worker."""
         header, _, _ = self._worker.request("verify_mapping", "the mapping's verification",
                                             X=X, where=where, X_train=X_train)
-        return header["mapping"]
+        facts = header.get("mapping")
+        if not isinstance(facts, dict) or not all(
+                isinstance(facts.get(k), int) and not isinstance(facts.get(k), bool)
+                for k in ("k", "n_groups", "smallest_group")):
+            raise InputError(f"model file {self.path!r}: the sandbox sent malformed mapping "
+                             "facts; the mapping is malformed or hostile")
+        return facts
 
     def _refit_source(self) -> _Source:
         if self._source is None:
@@ -502,7 +510,7 @@ class SandboxedModel:
             if len(blobs) != 1:
                 raise InputError(f"model file {self.path!r}: the sandbox sent no estimator")
             self._source = _Source(blobs[0], self.path, self._worker.memory,
-                                   header.get("adjustments") or [])
+                                   header.get("adjustments") or [], self.family)
         return self._source
 
     def __sklearn_clone__(self) -> SandboxedEstimator:
@@ -510,6 +518,11 @@ class SandboxedModel:
 
     def get_params(self, deep: bool = True) -> dict:
         return dict(self.info.get("params") or {})
+
+    @property
+    def family(self) -> str:
+        """The rules family the worker found (``"random_forest"``, ...)."""
+        return self.info["family"]
 
     def __sklearn_is_fitted__(self) -> bool:
         return True
@@ -564,6 +577,11 @@ class SandboxedEstimator:
 
     def __sklearn_clone__(self) -> SandboxedEstimator:
         return SandboxedEstimator(self.source, self.random_state)
+
+    @property
+    def family(self) -> str:
+        """The rules family of the estimator this refits."""
+        return self.source.family
 
     def __sklearn_is_fitted__(self) -> bool:
         return "_worker" in self.__dict__
@@ -721,7 +739,7 @@ def open_model(path: Any, *, trust: bool = False, memory: int | None = None,
         import shutil
 
         shutil.rmtree(tmp, ignore_errors=True)  # the worker has read the file
-    info = header["info"]
+    info = _checked_info(header.get("info"), str(p))
     if info.get("classes") is not None:
         info["classes"] = ({"result": "array"}, arrays[:1])
     model = SandboxedModel(worker, info, sha256=digest, path=str(p))
@@ -729,6 +747,74 @@ def open_model(path: Any, *, trust: bool = False, memory: int | None = None,
     if data is not None:
         model._bytes = data
     return model
+
+
+def _checked_info(info: Any, name: str) -> dict:
+    """The worker's description of the model, with every field the auditor reads checked for
+    its type (a worker is not trusted to send well-formed data)."""
+    from anonml.safemodel._family import ESTIMATORS
+
+    def bad(field: str) -> InputError:
+        return InputError(f"model file {name!r}: the sandbox sent a malformed description "
+                          f"({field}); the model is malformed or hostile")
+
+    if not isinstance(info, dict):
+        raise bad("not a dict")
+    for key in ("class", "description", "family"):
+        if not isinstance(info.get(key), str) or len(info[key]) > 1000:
+            raise bad(key)
+    if info["family"] not in ESTIMATORS:
+        raise bad("family")
+    methods = info.get("methods")
+    if not isinstance(methods, list) or not set(methods) <= {
+            "predict", "predict_proba", "decision_function", "transform"}:
+        raise bad("methods")
+    for key in ("is_anonymizer", "is_released_pipeline"):
+        if not isinstance(info.get(key), bool):
+            raise bad(key)
+    if not isinstance(info.get("params"), dict):
+        raise bad("params")
+    nf = info.get("n_features_in")
+    if nf is not None and (not isinstance(nf, int) or isinstance(nf, bool) or nf < 0):
+        raise bad("n_features_in")
+    for key in ("feature_names_in", "columns", "quasi_identifiers"):
+        v = info.get(key)
+        if v is not None and (not isinstance(v, list) or not all(isinstance(c, str)
+                                                                 for c in v)):
+            raise bad(key)
+    if info["is_anonymizer"] and (info.get("columns") is None or
+                                  info.get("quasi_identifiers") is None):
+        raise bad("columns")
+    return info
+
+
+def _checked_facts(facts: Any, name: str) -> dict:
+    """The rule facts from the worker, type-checked before the rules read them."""
+    def bad(field: str) -> InputError:
+        return InputError(f"model file {name!r}: the sandbox sent malformed facts ({field}); "
+                          "the model is malformed or hostile")
+
+    if not isinstance(facts, dict):
+        raise bad("not a dict")
+    if not isinstance(facts.get("family"), str):
+        raise bad("family")
+    for key in ("params", "measures", "structure", "model_section"):
+        if not isinstance(facts.get(key), dict):
+            raise bad(key)
+    if not all(isinstance(v, (bool, int, float, str)) or v is None
+               for v in facts["measures"].values()):
+        raise bad("measures")
+    tamper = facts.get("tamper")
+    if not (isinstance(tamper, list) and len(tamper) == 2 and isinstance(tamper[0], str)
+            and isinstance(tamper[1], list)):
+        raise bad("tamper")
+    section = facts["model_section"]
+    for key in ("class", "inner_class"):
+        if not isinstance(section.get(key), str):
+            raise bad(f"model_section.{key}")
+    if not isinstance(section.get("params"), dict):
+        raise bad("model_section.params")
+    return facts
 
 
 def _copy_regular(src: Path, dst: Path, max_bytes: int) -> tuple[int, str]:
