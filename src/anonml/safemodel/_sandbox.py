@@ -720,8 +720,8 @@ def open_model(path: Any, *, trust: bool = False, memory: int | None = None,
     if suffix == ".skops":
         _skops()  # a missing optional package is named here, not by the worker
     worker = None
+    tmp = tempfile.mkdtemp(prefix="anonml-model-", dir=workdir)
     try:
-        tmp = tempfile.mkdtemp(prefix="anonml-model-", dir=workdir)
         copy = Path(tmp) / f"model{suffix}"
         size, digest = _copy_regular(p, copy, max_bytes)
         data = copy.read_bytes() if size <= MAX_SHIPPED_BYTES else None  # the hashed bytes
@@ -739,8 +739,16 @@ def open_model(path: Any, *, trust: bool = False, memory: int | None = None,
         import shutil
 
         shutil.rmtree(tmp, ignore_errors=True)  # the worker has read the file
-    info = _checked_info(header.get("info"), str(p))
+    try:
+        info = _checked_info(header.get("info"), str(p))
+    except InputError:
+        worker.close()
+        raise
     if info.get("classes") is not None:
+        if len(arrays) != 1 or arrays[0].ndim != 1:
+            worker.close()
+            raise InputError(f"model file {str(p)!r}: the sandbox sent malformed classes; the "
+                             "model is malformed or hostile")
         info["classes"] = ({"result": "array"}, arrays[:1])
     model = SandboxedModel(worker, info, sha256=digest, path=str(p))
     model._trust = bool(trust)
