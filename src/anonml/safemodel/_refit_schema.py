@@ -35,6 +35,7 @@ seconds, the worst case at the bounds in minutes, never hours. Cost grows linear
 
 from __future__ import annotations
 
+import functools
 import importlib
 import math
 from dataclasses import dataclass, field
@@ -234,7 +235,7 @@ def _check(spec: P, value: Any, ctx: _Ctx, where: str, param: str) -> Any:
         if not (low or high):
             return float(v) if isinstance(alt, Real) else v
         edge = alt.hi if high else alt.lo
-        can_clip = ctx.clip and not (alt.hi_open if high else alt.lo_open)
+        can_clip = ctx.clip and not getattr(alt, "hi_open" if high else "lo_open", False)
         if isinstance(alt, Real):
             edge = float(edge)
         if can_clip:
@@ -792,7 +793,8 @@ REFIT_SCHEMA: dict[tuple[str, str], dict[str, P]] = {
     (_DP, "DPLogisticRegression"): _DP_LR,
     ("diffprivlib.models.forest", "RandomForestClassifier"): {**_DP_RF, "shuffle": BOOL},
     ("diffprivlib.models.forest", "DecisionTreeClassifier"): {
-        k: v for k, v in _DP_RF.items() if k != "n_estimators"},
+        **{k: v for k, v in _DP_RF.items() if k != "n_estimators"},
+        "criterion": p(Lit((None, "gini", "entropy")))},  # ignored by diffprivlib
     XGB: _XGB,
     (_WR, "SafeModel"): {"estimator": p(Custom(_estimator, "an estimator"))},
 }
@@ -845,8 +847,7 @@ def _fresh_accountant() -> Any:
     return import_diffprivlib().BudgetAccountant()
 
 
-#: parameters the auditor sets, whatever the file says (the rest stay at the class default:
-#: ``memory=None``, ``verbose=0``, ``warm_start=False``, ``callbacks=None``, ...)
+#: parameters the auditor sets, whatever the file says
 _FIXED: dict[str, Callable[[_Ctx], Any]] = {
     "n_jobs": lambda ctx: ctx.n_jobs,
     "verbosity": lambda ctx: 0,
@@ -854,6 +855,12 @@ _FIXED: dict[str, Callable[[_Ctx], Any]] = {
     "accountant": lambda ctx: _fresh_accountant(),
 }
 
+#: parameters neither read nor set: always the class default (``memory=None``, ``verbose=0``,
+#: ``warm_start=False``, no callbacks or early-stopping rounds; ``transform_input`` only routes
+#: metadata, ``importance_type`` only changes ``feature_importances_``)
+DEFAULTED = frozenset({"memory", "verbose", "warm_start", "callbacks", "early_stopping_rounds",
+                       "eval_metric", "importance_type", "validate_parameters",
+                       "transform_input"})
 #: auditor-set parameters left at the class default: scikit-learn ≥ 1.8 ignores
 #: LogisticRegression's n_jobs and warns when it is given
 _NOT_FIXED = {(LR, "n_jobs"), ((_WR, "SafeLogisticRegression"), "n_jobs")}
@@ -936,8 +943,11 @@ JOINT_BOUNDS = [
 # the rebuild
 # ---------------------------------------------------------------------------------------------
 def _key(model: Any) -> tuple[str, str]:
+    """``(module, name)`` as skops records it (``SafeXGBClassifier`` is built in a function,
+    so its qualified name is not its name); :func:`_rebuild` then checks that the class so
+    named is the model's own."""
     t = type(model)
-    return (getattr(t, "__module__", "?"), getattr(t, "__qualname__", "?"))
+    return (str(getattr(t, "__module__", "?")), str(getattr(t, "__name__", "?")))
 
 
 def _class_for(key: tuple[str, str]) -> type:
@@ -961,6 +971,11 @@ def _rebuild(model: Any, ctx: _Ctx, where: str = "") -> Any:
         raise InputError(f"{where} ({key[0][:80]}.{key[1][:60]}) cannot be refitted: {why}; "
                          "fix: submit a model built from the estimators listed in "
                          "docs/security.md (Refit bounds)")
+    if _class_for(key) is not type(model):
+        raise InputError(f"{where} ({key[0][:80]}.{key[1][:60]}) cannot be refitted: it is not "
+                         "on anonml's list of vetted estimators (only its name is); fix: submit "
+                         "a model built from the estimators listed in docs/security.md (Refit "
+                         "bounds)")
     schema = REFIT_SCHEMA[key]
     state = vars(model) if hasattr(model, "__dict__") else {}
     vals = {name: _check(spec, state[name], ctx, where, name)
@@ -980,19 +995,13 @@ def _rebuild(model: Any, ctx: _Ctx, where: str = "") -> Any:
     return cls(**kwargs)
 
 
-def _param_names(cls: type) -> set:
-    import inspect
-
-    names = set()
-    for klass in cls.__mro__:
-        init = klass.__dict__.get("__init__")
-        if init is not None and klass is not object:
-            names |= {n for n, prm in inspect.signature(init).parameters.items()
-                      if n != "self" and prm.kind not in (prm.VAR_POSITIONAL, prm.VAR_KEYWORD)}
-            if not any(prm.kind == prm.VAR_KEYWORD
-                       for prm in inspect.signature(init).parameters.values()):
-                break
-    return names
+@functools.lru_cache(maxsize=None)
+def _param_names(cls: type) -> frozenset:
+    """The constructor parameters of ``cls`` (XGBoost's include its base class's)."""
+    try:
+        return frozenset(cls().get_params(deep=False))
+    except TypeError:  # a required argument (Pipeline, ColumnTransformer, SafeModel)
+        return frozenset(cls._get_param_names())
 
 
 def _check_n_jobs(n_jobs: Any) -> int:
