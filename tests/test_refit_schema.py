@@ -422,7 +422,7 @@ def _docs_rows():
     text = DOCS.read_text(encoding="utf-8")
     section = text.split("## Refit bounds", 1)[1].split("\n## ", 1)[0]
     rows = [line.strip().strip("|").split(" | ") for line in section.splitlines()
-            if line.startswith("| ") and not line.startswith("| class ")]
+            if line.startswith("| ") and not line.startswith(("| class ", "| ---"))]
     return section, [tuple(cell.strip().replace("\\|", "|") for cell in row) for row in rows]
 
 

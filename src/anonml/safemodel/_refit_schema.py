@@ -565,8 +565,9 @@ _REGRESSION_TREE = {**{k: v for k, v in _TREE.items() if k != "class_weight"},
                                         "poisson")))}
 _FOREST = {**{k: v for k, v in _TREE.items() if k != "splitter"},
            "n_estimators": p(Int(1, 400), why=(
-               "a fully grown tree on Adult holds up to ~56,000 nodes of ~80 bytes (~4.5 MB, "
-               "extra trees without bootstrap); 400 trees stay under the 2 GiB budget")),
+               "a fully grown tree on Adult holds up to 2 × 30,162 nodes of ~80 bytes (~4.8 MB, "
+               "extra trees without bootstrap); 400 trees are ≤ 1.9 GB, inside the 2 GiB "
+               "budget")),
            "bootstrap": BOOL, "oob_score": BOOL,
            "max_samples": p(NONE, COUNT, FRACTION)}
 _GB = {"loss": p(Lit(("log_loss", "exponential"))),
@@ -618,10 +619,7 @@ _HGB = {"loss": p(Lit(("log_loss",))),
         "random_state": RS,
         "class_weight": CW}
 _MLP = {"hidden_layer_sizes": p(Custom(_hidden, "a tuple of 1 to 10 positive ints"), why=(
-            f"at most {MLP_MAX_WEIGHTS:,} weights (counting {MLP_INPUT_FEATURES} inputs: "
-            f"~16 MB a copy, ~0.1 GB with Adam's moments) and {MLP_MAX_UNITS:,} hidden units "
-            f"(full-batch activations: 30,162 rows × {MLP_MAX_UNITS:,} × 16 bytes ≈ 1 GB); "
-            "larger layers are scaled down in proportion with clip=True")),
+            "depth; the sizes are bounded across layers (below)")),
         "activation": p(Lit(("identity", "logistic", "tanh", "relu"))),
         "solver": p(Lit(("lbfgs", "sgd", "adam"))),
         "alpha": p(Real(0)),
@@ -929,8 +927,11 @@ _JOINT = {MLP: _mlp_joint, XGB: _xgb_joint}
 _JOINT.update({k: _JOINT[b] for k, b in _WRAPS.items() if b in _JOINT})
 #: the bounds across parameters, for the docs table: (class, parameter, bound, why)
 JOINT_BOUNDS = [
-    (MLP, "hidden_layer_sizes", f"weights ≤ {MLP_MAX_WEIGHTS:,}, hidden units ≤ "
-     f"{MLP_MAX_UNITS:,}", "see hidden_layer_sizes above"),
+    (MLP, "hidden_layer_sizes", f"weights ≤ {MLP_MAX_WEIGHTS:,} (counting "
+     f"{MLP_INPUT_FEATURES} inputs), hidden units ≤ {MLP_MAX_UNITS:,}", "weights: ~16 MB a "
+     "copy, ~0.1 GB with gradients and Adam's moments; units: lbfgs's full-batch activations "
+     "are 30,162 rows × 2,048 units × 16 bytes ≈ 1 GB; clip=True scales the layers down in "
+     "proportion"),
     (MLP, "max_iter", f"weights × epochs ≤ {MLP_MAX_WEIGHT_EPOCHS:,}", "time: 1.2 M weights "
      "took ~37 s an epoch over 30,162 rows on a shared 2-core machine, so ≤ ~10 minutes a "
      "refit (lbfgs: epochs = min(max_iter, max_fun))"),
