@@ -432,3 +432,25 @@ def test_docs_table_is_the_schema():
     assert [tuple(cell.replace("`", "") for cell in row) for row in rows] == expected
     assert f"{MEMORY_BUDGET_BYTES // 2**30} GiB" in section
     assert re.search(r"MEMORY_BUDGET_BYTES", section)
+
+
+@pytest.mark.parametrize("model,param", [
+    (LogisticRegression(C=10**400), "C"),
+    (LogisticRegression(class_weight={0: 10**400}), "class_weight"),
+    (RandomForestClassifier(n_estimators=10**5000), "n_estimators"),
+    (MLPClassifier(hidden_layer_sizes=(10**5000,)), "hidden_layer_sizes"),
+])
+def test_huge_ints_give_one_line(model, param):
+    with pytest.raises(InputError) as err:
+        rebuild_for_refit(model)
+    assert f".{param}=" in str(err.value) and len(str(err.value)) < 600
+    if param in ("n_estimators", "hidden_layer_sizes"):
+        _, adj = rebuild_for_refit(model, clip=True)
+        json.dumps(adj, allow_nan=False)
+
+
+def test_a_pipeline_that_holds_itself_is_refused():
+    pipe = Pipeline([("sc", StandardScaler()), ("lr", LogisticRegression())])
+    pipe.steps[1] = ("again", pipe)
+    with pytest.raises(InputError, match=r"nested deeper than 20 levels"):
+        rebuild_for_refit(pipe)

@@ -67,6 +67,7 @@ from anonml.safemodel._refit_values import (
     _dtype,
     _fail,
     _feature_types,
+    _finite,
     _floats,
     _groups,
     _hidden,
@@ -188,7 +189,7 @@ def _weights_by_name(v: Any, ctx: _Ctx, where: str) -> dict:
     out = {}
     for k, w in v.items():
         w = _plain(w)
-        if type(k) is not str or type(w) not in (int, float) or not math.isfinite(w):
+        if type(k) is not str or not _finite(w):
             raise _Bad("holds a weight that is not a finite number for a named transformer")
         out[k] = float(w)
     return out
@@ -544,7 +545,9 @@ def _mlp_joint(vals: dict, ctx: _Ctx, where: str) -> None:
                         f"({bound}, counting {MLP_INPUT_FEATURES} inputs)", "save the model "
                         "with smaller hidden layers, or refit with clip=True to scale them "
                         "down in proportion")
-        scaled = list(sizes)
+        # integer arithmetic first: the file's sizes may be too large for a float
+        scaled = [max(1, s * MLP_MAX_UNITS // units) if units > MLP_MAX_UNITS else s
+                  for s in sizes]
         while True:
             weights, units = _mlp_cost(tuple(scaled))
             w_ratio, u_ratio = weights / MLP_MAX_WEIGHTS, units / MLP_MAX_UNITS

@@ -34,8 +34,20 @@ class _Bad(Exception):
         self.text, self.fix = text, fix
 
 
+def _finite(x: Any) -> bool:
+    """``x`` is an int or float (never a bool) that a float can hold, and not NaN or ±inf."""
+    if type(x) is int:
+        return abs(x) < 2**1000
+    return type(x) is float and math.isfinite(x)
+
+
 def _short(value: Any, width: int = 80) -> str:
-    text = repr(value)
+    if type(value) is int and abs(value) >= 10**60:
+        return f"<an int of {value.bit_length():,} bits>"  # repr refuses > 4,300 digits
+    try:
+        text = repr(value)
+    except ValueError:  # e.g. a tuple holding such an int
+        text = f"<a {type(value).__name__} holding a huge int>"
     if type(value) is float and math.isnan(value):
         text = "nan"
     text = " ".join(text.split())
@@ -180,7 +192,7 @@ def check(spec: P, value: Any, ctx: _Ctx, where: str, param: str) -> Any:
                             bad.fix or f"save the model with {param} as {alt.text}") from None
         if isinstance(alt, (Lit, NaN)):
             return v
-        if isinstance(alt, Real) and not math.isfinite(v):
+        if isinstance(alt, Real) and not _finite(v):
             raise _fail(where, param, value, "is not a finite number",
                         f"save the model with a finite {param} ({spec.describe()})")
         if isinstance(alt, Int) and any(type(v) is type(u) and v == u for u in alt.unbounded):
@@ -211,16 +223,14 @@ def check(spec: P, value: Any, ctx: _Ctx, where: str, param: str) -> Any:
 # ---------------------------------------------------------------------------------------------
 def _seq(v: Any, what: str, limit: int) -> list:
     """A list/tuple/1-D array as a list of plain scalars, at most ``limit`` long."""
-    if isinstance(v, np.ndarray):
-        if v.ndim != 1 or v.dtype.kind not in "biufUSO":
-            raise _Bad(f"is not a 1-D list of {what}")
-        v = v.tolist()
-    if not isinstance(v, (list, tuple)):
+    if isinstance(v, np.ndarray) and (v.ndim != 1 or v.dtype.kind not in "biufUSO"):
+        raise _Bad(f"is not a 1-D list of {what}")
+    if not isinstance(v, (list, tuple, np.ndarray)):
         raise _Bad(f"is not a list of {what}")
     if len(v) > limit:
         raise _Bad(f"is outside the refit bounds (at most {limit:,} {what})",
                    f"save the model with at most {limit:,} {what}")
-    return [_plain(x) for x in v]
+    return [_plain(x) for x in (v.tolist() if isinstance(v, np.ndarray) else v)]
 
 
 def _scalar(x: Any, nan: bool = False, none: bool = False) -> Any:
@@ -249,7 +259,7 @@ def _class_weight(v: Any, ctx: _Ctx, where: str) -> dict:
     out = {}
     for k, w in v.items():
         w = _plain(w)
-        if type(w) not in (int, float) or not (math.isfinite(w) and w >= 0):
+        if not _finite(w) or w < 0:
             raise _Bad(f"gives label {_short(k, 40)} the weight {_short(w, 40)}, not a "
                        "finite number ≥ 0")
         out[_scalar(k)] = float(w)
@@ -350,8 +360,8 @@ def _text(v: Any, ctx: _Ctx, where: str) -> str:
 def _range_pair(lo: float, hi: float) -> Callable:
     def check(v: Any, ctx: _Ctx, where: str) -> tuple:
         pair = _seq(v, "numbers", 2)
-        if (len(pair) != 2 or any(type(x) not in (int, float) or not math.isfinite(x)
-                                  for x in pair) or not lo <= pair[0] < pair[1] <= hi):
+        if (len(pair) != 2 or not all(_finite(x) for x in pair)
+                or not lo <= pair[0] < pair[1] <= hi):
             raise _Bad(f"is not a pair (a, b) of finite numbers with {_fmt(lo)} ≤ a < b ≤ "
                        f"{_fmt(hi)}")
         return (pair[0], pair[1])
@@ -366,7 +376,7 @@ def _dp_bounds(v: Any, ctx: _Ctx, where: str) -> tuple:
         side = _plain(side)
         scalar = type(side) in (int, float)
         nums = _seq([side] if scalar else side, "features", MAX_FEATURES)
-        if any(type(x) not in (int, float) or not math.isfinite(x) for x in nums):
+        if not all(_finite(x) for x in nums):
             raise _Bad("holds a bound that is not a finite number")
         out.append(float(nums[0]) if scalar else np.asarray(nums, dtype=np.float64))
     return (out[0], out[1])
@@ -374,7 +384,7 @@ def _dp_bounds(v: Any, ctx: _Ctx, where: str) -> tuple:
 
 def _floats(v: Any, ctx: _Ctx, where: str) -> list:
     nums = _seq(v, "weights", MAX_FEATURES)
-    if any(type(x) not in (int, float) or not (math.isfinite(x) and x >= 0) for x in nums):
+    if not all(_finite(x) and x >= 0 for x in nums):
         raise _Bad("holds a weight that is not a finite number ≥ 0")
     return [float(x) for x in nums]
 
@@ -404,6 +414,8 @@ def _json(v: Any) -> Any:
         return _json(v.tolist())
     if isinstance(v, slice):
         return {"slice": [_json(v.start), _json(v.stop), _json(v.step)]}
+    if type(v) is int and abs(v) >= 2**63:
+        return _short(v)
     if isinstance(v, float) and not math.isfinite(v):
         return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
     if isinstance(v, type):
