@@ -396,7 +396,9 @@ def test_refit_params_are_plain_numbers():
 
 
 def test_auditor_n_jobs_is_checked():
-    for bad in (0, True, 10**6, 2.0):
+    assert rebuild_for_refit(RandomForestClassifier(), n_jobs=None)[0].n_jobs == 1
+    assert rebuild_for_refit(RandomForestClassifier(), n_jobs=-1)[0].n_jobs == -1
+    for bad in (0, -2, True, 10**6, 2.0):
         with pytest.raises(InputError, match="n_jobs="):
             rebuild_for_refit(LogisticRegression(), n_jobs=bad)
 

@@ -630,14 +630,14 @@ def _class_for(key: tuple[str, str]) -> type:
 
 def _rebuild(model: Any, ctx: _Ctx, where: str = "") -> Any:
     key = _key(model)
-    where = f"{where}{key[1][:60]}"
+    where = where + "".join(c if c.isprintable() else "?" for c in key[1][:60])
     if key not in REFIT_SCHEMA:
         why = NOT_REFITTED.get(key, "it is not on anonml's list of vetted estimators")
-        raise InputError(f"{where} ({key[0][:80]}.{key[1][:60]}) cannot be refitted: {why}; "
+        raise InputError(f"{where} ({_short(key[0], 80)}) cannot be refitted: {why}; "
                          "fix: submit a model built from the estimators listed in "
                          "docs/security.md (Refit bounds)")
     if _class_for(key) is not type(model):
-        raise InputError(f"{where} ({key[0][:80]}.{key[1][:60]}) cannot be refitted: it is not "
+        raise InputError(f"{where} ({_short(key[0], 80)}) cannot be refitted: it is not "
                          "on anonml's list of vetted estimators (only its name is); fix: submit "
                          "a model built from the estimators listed in docs/security.md (Refit "
                          "bounds)")
@@ -670,10 +670,10 @@ def _param_names(cls: type) -> frozenset:
 
 
 def _check_n_jobs(n_jobs: Any) -> int:
-    n_jobs = _plain(n_jobs)
-    if type(n_jobs) is not int or not 1 <= n_jobs <= 256:
-        raise InputError(f"n_jobs={_short(n_jobs)} is not an int in 1..256; fix: pass the "
-                         "number of worker threads/processes a refit may use, e.g. n_jobs=1")
+    n_jobs = 1 if n_jobs is None else _plain(n_jobs)
+    if type(n_jobs) is not int or not (1 <= n_jobs <= 256 or n_jobs == -1):
+        raise InputError(f"n_jobs={_short(n_jobs)} is not None, -1 or an int in 1..256; fix: "
+                         "pass the number of workers a refit may use, e.g. n_jobs=1")
     return n_jobs
 
 
@@ -687,8 +687,9 @@ def rebuild_for_refit(model: Any, *, n_jobs: int = 1, clip: bool = False,
         The submitted model (fitted or not), of a class in :data:`REFIT_SCHEMA`. Nested
         estimators (pipeline steps, column-transformer transformers, ``SafeModel``'s
         ``estimator``) are rebuilt too.
-    n_jobs : int, default 1
-        The auditor's worker count, set on every part that has ``n_jobs`` (1..256).
+    n_jobs : int or None, default 1
+        The auditor's worker count (1..256, or -1 for all cores; None means 1), set on every
+        part that has ``n_jobs``.
     clip : bool, default False
         Set an out-of-bound numeric value to its bound (and scale an MLP's layers down in
         proportion) instead of refusing it; every change is listed in ``adjustments``.
