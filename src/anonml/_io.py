@@ -200,8 +200,9 @@ def open_regular(path: str | os.PathLike, what: str, *, max_bytes: int | None) -
                              f"anonml reads only regular files; fix: {fix}")
         if max_bytes is not None and st.st_size > max_bytes:
             raise InputError(f"{what} {p!r} is {_size(st.st_size)} ({st.st_size:,} bytes), larger "
-                             f"than the limit of {_size(max_bytes)} for a {what}; nothing was "
-                             "read; fix: give a smaller file")
+                             f"than the limit of {_size(max_bytes)} for this kind of file "
+                             "(counted in full, holes of a sparse file too); nothing was read; "
+                             "fix: give a smaller file")
         if hasattr(os, "O_NONBLOCK"):  # a regular file: back to ordinary reads
             import fcntl
 
