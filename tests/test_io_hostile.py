@@ -340,10 +340,23 @@ def test_dask_cli_refuses_look_alike_columns(tmp_path, table, capsys):
 
 # ------------------------------------------------------------------ output metadata -----------
 def _parquet_with_attrs(tmp_path, table) -> Path:
+    """A Parquet input whose metadata holds a raw value three ways: pandas ``attrs`` (the key
+    pandas >= 2.1 reads back), in pandas' own metadata, and a custom key."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     path = tmp_path / "in.parquet"
-    frame = table.copy()
-    frame.attrs = {"note": SECRET, "rows": [SECRET] * 3}
-    frame.to_parquet(path, index=False)
+    arrow = pa.Table.from_pandas(table, preserve_index=False)
+    meta = dict(arrow.schema.metadata)
+    pandas_meta = json.loads(meta[b"pandas"])
+    pandas_meta["attributes"] = {"note": SECRET}
+    pandas_meta["column_indexes"] = [{"name": SECRET, "field_name": SECRET,
+                                      "pandas_type": "unicode", "numpy_type": "object",
+                                      "metadata": {"encoding": "UTF-8"}}]
+    meta.update({b"pandas": json.dumps(pandas_meta).encode(),
+                 b"PANDAS_ATTRS": json.dumps({"rows": [SECRET] * 3}).encode(),
+                 b"custom": SECRET.encode()})
+    pq.write_table(arrow.replace_schema_metadata(meta), path)
     assert SECRET.encode() in path.read_bytes()  # the input carries it
     return path
 
@@ -367,6 +380,7 @@ def _assert_plain_parquet(path: Path) -> None:
 def test_attrs_of_a_parquet_input_are_not_written(tmp_path, table, capsys):
     pytest.importorskip("pyarrow")
     path = _parquet_with_attrs(tmp_path, table)
+    assert pd.read_parquet(path).attrs  # what pandas alone would carry to the output
     assert read_table(path).attrs == {}
     out = tmp_path / "out.parquet"
     code, _, err = run(["anonymize", path, "--k", 5, "--qi", "age,sex", "--target", "income",
@@ -391,6 +405,7 @@ def test_dask_writer_clears_attrs(tmp_path, table):
     api = pytest.importorskip("anonml.dask._api")
     part = table.copy()
     part.attrs = {"note": SECRET}
+    part.columns.name = SECRET
     groups = np.zeros(len(part), dtype=np.int64)
     reps = pd.DataFrame({"age": [40], "sex": ["F"]})
     n = api._write_task(part, groups, reps, ["age", "sex"], str(tmp_path), 0)

@@ -5,10 +5,12 @@ mapping files) is opened by :func:`open_regular`, which reads only a regular fil
 device, FIFO, socket or folder, even behind a symlink) of at most a stated size per kind
 (``MAX_*_BYTES``), and reads it through the descriptor it checked. A table's header is read as
 written, within :data:`MAX_HEADER_BYTES` (duplicated or empty column names are refused, never
-renamed); a damaged or misnamed file gives one line naming it and the fix. Outputs carry no
-metadata of the input beyond the schema (:func:`plain_frame`, :func:`write_parquet`). Outputs are checked before any work starts (:func:`check_output_file`,
-:func:`check_output_folder`, :func:`check_packages`), and written through a temporary file or
-folder beside the target that is renamed into place only when complete
+renamed); a damaged or misnamed file gives one line naming it and the fix.
+
+Outputs are checked before any work starts (:func:`check_output_file`,
+:func:`check_output_folder`, :func:`check_packages`), carry no metadata of the input beyond
+the schema (:func:`plain_frame`, :func:`write_parquet`), and are written through a temporary
+file or folder beside the target that is renamed into place only when complete
 (:func:`atomic_write`, :func:`atomic_write_set`).
 
 Temporary paths are kept in a registry while they exist. Inside :func:`cleanup_on_signals`
@@ -81,7 +83,8 @@ MAX_MODEL_BYTES = 2 * 2**30
 MAX_RULES_BYTES = 1 * 2**20
 #: an ARX hierarchy file
 MAX_HIERARCHY_BYTES = 256 * 2**20
-#: the header record of a CSV table (its first line, or lines when a name is quoted)
+#: the header record of a CSV table (its first line, or lines when a name is quoted), counted
+#: in characters of the decoded text
 MAX_HEADER_BYTES = 1 * 2**20
 
 _FORMATS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
@@ -160,9 +163,16 @@ def _size(n: int) -> str:
     return f"{n} bytes"
 
 
+def _refuse_kind(p: str, what: str, mode: int) -> None:
+    fix = "name a file" if stat.S_ISDIR(mode) else "copy the data into a regular file"
+    via = f" (a symlink to {os.path.realpath(p)!r})" if os.path.islink(p) else ""
+    raise InputError(f"{what} {p!r}{via} is {_kind_of(mode)}, not a regular file; anonml reads "
+                     f"only regular files; fix: {fix}")
+
+
 def open_regular(path: str | os.PathLike, what: str, *, max_bytes: int | None) -> io.BufferedReader:
-    """Open a user's file for reading, as an unbuffered-free binary file object, only if it is
-    a regular file of at most ``max_bytes`` bytes.
+    """Open a user's file for reading (a binary file object), only if it is a regular file of
+    at most ``max_bytes`` bytes.
 
     The file is opened with ``O_NONBLOCK`` (a FIFO cannot hang the open) and ``O_NOCTTY``, then
     ``fstat`` of the opened descriptor decides: a device, FIFO, socket or folder is refused in
@@ -175,6 +185,10 @@ def open_regular(path: str | os.PathLike, what: str, *, max_bytes: int | None) -
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(
         os, "O_CLOEXEC", 0)
     try:
+        # a first look by name, so that a device is never even opened (opening some has side
+        # effects); the decision that counts is fstat of the descriptor below
+        if not stat.S_ISREG(os.stat(p).st_mode):
+            _refuse_kind(p, what, os.stat(p).st_mode)
         fd = os.open(p, flags)
     except FileNotFoundError:
         raise InputError(f"{what} {p!r} does not exist; fix: check the path") from None
@@ -192,12 +206,7 @@ def open_regular(path: str | os.PathLike, what: str, *, max_bytes: int | None) -
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            fix = "name a file" if stat.S_ISDIR(st.st_mode) else "copy the data into a regular file"
-            via = ""
-            if os.path.islink(p):
-                via = f" (a symlink to {os.path.realpath(p)!r})"
-            raise InputError(f"{what} {p!r}{via} is {_kind_of(st.st_mode)}, not a regular file; "
-                             f"anonml reads only regular files; fix: {fix}")
+            _refuse_kind(p, what, st.st_mode)
         if max_bytes is not None and st.st_size > max_bytes:
             raise InputError(f"{what} {p!r} is {_size(st.st_size)} ({st.st_size:,} bytes), larger "
                              f"than the limit of {_size(max_bytes)} for this kind of file "
@@ -782,16 +791,21 @@ def atomic_write_set(folder: str | os.PathLike, files: Mapping[str, Any], *,
 
 
 def plain_frame(frame: pd.DataFrame) -> pd.DataFrame:
-    """``frame`` without any pandas ``attrs`` (a shallow copy when it had some).
+    """``frame`` without any pandas ``attrs`` and without a name on its column index (a
+    shallow copy when it had either).
 
     ``attrs`` are free-form metadata that pandas carries through operations and writes into a
-    Parquet file (and reads back from one): an input's ``attrs`` could hold its raw values.
-    Column Series take theirs from the frame, so clearing the frame's clears theirs.
+    Parquet file (and reads back from one): an input's ``attrs`` could hold its raw values, and
+    so could the column index's name, which pandas also restores from a Parquet file. Column
+    Series take their ``attrs`` from the frame, so clearing the frame's clears theirs.
     """
-    if not frame.attrs:
+    named = any(n is not None for n in frame.columns.names)
+    if not frame.attrs and not named:
         return frame
     out = frame.copy(deep=False)
     out.attrs = {}
+    if named:  # the name of the column index, restored from a Parquet file's pandas metadata
+        out.columns = out.columns.set_names([None] * out.columns.nlevels)
     return out
 
 
