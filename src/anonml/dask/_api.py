@@ -109,7 +109,7 @@ def _parquet_files(source: Any) -> list[str]:
     if any(ch in text for ch in "*?["):
         files = sorted(_glob.glob(text, recursive=True))
     elif p.is_dir():
-        files = sorted(str(f) for f in p.rglob("*.parquet"))
+        files = sorted(str(f) for f in p.rglob("*.parquet") if not f.is_dir())
     elif p.is_file():
         files = [text]
     else:
