@@ -66,6 +66,11 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     # everything that can be known before the work: the folder, the packages, the inputs' names
     check_output_folder(out)
     check_formats(formats)
+    from anonml.cli import _check_inputs
+
+    _check_inputs(train=args.train, test=args.test, model=args.model,
+                  train_proba=args.train_proba, test_proba=args.test_proba,
+                  anonymized_train=args.anonymized_train)
     for path in (args.train, args.test, args.anonymized_train, args.train_proba,
                  args.test_proba):
         if path is not None and not path.lower().endswith(".npy"):

@@ -56,7 +56,8 @@ def parquet_files(source: str) -> list[Path]:
     """The Parquet files of a folder (searched recursively) or a glob, sorted; one-line errors."""
     p = Path(source)
     if p.is_dir():
-        files = sorted(f for f in p.rglob("*.parquet") if f.is_file()
+        # every entry but folders: a FIFO or device named *.parquet is refused, not skipped
+        files = sorted(f for f in p.rglob("*.parquet") if not f.is_dir()
                        and not any(part.startswith((".", "_")) for part in
                                    f.relative_to(p).parts))
         if not files:
@@ -64,13 +65,14 @@ def parquet_files(source: str) -> list[Path]:
                              "a Parquet dataset (or a glob such as 'data/*.parquet')")
         return files
     if glob.has_magic(source):
-        files = sorted(Path(f) for f in glob.glob(source, recursive=True) if Path(f).is_file())
+        files = sorted(Path(f) for f in glob.glob(source, recursive=True)
+                       if not Path(f).is_dir())
         if not files:
             raise InputError(f"no file matches {source!r}; fix: check the pattern, e.g. "
                              "'data/*.parquet'")
         return files
-    if p.is_file():
-        return [p]
+    if p.exists() or p.is_symlink():
+        return [p]  # a regular file or not: check_parquet_schema opens it and says which
     raise InputError(f"Parquet dataset {source!r} does not exist; fix: give a folder of Parquet "
                      "files or a glob such as 'data/*.parquet'")
 
@@ -97,10 +99,15 @@ def check_parquet_schema(files: list[Path], columns: list[str]) -> dict[str, str
     file and the fix."""
     import pyarrow.parquet as pq
 
+    from anonml import _io
+
     seen: dict[str, tuple[str, Path]] = {}
     for f in files:
         try:
-            schema = pq.read_schema(f)
+            with _io.open_regular(f, "Parquet file", max_bytes=_io.MAX_TABLE_BYTES) as fh:
+                schema = pq.read_schema(fh)
+        except InputError:
+            raise
         except Exception as exc:  # noqa: BLE001 - pyarrow raises several kinds for a bad file
             first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             raise InputError(f"{str(f)!r} is not a readable Parquet file ({first}); fix: remove "
@@ -287,8 +294,13 @@ def run_dask(args: argparse.Namespace, say: Any, method_params: dict,
     check_parquet_schema(files, needed)
     import pyarrow.parquet as pq
 
-    all_columns = pq.read_schema(files[0]).names
+    from anonml._io import open_regular
+    from anonml.encoding import check_lookalike_columns
+
+    with open_regular(files[0], "Parquet file", max_bytes=None) as fh:
+        all_columns = pq.read_schema(fh).names
     check_parquet_schema(files, all_columns)  # every column, since every one is written
+    check_lookalike_columns(all_columns, qi, where=f"the dataset {args.input!r}")
     model, features = None, None
     if args.model is not None:
         from anonml.safemodel import open_model

@@ -105,7 +105,7 @@ def _load_predictions(path: str) -> Any:
     from anonml._io import read_array, read_table
 
     if path.lower().endswith(".npy"):
-        return read_array(path, "predictions")
+        return read_array(path, "predictions", kinds="biufU")  # labels may be text
     table = read_table(path)
     if table.shape[1] != 1:
         raise InputError(
@@ -154,12 +154,16 @@ def _reader(args: argparse.Namespace) -> Any:
 
 
 def _check_inputs(**paths: str | None) -> None:
-    """Every input file exists and is a file, before any work (one line naming the option)."""
-    from anonml._io import _input_file
+    """Every input file exists and is a regular file (not a device, FIFO, socket or folder),
+    before any work (one line naming the option); a model or mapping file is also within the
+    size limit of model files."""
+    from anonml import _io
 
     for option, path in paths.items():
         if path is not None:
-            _input_file(path, f"--{option.replace('_', '-')}" if option != "input" else "input")
+            limit = _io.MAX_MODEL_BYTES if option in ("model", "mapping") else None
+            _io.check_regular_file(path, f"--{option.replace('_', '-')}" if option != "input"
+                                   else "input", max_bytes=limit)
 
 
 def _check_mapping_path(path: str | None, inputs: list, option: str = "--save-mapping"
@@ -318,6 +322,9 @@ def _cmd_anonymize(args: argparse.Namespace) -> int:
     frame = frame.drop(columns=drop)
     if args.target in qi:
         raise InputError(f"target {args.target!r} is also listed in --qi; remove it from --qi")
+    from anonml.encoding import check_lookalike_columns
+
+    check_lookalike_columns(frame.columns, qi, where=repr(args.input))
     unique = anonml.privacy.unique_columns(frame, exclude=qi + keep)
     if unique:
         shown = ", ".join(repr(c) for c in unique[:5])
@@ -465,6 +472,9 @@ def _cmd_transform(args: argparse.Namespace) -> int:
                          "--save-mapping")
     fitted = list(anonymizer.info["columns"])
     _columns_named(fitted, frame.columns, "column of the mapping")
+    from anonml.encoding import check_lookalike_columns
+
+    check_lookalike_columns(frame.columns, list(anonymizer.qi_), where=repr(args.input))
     extra = [c for c in frame.columns if c not in set(fitted) and c not in set(keep)]
     if extra:
         raise InputError(f"column {extra[0]!r} is not one the mapping was fitted on "

@@ -24,10 +24,15 @@ Conventions
   is one of them. To have it ordered (ranges, cuts between dates), convert it to numbers first,
   e.g. ``df[col].dt.year`` or ``df[col].astype("int64")``.
 * A column that mixes types (strings and numbers) is an error: cast it to one type first.
+* Column names are compared as a reader sees them (:func:`normalize_name`): two columns whose
+  names differ only by invisible characters, case or look-alike letters are refused
+  (:func:`check_lookalike_columns`), since one of them could carry a quasi-identifier raw
+  past the anonymizer. Names are never renamed.
 """
 
 from __future__ import annotations
 
+import unicodedata
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence
@@ -40,6 +45,8 @@ from anonml._errors import InputError
 
 __all__ = [
     "as_frame",
+    "check_lookalike_columns",
+    "normalize_name",
     "from_frame",
     "resolve_columns",
     "detect_categorical",
@@ -53,6 +60,84 @@ __all__ = [
 def _names(columns: Sequence[Any], limit: int = 12) -> str:
     shown = ", ".join(str(c) for c in list(columns)[:limit])
     return shown + (", ..." if len(columns) > limit else "")
+
+
+# Letters of other scripts that look like Latin ones, mapped to the Latin letter (after NFKC and
+# case folding, so lower case is enough; the capitals fold to these). A small hand-made table
+# of the Cyrillic and Greek letters most often mistaken for Latin, not the full Unicode
+# confusables list (https://www.unicode.org/Public/security/latest/confusables.txt).
+_CONFUSABLES = str.maketrans({
+    # Cyrillic
+    "\u0430": "a", "\u0432": "b", "\u0435": "e",
+    "\u043a": "k", "\u043c": "m", "\u043d": "h", "\u043e": "o", "\u0440": "p",
+    "\u0441": "c", "\u0442": "t", "\u0443": "y", "\u0445": "x", "\u0456": "i",
+    "\u0458": "j", "\u0455": "s", "\u04bb": "h", "\u0501": "d",
+    "\u051b": "q", "\u051d": "w", "\u04cf": "l",
+    # Greek
+    "\u03b1": "a", "\u03b2": "b", "\u03b5": "e", "\u03b9": "i", "\u03ba": "k",
+    "\u03bd": "v", "\u03bf": "o", "\u03c1": "p", "\u03c4": "t", "\u03c5": "u",
+    "\u03c7": "x", "\u03b7": "n", "\u03c9": "w", "\u03f2": "c",
+    "\u03f3": "j", "\u03b6": "z",
+    # Latin: dotless i, long s, script g
+    "\u0131": "i", "\u017f": "s", "\u0261": "g",
+})
+
+
+def normalize_name(name: Any) -> str:
+    """A column name as a reader sees it, to compare names (never to rename one).
+
+    NFKC normalization (full-width and compatibility forms become plain letters), then every
+    format character (Unicode category Cf: zero-width spaces and joiners, direction marks, soft
+    hyphens, ...) removed, then case folding, then Cyrillic and Greek letters that look like
+    Latin ones mapped to them (a small table, :data:`_CONFUSABLES`, not the full Unicode
+    confusables list), then NFKC again. ``'a\u200bge'``, ``'AGE'`` and ``'\u0430ge'`` (a
+    Cyrillic a) all become ``'age'``.
+    """
+    text = unicodedata.normalize("NFKC", str(name))
+    text = "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
+    text = text.casefold().translate(_CONFUSABLES)
+    return unicodedata.normalize("NFKC", text)
+
+
+def _shown(name: Any) -> str:
+    """A name quoted so that invisible and look-alike characters show (``'\u0430ge'``)."""
+    text = str(name)
+    return repr(text) if text.isascii() else ascii(text)
+
+
+def check_lookalike_columns(columns: Sequence[Any], quasi_identifiers: Sequence[Any] = (), *,
+                            where: str = "X") -> None:
+    """Refuse two columns whose names look the same (:func:`normalize_name`), in one line.
+
+    A column that looks like a quasi-identifier but is not one (``'a\u200bge'`` beside the
+    QI ``'age'``) would be written raw beside the anonymized one; two look-alike columns are
+    refused whether or not one is a quasi-identifier. Only string names are compared (a numpy
+    array's columns are integers).
+    """
+    qi = [q for q in quasi_identifiers if isinstance(q, str)]
+    qi_set = set(qi)
+    seen: dict[str, Any] = {}
+    for q in qi:  # the quasi-identifiers first, so a message names the QI
+        seen.setdefault(normalize_name(q), q)
+    for col in columns:
+        if not isinstance(col, str):
+            continue
+        key = normalize_name(col)
+        first = seen.setdefault(key, col)
+        if first == col:
+            continue
+        if first in qi_set and col not in qi_set:
+            raise InputError(
+                f"column {_shown(col)} of {where} looks like the quasi-identifier "
+                f"{_shown(first)} (both read as {key!r} once invisible characters, case and "
+                "look-alike letters are ignored) and would be written unanonymized beside it; "
+                "fix: rename or drop one"
+            )
+        raise InputError(
+            f"columns {_shown(first)} and {_shown(col)} of {where} look the same (both read "
+            f"as {key!r} once invisible characters, case and look-alike letters are ignored); "
+            "fix: rename or drop one"
+        )
 
 
 def as_frame(X: Any, *, what: str = "X") -> tuple[pd.DataFrame, bool]:

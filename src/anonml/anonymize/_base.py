@@ -41,6 +41,7 @@ from anonml.privacy import build_privacy_model
 from anonml.encoding import (
     TableEncoder,
     as_frame,
+    check_lookalike_columns,
     check_table,
     detect_categorical,
     from_frame,
@@ -177,6 +178,7 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
                 "from 0 (none) up to below 1, e.g. 0.02"
             )
         qi = resolve_columns(frame, self.quasi_identifiers)
+        check_lookalike_columns(frame.columns, qi)
         tree_cols = qi if self._tree_columns == "qi" else list(frame.columns)
         categorical = detect_categorical(frame, tree_cols, self.categorical_features)
         check_table(frame, tree_cols, categorical)

@@ -15,6 +15,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import pandas as pd
 
+from anonml import _io
 from anonml._errors import InputError, OutputError
 from anonml._install import install_hint
 from anonml.anonymize import _kernels as K
@@ -108,7 +109,7 @@ def _parquet_files(source: Any) -> list[str]:
     if any(ch in text for ch in "*?["):
         files = sorted(_glob.glob(text, recursive=True))
     elif p.is_dir():
-        files = sorted(str(f) for f in p.rglob("*.parquet"))
+        files = sorted(str(f) for f in p.rglob("*.parquet") if not f.is_dir())
     elif p.is_file():
         files = [text]
     else:
@@ -140,7 +141,10 @@ def _check_files(files: list[str], needed: list) -> None:
     kinds: dict = {}
     for f in files:
         try:
-            schema = pq.read_schema(f)
+            with _io.open_regular(f, "Parquet file", max_bytes=_io.MAX_TABLE_BYTES) as fh:
+                schema = pq.read_schema(fh)
+        except InputError:
+            raise
         except Exception as exc:  # noqa: BLE001 - any unreadable file is one input error
             raise InputError(f"{f!r} is not a readable Parquet file ({type(exc).__name__}); remove or rewrite it") from None
         names = set(schema.names)
@@ -238,8 +242,11 @@ def _reps_table(n_groups: int, qi: list, *picked: pd.DataFrame) -> pd.DataFrame:
 
 
 def _write_task(part, groups, reps, qi, folder, i):
+    from anonml._io import write_parquet
+
     out = K.recode_partition(part, groups, reps, qi)
-    out.to_parquet(os.path.join(folder, f"part.{i:05d}.parquet"))
+    # no metadata of the input (pandas attrs, schema key-values): the columns and their types
+    write_parquet(out, os.path.join(folder, f"part.{i:05d}.parquet"))
     return int(out.shape[0])
 
 
@@ -403,11 +410,20 @@ def anonymize_dataset(
     if isinstance(source, (str, os.PathLike)):
         files = _parquet_files(source)
         _check_files(files, needed)
+        import pyarrow.parquet as pq
+
+        from anonml.encoding import check_lookalike_columns
+
+        with _io.open_regular(files[0], "Parquet file", max_bytes=None) as fh:
+            check_lookalike_columns(pq.read_schema(fh).names, qi, where=repr(os.fspath(source)))
         meta = pd.read_parquet(files[0], columns=needed).iloc[:0]
 
         def parts_of(columns: list | None) -> list:  # one partition per file, read by pandas
             return [dask.delayed(_read_file, pure=False)(f, columns) for f in files]
     elif hasattr(source, "to_delayed") and hasattr(source, "npartitions"):
+        from anonml.encoding import check_lookalike_columns
+
+        check_lookalike_columns(list(source.columns), qi, where="the dask DataFrame")
         missing = [c for c in needed if c not in set(source.columns)]
         if missing:
             raise InputError(

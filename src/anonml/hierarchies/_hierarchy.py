@@ -462,12 +462,15 @@ class Hierarchy:
         """
         if isinstance(path_or_buffer, (str, os.PathLike)):
             p = Path(path_or_buffer)
-            if not p.is_file():
+            if not p.exists():
                 raise InputError(f"hierarchy file {str(p)!r} does not exist; check the path")
             if name is None:
                 name = p.name.split(".")[0]
+            from anonml import _io
+
+            raw = _io.read_bytes(p, "hierarchy file", max_bytes=_io.MAX_HIERARCHY_BYTES)
             try:
-                text = p.read_text(encoding="utf-8-sig")
+                text = raw.decode("utf-8-sig").replace("\r\n", "\n").replace("\r", "\n")
             except (OSError, UnicodeDecodeError) as exc:
                 raise InputError(f"cannot read hierarchy file {str(p)!r}: {exc}") from None
             where = repr(str(p))

@@ -143,12 +143,12 @@ def load_model(path: Any, *, trust: bool = False, isolate: bool = True,
         structure, or a file that crashed or hung the isolated reader; one line naming the
         file, the part and the fix.
     """
-    import shutil
     import tempfile
 
+    from anonml import _io
+
     p = Path(path)
-    if not p.is_file():
-        raise InputError(f"model file {str(p)!r} does not exist; fix: check the path")
+    _io.check_regular_file(p, "model file", max_bytes=_io.MAX_MODEL_BYTES)
     suffix = p.suffix.lower()
     if trust or suffix not in SAFE_FORMATS:
         return _read_and_validate(p, trust=trust)  # pickles: UntrustedModelError unless trust
@@ -156,7 +156,7 @@ def load_model(path: Any, *, trust: bool = False, isolate: bool = True,
         _skops()  # a missing optional package is named here, not by the child
     with tempfile.TemporaryDirectory(prefix="anonml-model-") as tmp:
         copy = Path(tmp) / f"model{suffix}"  # one private copy: the child and this process
-        shutil.copyfile(p, copy)               # read the same bytes
+        _io.safe_copy(p, copy, max_bytes=_io.MAX_MODEL_BYTES, what="model file")  # same bytes
         try:
             if isolate:
                 from anonml.safemodel._probe import probe_model_file

@@ -63,8 +63,10 @@ GLOSSARY = (
 
 
 def _sha256_file(path: Any) -> str:
+    from anonml import _io
+
     digest = hashlib.sha256()
-    with open(path, "rb") as fh:
+    with _io.open_regular(path, "model file", max_bytes=_io.MAX_MODEL_BYTES) as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             digest.update(chunk)
     return digest.hexdigest()

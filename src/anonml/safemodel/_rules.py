@@ -438,10 +438,12 @@ def load_rules(path: str | os.PathLike | None = None) -> RuleSet:
         if path is None:
             return default_rules()
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise InputError(f"rules file {str(path)!r} not found; fix: give an existing file, "
                          "or write the defaults with `anonml rules init FILE`")
-    raw = path.read_bytes()
+    from anonml import _io
+
+    raw = _io.read_bytes(path, "rules file", max_bytes=_io.MAX_RULES_BYTES)
     suffix = path.suffix.lower()
     try:
         if suffix == ".toml":
