@@ -78,8 +78,6 @@ MAX_BLOB_BYTES = 2 * 2**30
 MAX_OPEN_FILES = 256
 #: Python threads a worker may run at once
 MAX_THREADS = 16
-#: largest model file read (bytes); a larger (or sparse) file is refused before it is copied
-MAX_MODEL_BYTES = 4 * 2**30
 
 _LEN = struct.Struct("<Q")
 
@@ -503,10 +501,21 @@ class SandboxedModel:
                              "facts; the mapping is malformed or hostile")
         return facts
 
+    #: refit a file whose hyperparameters lie outside the refit bounds with the bounded
+    #: values (True), or refuse it (False, the default); see ``refit_adjustments``
+    clip_refit = False
+
+    @property
+    def refit_adjustments(self) -> list:
+        """What a refit changed in the file's hyperparameters (empty until a refit was asked
+        for, and when nothing was outside the bounds)."""
+        return list(self._source.adjustments) if self._source is not None else []
+
     def _refit_source(self) -> _Source:
         if self._source is None:
             header, _, blobs = self._worker.request("refit_blob",
-                                                    "rebuilding the estimator for a refit")
+                                                    "rebuilding the estimator for a refit",
+                                                    clip=bool(self.clip_refit))
             if len(blobs) != 1:
                 raise InputError(f"model file {self.path!r}: the sandbox sent no estimator")
             self._source = _Source(blobs[0], self.path, self._worker.memory,
@@ -596,7 +605,7 @@ class SandboxedEstimator:
         worker = _Worker(name=self.source.name, memory=self.source.memory)
         header, arrays, _ = worker.request(
             "fit", f"a refit on {_rows(X):,} rows", timeout=CALL_TIMEOUT, blob=self.source.blob,
-            X=X, y=np.asarray(y), random_state=self.random_state)
+            X=X, y=np.asarray(y), random_state=self.random_state, clip=True)
         self._worker = worker
         self.classes_ = (_decode_result({"result": "array"}, arrays[:1])
                          if header.get("has_classes") and arrays else None)
@@ -672,7 +681,7 @@ def is_sandboxed(model: Any) -> bool:
 
 
 def open_model(path: Any, *, trust: bool = False, memory: int | None = None,
-               timeout: float | None = None, max_bytes: int = MAX_MODEL_BYTES,
+               timeout: float | None = None, max_bytes: int | None = None,
                workdir: Any = None) -> SandboxedModel:
     """Open a model file in a sandbox worker; the auditor's process never builds it.
 
@@ -688,8 +697,9 @@ def open_model(path: Any, *, trust: bool = False, memory: int | None = None,
     timeout : float, optional
         Wall-clock seconds to start the worker and read the file (default
         :data:`LOAD_TIMEOUT`).
-    max_bytes : int
-        Largest file accepted; checked on the opened file before any byte is copied.
+    max_bytes : int, optional
+        Largest file accepted (default :data:`anonml._io.MAX_MODEL_BYTES`); checked on the
+        opened file before any byte is copied.
 
     Returns
     -------
@@ -719,6 +729,10 @@ def open_model(path: Any, *, trust: bool = False, memory: int | None = None,
                          ".skops, XGBoost .json/.ubj, or .pkl/.joblib with --trust-model")
     if suffix == ".skops":
         _skops()  # a missing optional package is named here, not by the worker
+    from anonml import _io
+
+    if max_bytes is None:
+        max_bytes = _io.MAX_MODEL_BYTES
     worker = None
     tmp = tempfile.mkdtemp(prefix="anonml-model-", dir=workdir)
     try:
@@ -983,7 +997,7 @@ def _seed_all(est: Any, seed: Any) -> None:  # pragma: no cover - runs in the ch
         est.set_params(**{n: seed for n in names})
 
 
-def _for_refit(model: Any) -> tuple[Any, list]:  # pragma: no cover - runs in the child
+def _for_refit(model: Any, clip: bool = False) -> tuple[Any, list]:  # pragma: no cover
     """An unfitted estimator rebuilt from the bounded refit schema (and what it changed)."""
     from anonml.safemodel._release import plain_estimator
 
@@ -991,10 +1005,10 @@ def _for_refit(model: Any) -> tuple[Any, list]:  # pragma: no cover - runs in th
         from anonml.safemodel._refit_schema import rebuild_for_refit
     except ImportError:  # the schema module is not there: clone with the auditor's settings
         rebuild_for_refit = None
-    base = plain_estimator(model)
     if rebuild_for_refit is not None:
-        est, adjustments = rebuild_for_refit(base, n_jobs=1)
+        est, adjustments = rebuild_for_refit(model, n_jobs=1, clip=clip, unwrap=True)
         return est, list(adjustments or [])
+    base = plain_estimator(model)
     params = base.get_params(deep=True)
     fixed = {k: v for k, v in (
         *((k, None) for k in params if k == "memory" or k.endswith("__memory")),
@@ -1131,13 +1145,13 @@ def _worker_main(argv: list[str]) -> int:  # pragma: no cover - runs in the chil
                     facts = verify_mapping(state["model"], kw["X"], where=kw["where"])
                 send({"status": "ok", "mapping": _to_json(facts)})
             elif op == "refit_blob":
-                est, adjustments = _for_refit(state["model"])
+                est, adjustments = _for_refit(state["model"], clip=bool(kw.get("clip")))
                 send({"status": "ok", "adjustments": _to_json(adjustments)},
                      blobs=[pickle.dumps(est, protocol=5)])
             elif op == "fit":
                 # the blob came from a worker like this one, through the auditor, which never
                 # decoded it; it is rebuilt from the bounded schema again before the fit
-                est, _ = _for_refit(pickle.loads(kw["blob"]))
+                est, _ = _for_refit(pickle.loads(kw["blob"]), clip=bool(kw.get("clip")))
                 _seed_all(est, kw["random_state"])
                 _single_jobs(est)
                 est.fit(kw["X"], kw["y"])
