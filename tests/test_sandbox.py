@@ -200,3 +200,46 @@ def test_threads_share_one_model_safely(forest_file, data):
         t.join()
     assert all(np.array_equal(o, out[0]) for o in out)
     sm.close()
+
+
+def test_refit_bounds_refuse_or_clip(tmp_path, data):
+    X, y = data
+    path = tmp_path / "big.skops"
+    save_model(RandomForestClassifier(450, max_depth=2, random_state=0).fit(X, y), path)
+    sm = open_model(path)
+    with pytest.raises(InputError, match="n_estimators"):
+        clone(sm)
+    sm.close()
+    sm = open_model(path)
+    sm.clip_refit = True
+    ref = clone(sm).fit(X, y)
+    assert [(a["parameter"], a["file_value"], a["value_used"]) for a in sm.refit_adjustments] \
+        == [("n_estimators", 450, 400)]
+    assert ref.predict_proba(X).shape == (300, 2)
+    ref.close()
+    sm.close()
+
+
+def test_audit_reports_clipped_refits(tmp_path, data):
+    import json
+
+    from anonml.cli import main
+
+    X, y = data
+    path = tmp_path / "big.skops"
+    save_model(RandomForestClassifier(450, max_depth=2, random_state=0).fit(X, y), path)
+    X.iloc[:200].assign(label=y[:200]).to_csv(tmp_path / "train.csv", index=False)
+    X.iloc[200:].assign(label=y[200:]).to_csv(tmp_path / "test.csv", index=False)
+    common = ["audit", "--model", str(path), "--train", str(tmp_path / "train.csv"), "--test",
+              str(tmp_path / "test.csv"), "--target", "label", "--attacks", "rmia",
+              "--formats", "json", "-q"]
+    assert main([*common, "-o", str(tmp_path / "refused")]) == 1
+    assert not (tmp_path / "refused").exists()
+    assert main([*common, "--refit-bounds", "clip", "-o", str(tmp_path / "r")]) == 0
+    report = json.loads((tmp_path / "r" / "report.json").read_text())
+    adj = report["model"]["refit_adjustments"]
+    assert [(a["parameter"], a["file_value"], a["value_used"]) for a in adj] == [
+        ("n_estimators", "450", "400")]
+    import hashlib
+
+    assert report["model"]["file"]["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()

@@ -89,6 +89,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         say(f"reading the model {args.model} in the sandbox (vetted, validated, never run "
             "in this process)")
         model = open_model(args.model, trust=args.trust_model)
+        model.clip_refit = args.refit_bounds == "clip"
         say(f"model: {model.info['description']} from {args.model} (sha256 "
             f"{model.sha256[:16]}...)")
         if model.info["is_released_pipeline"]:  # re-verify the mapping, on the training rows
@@ -148,6 +149,11 @@ def add_audit_parser(sub: Any) -> None:
                     "(no code runs), or .pkl/.joblib with --trust-model")
     au.add_argument("--trust-model", action="store_true",
                     help="allow unpickling --model, and any type in a .skops file")
+    au.add_argument("--refit-bounds", choices=("refuse", "clip"), default="refuse",
+                    help="a model whose hyperparameters lie outside the refit bounds "
+                    "(docs/security.md) is refused before the reference models are trained "
+                    "(refuse, the default), or refitted with the bounded values, which the "
+                    "report lists (clip)")
     au.add_argument("--train-proba", metavar="FILE", help="black-box model: its class "
                     "probabilities on the training rows (.csv/.npy, one column per class, "
                     "sorted class order)")

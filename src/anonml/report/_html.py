@@ -248,6 +248,11 @@ def _model_data(report: dict) -> str:
             f'<span class="mono">sha256 {_e(model_file["sha256"])}</span>',
         ),
     ]
+    if m.get("refit_adjustments"):
+        model_pairs.append(("Refit bounds", "reference models refitted with bounded values: " +
+                            "; ".join(f"{_e(a['path'])}.{_e(a['parameter'])} "
+                                      f"{_e(a['file_value'])} &rarr; {_e(a['value_used'])}"
+                                      for a in m["refit_adjustments"])))
     data_pairs = [
         ("Training rows", _n(d["n_train"], "unknown")),
         ("Test rows", _n(d["n_test"], "unknown")),

@@ -363,6 +363,9 @@ def _model_data(pdf, report: dict) -> None:
                 if model_file is None
                 else f"{model_file['name']} (sha256 {model_file['sha256']})",
             ),
+            *([("Refit bounds", "reference models refitted with bounded values: " + "; ".join(
+                f"{a['path']}.{a['parameter']} {a['file_value']} -> {a['value_used']}"
+                for a in m["refit_adjustments"]))] if m.get("refit_adjustments") else []),
             (
                 "Report",
                 (

@@ -452,6 +452,8 @@ def request_release(
     family = (model.info["family"] if sandboxed else model_family(model)
               ) if model is not None else "generic"
 
+    if sandboxed and {"rmia", "lira"} & set(attacks):
+        model.__sklearn_clone__()  # a file outside the refit bounds fails here, before any work
     facts: dict = {"family": family, "params": {}, "measures": {}, "n_samples": target.n("train")}
     tamper = ("no_fingerprint", [])
     structure: dict = {}
@@ -502,6 +504,7 @@ def request_release(
     report = build_report(
         verdict=verdict, outcomes=outcomes, ruleset=ruleset, target=target, model=model,
         model_section=facts.get("model_section"),
+        refit_adjustments=model.refit_adjustments if sandboxed else None,
         family=family, tamper=tamper, structure=structure, anonymization=anon, mapping=mapping,
         unmeasurable=unmeasurable,
         membership=membership, attribute=attribute, model_file=model_file,

@@ -153,7 +153,8 @@ def build_report(*, verdict: Any, outcomes: list, ruleset: Any, target: Any, mod
                  mapping: dict | None = None,
                  membership: list, attribute: list, model_file: Any, target_name: str | None,
                  dataset_name: str | None, timings: dict,
-                 unmeasurable: dict | None = None, model_section: dict | None = None) -> dict:
+                 unmeasurable: dict | None = None, model_section: dict | None = None,
+                 refit_adjustments: list | None = None) -> dict:
     """The report dict (see ``anonml/report/schema``); JSON-safe, no records."""
     from anonml import __version__
 
@@ -182,7 +183,12 @@ def build_report(*, verdict: Any, outcomes: list, ruleset: Any, target: Any, mod
         "anonml_version": __version__,
         "title": title,
         "verdict": verdict.to_dict(),
-        "model": _model_section(model, family, target, model_file, model_section),
+        "model": {**_model_section(model, family, target, model_file, model_section),
+                  **({"refit_adjustments": [
+                      {k: str(a.get(src, "")) for k, src in (
+                          ("path", "path"), ("parameter", "parameter"),
+                          ("file_value", "file_value"), ("value_used", "value_used"))}
+                      for a in refit_adjustments]} if refit_adjustments else {})},
         "data": {"n_train": int(target.n("train")), "n_test": int(target.n("test")),
                  "target": target_name, "anonymization": anonymization,
                  **({"mapping": {k: mapping[k] for k in MAPPING_KEYS}} if mapping else {})},
