@@ -88,10 +88,16 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         from anonml.safemodel._mapping import is_released_pipeline, verify_mapping
 
         if is_released_pipeline(model):  # a released pipeline: re-verify its mapping first
-            mapping = verify_mapping(model, X_test, where=f"the mapping in {args.model!r}")
-            say(f"mapping: {mapping['method']}, k={mapping['k']}, {mapping['n_groups']:,} "
-                f"groups (smallest {mapping['smallest_group']:,}), re-verified from the "
-                "mapping alone")
+            # X_train: the training rows are mapped through it and counted again, so the
+            # rules read the measured k, not the file's claim
+            mapping = verify_mapping(model, X_test, where=f"the mapping in {args.model!r}",
+                                     X_train=X_train)
+            got = mapping["measured"]
+            say(f"mapping: {mapping['method']}, the file claims k={mapping['k']} and "
+                f"{mapping['n_groups']:,} groups (smallest {mapping['smallest_group']:,}); "
+                f"the training rows give k={got['k_measured']} in "
+                f"{got['n_groups_measured']:,} groups"
+                + ("" if got["claims_match"] else f" (MISMATCH: {got['mismatches'][0]})"))
         target = Target(model, X_train, y_train, X_test, y_test)
     else:
         target = Target(None, None, y_train, None, y_test,
