@@ -220,6 +220,22 @@ def test_request_release_blocks_on_the_measured_claims(result, data):
     validate(d.report)
 
 
+def test_claims_rule_still_reads_the_mapping_with_a_declared_anonymization(result, data):
+    """--anonymized-qi/--k verify the table; the mapping's claims are checked all the same."""
+    Xtr, Xte, ytr, yte = data
+    pipe = _times_ten(_copy(result.pipeline))
+    mapping = verify_mapping(pipe, Xte, X_train=Xtr)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        d = request_release(Target(pipe, Xtr, ytr.to_numpy(), Xte, yte.to_numpy()),
+                            attacks=(), mapping=mapping,
+                            anonymization={"quasi_identifiers": QI, "k": K},
+                            anonymized_train=result.X_anonymized)
+    assert d.measures["anonymization.verified"] is True  # the table itself is k-anonymous
+    assert d.measures["mapping.claims_match"] is False and d.decision == "do_not_release"
+    assert any(r["rule_id"] == "mapping-claims-match" for r in d.verdict.reasons)
+
+
 def test_request_release_honest_pipeline_passes_the_claims_rule(result, data):
     Xtr, Xte, ytr, yte = data
     mapping = verify_mapping(result.pipeline, Xte, X_train=Xtr)

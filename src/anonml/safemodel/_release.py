@@ -510,7 +510,13 @@ def request_release(
 
     elif mapping is not None:
         facts["measures"].update(mapping_measures(mapping))
-        facts["details"] = mapping_details(mapping)
+    if mapping is not None:  # the mapping's claims against its training rows, in either case
+        details = mapping_details(mapping)
+        facts["details"] = details if anon is None else {
+            k: v for k, v in details.items() if k.startswith("mapping.")}
+        claims = mapping_measures(mapping).get("mapping.claims_match")
+        if claims is not None:
+            facts["measures"]["mapping.claims_match"] = claims
 
     results, attack_measures, membership, attribute = _run_attacks(
         target, model, attacks, n_reference=n_reference, attribute_features=attribute_features,
