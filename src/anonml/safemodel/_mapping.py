@@ -370,10 +370,19 @@ def _route_depth(where: str, what: str, n: int, roots: np.ndarray, expand: Any) 
         frontier = kids
 
 
-def _binary(inner: np.ndarray, left: np.ndarray, right: np.ndarray) -> Any:
+def _loop(where: str, what: str) -> InputError:
+    return _refuse(where, f"its {what} has a node whose child is not after its node (a loop "
+                   "transform would follow for ever)")
+
+
+def _binary(inner: np.ndarray, left: np.ndarray, right: np.ndarray, where: str,
+            what: str) -> Any:
     def expand(frontier: np.ndarray) -> np.ndarray:
         f = frontier[inner[frontier]]
-        return np.concatenate([left[f], right[f]])
+        kids = np.concatenate([left[f], right[f]])
+        if (kids <= np.concatenate([f, f])).any():  # children lie after their parent
+            raise _loop(where, what)
+        return kids
     return expand
 
 
@@ -400,7 +409,11 @@ def _cut_tree_expand(t: Any, where: str) -> tuple[int, Any]:
             return np.zeros(n + 1, dtype=np.int64)  # refused by the caller
         if int(width[f].sum()) > n:  # more children than nodes: refused by the caller
             return np.zeros(n + 1, dtype=np.int64)
-        pos = _ranges(off[f], width[f])[0] if f.size else np.zeros(0, dtype=np.int64)
+        if f.size == 0:
+            return f
+        pos, ordinal, _ = _ranges(off[f], width[f])
+        if (nodes[pos] <= f[ordinal]).any() or (largest[f] <= f).any():
+            raise _loop(where, "cut tree")
         # unseen values go to ``largest_``, one of the node's children in a genuine tree
         return np.unique(np.concatenate([nodes[pos], largest[f]]))
     return n, expand
@@ -433,12 +446,12 @@ def check_routes(obj: Any, where: str = "the mapping") -> list:
     if inner_tree is not None and hasattr(inner_tree, "children_left"):  # scikit-learn's tree
         left = np.asarray(inner_tree.children_left, dtype=np.int64)
         right = np.asarray(inner_tree.children_right, dtype=np.int64)
-        trees = [("tree", left.size, [0], _binary(left != -1, left, right))]
+        trees = [("tree", left.size, [0], _binary(left != -1, left, right, where, "tree"))]
     elif type(tree).__name__ == "HistTree":
         left = np.asarray(tree.children_left_, dtype=np.int64)
         trees = [("tree", left.size, [0],
                   _binary(np.asarray(tree.feature_) >= 0, left,
-                          np.asarray(tree.children_right_, dtype=np.int64)))]
+                          np.asarray(tree.children_right_, dtype=np.int64), where, "tree"))]
     elif type(tree).__name__ == "_CutTree":
         n, expand = _cut_tree_expand(tree, where)
         trees = [("cut tree", n, [0], expand)]
@@ -451,7 +464,8 @@ def check_routes(obj: Any, where: str = "the mapping") -> list:
         roots = np.arange(int(l2g.max()) + 1 if l2g.size else 1)  # one root per tree group
         trees.append(("refinement tree", left.size, roots,
                       _binary(np.asarray(refine.feature_) >= 0, left,
-                              np.asarray(refine.children_right_, dtype=np.int64))))
+                              np.asarray(refine.children_right_, dtype=np.int64), where,
+                              "refinement tree")))
     split = d.get("_tree")
     if isinstance(split, dict):  # the R+-tree's split tree
         axis = np.asarray(split.get("axis"), dtype=np.int64)
@@ -459,7 +473,8 @@ def check_routes(obj: Any, where: str = "the mapping") -> list:
         right = np.asarray(split.get("right"), dtype=np.int64)
         if axis.ndim != 1 or left.shape != axis.shape or right.shape != axis.shape:
             raise _refuse(where, "its split tree's arrays differ in length")
-        trees.append(("split tree", axis.size, [0], _binary(axis >= 0, left, right)))
+        trees.append(("split tree", axis.size, [0],
+                      _binary(axis >= 0, left, right, where, "split tree")))
     for what, n, roots, expand in trees:
         if n < 1:
             raise _refuse(where, f"its {what} has no nodes")
