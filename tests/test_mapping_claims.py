@@ -376,3 +376,29 @@ def test_a_cycle_in_a_route_is_refused(hist_pipe):
     t.children_right_ = right
     with pytest.raises(InputError, match="not after its node"):
         check_routes(pipe)
+
+
+def test_mondrian_cut_tree_deeper_than_the_bound_is_refused(data):
+    from anonml.anonymize._model import release_copy
+
+    Xtr, _, ytr, _ = data
+    m = release_copy(MondrianAnonymizer(k=K, quasi_identifiers=QI).fit(Xtr, ytr))
+    t = m.tree_
+    depth = MAX_ROUTE_DEPTH + 1
+    n = 2 * depth + 1
+    inner = np.arange(0, n - 1, 2)
+    t.feature_ = np.full(n, -1, dtype=np.int64)
+    t.feature_[inner] = 0
+    t.kind_ = np.where(t.feature_ >= 0, 0, -1)  # threshold cuts
+    t.threshold_ = np.full(n, -np.inf)
+    t.child_offset_ = np.full(n, -1, dtype=np.int64)
+    t.child_offset_[inner] = 2 * np.arange(inner.size)
+    t.child_nodes_ = np.column_stack([inner + 1, inner + 2]).ravel()
+    t.largest_ = np.where(t.feature_ >= 0, np.arange(n) + 2, -1)
+    t.lca_start_ = np.zeros(n, dtype=np.int64)
+    t.lca_size_ = np.zeros(n, dtype=np.int64)
+    m.leaf_to_group_ = np.where(t.feature_ < 0, 0, -1)
+    with pytest.raises(InputError) as info:
+        measure_mapping(m, Xtr)
+    text = str(info.value)
+    assert "\n" not in text and f"cut tree has a route deeper than {MAX_ROUTE_DEPTH}" in text
