@@ -357,7 +357,9 @@ def mapping_details(mapping: dict) -> dict:
     k_words = (f"measured on the {measured['n_rows']:,} training rows; the file claims "
                f"k = {claims['k']:,}")
     return {"anonymization.k_achieved": k_words,
-            "anonymization.verified": shown or "the file's claims equal the training rows'",
+            "anonymization.verified": (
+                f"the mapping's claims differ from its training rows: {lines[0]}" if lines
+                else "the mapping's claims equal what its training rows give"),
             "mapping.claims_match": shown or (
                 f"the file claims k = {claims['k']:,} and {claims['n_groups']:,} groups; the "
                 f"training rows give k = {measured['k_measured']:,} and "
