@@ -40,7 +40,7 @@ def _outcome(rule_id: str, facts: dict) -> str:
 
 # ------------------------------------------------------------------------------ the file ------
 def test_default_rules_load_and_cite_their_sources():
-    assert len(RULES) == 24
+    assert len(RULES) == 25
     assert RULES.origin == "anonml defaults" and len(RULES.sha256) == 64
     for rule in RULES.rules:
         assert rule.source and rule.explanation and rule.title
@@ -315,6 +315,9 @@ CASES = {
                        _measure("anon-k", "anonymization.k_achieved", 10)),
     "anon-verified": lambda: (_measure("anon-verified", "anonymization.verified", False),
                               _measure("anon-verified", "anonymization.verified", True)),
+    "mapping-claims-match": lambda: (
+        _measure("mapping-claims-match", "mapping.claims_match", False),
+        _measure("mapping-claims-match", "mapping.claims_match", True)),
 }
 
 
@@ -464,6 +467,15 @@ def test_measure_registry_matches_what_the_release_code_produces():
                                 max_attribute_records=30, random_state=0)
         # a rate the small test set cannot resolve is named, with the reason, not produced
         produced |= set(d.measures) | set(d.unmeasurable)
+    # a released pipeline's mapping, measured on its training rows
+    from anonml import MondrianAnonymizer
+    from anonml.anonymize._model import release_copy
+    from anonml.safemodel._mapping import verify_mapping
+    from anonml.safemodel._release import mapping_measures
+
+    anonymizer = MondrianAnonymizer(k=5, quasi_identifiers=["a", "b"]).fit(X[:100], y[:100])
+    produced |= set(mapping_measures(verify_mapping(release_copy(anonymizer),
+                                                    X_train=X[:100])))
     for dp in (DPSGDClassifier(noise_multiplier=1.0), DPRandomForestClassifier(),
                DPLogisticRegression()):
         produced |= set(ante_hoc_facts(dp)["measures"])

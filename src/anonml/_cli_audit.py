@@ -92,11 +92,17 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         model.clip_refit = args.refit_bounds == "clip"
         say(f"model: {model.info['description']} from {args.model} (sha256 "
             f"{model.sha256[:16]}...)")
-        if model.info["is_released_pipeline"]:  # re-verify the mapping, on the training rows
+        if model.info["is_released_pipeline"]:  # re-verify the mapping, in the sandbox
+            # X_train: the training rows are mapped through it and counted again, so the
+            # rules read the measured k, not the file's claim
             mapping = model.verify_mapping(X_test, where=f"the mapping in {args.model!r}",
                                            X_train=X_train)
-            say(f"mapping: {mapping['method']}, k={mapping['k']}, {mapping['n_groups']:,} "
-                f"groups (smallest {mapping['smallest_group']:,}), re-verified in the sandbox")
+            got = mapping["measured"]
+            say(f"mapping: {mapping['method']}, the file claims k={mapping['k']} and "
+                f"{mapping['n_groups']:,} groups (smallest {mapping['smallest_group']:,}); "
+                f"the training rows give k={got['k_measured']} in "
+                f"{got['n_groups_measured']:,} groups"
+                + ("" if got["claims_match"] else f" (MISMATCH: {got['mismatches'][0]})"))
         target = Target(model, X_train, y_train, X_test, y_test)
     else:
         target = Target(None, None, y_train, None, y_test,

@@ -881,11 +881,23 @@ class _CutTree:
         n = V.shape[0]
         node = np.zeros(n, dtype=np.int64)
         act = np.arange(n)
+        # only threshold cuts: a level costs a third of the general step (the depth of a tree
+        # read from a file is bounded, anonml.safemodel._mapping.MAX_ROUTE_DEPTH)
+        plain = not bool(np.isin(self.kind_, (_RELAXED, _CHILDREN)).any())
+        if plain:
+            V = np.ascontiguousarray(V)
+            flat, d = V.ravel(), V.shape[1]
         while act.size:
             act = act[self.feature_[node[act]] >= 0]
             if not act.size:
                 break
             nd = node[act]
+            if plain:
+                f = self.feature_[nd]
+                x = flat[act * d + f]
+                nxt = self.child_nodes_[self.child_offset_[nd] + (x > self.threshold_[nd])]
+                node[act] = np.where(x >= self.n_seen_[f], self.largest_[nd], nxt)
+                continue
             f = self.feature_[nd]
             x = V[act, f]
             kind = self.kind_[nd]

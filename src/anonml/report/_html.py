@@ -228,6 +228,15 @@ def _mapping(mp: dict | None) -> str:
         ("Re-verified", _e("; ".join(mp["checks"]))),
         ("Releasing it reveals", _e(mp["reveals"])),
     ]
+    got = mp.get("measured")
+    if got:  # the training rows mapped through it: measured against claimed
+        pairs.insert(2, ("Measured on the training rows",
+                         f"k {_n(got['k_measured'])} (the file claims {_n(got['claims']['k'])})"
+                         f"; {_n(got['n_groups_measured'])} groups (the file claims "
+                         f"{_n(got['claims']['n_groups'])}) of {_n(got['n_rows'])} rows"))
+        pairs.insert(3, ("Claims against the training rows",
+                         _e("match" if got["claims_match"] else
+                            "MISMATCH: " + "; ".join(got["mismatches"]))))
     return f"<div><h3>Mapping (released with the model)</h3>{_facts(pairs)}</div>"
 
 

@@ -342,6 +342,24 @@ def _model_data(pdf, report: dict) -> None:
             ("Mapping re-verified", "; ".join(mp["checks"])),
             ("Mapping reveals", mp["reveals"]),
         ]
+        got = mp.get("measured")
+        if got:  # the training rows mapped through it: measured against claimed
+            pairs += [
+                (
+                    "Mapping measured",
+                    (
+                        f"on {fmt(got['n_rows'])} training rows: k {fmt(got['k_measured'])} "
+                        f"(the file claims {fmt(got['claims']['k'])}), "
+                        f"{fmt(got['n_groups_measured'])} groups (the file claims "
+                        f"{fmt(got['claims']['n_groups'])})"
+                    ),
+                ),
+                (
+                    "Mapping claims",
+                    "match the training rows" if got["claims_match"]
+                    else "MISMATCH: " + "; ".join(got["mismatches"]),
+                ),
+            ]
     _key_values(pdf, pairs)
     _subheading(pdf, "Provenance")
     model_file = m["file"]

@@ -16,6 +16,14 @@ from a file from the mapping alone.
   maps and the representative table have the right shapes and types, that every
   representative maps to itself through ``transform``, and, for a pipeline, that its outputs
   equal ``model.predict(mapping.transform(X))``. A mapping that fails is refused in one line.
+* :func:`check_routes` bounds every route ``transform`` follows (tree depth, node count, curve
+  boundaries) before anything routes a row, so that no accepted mapping makes ``transform``
+  slow.
+* :func:`measure_mapping` maps the *training* rows through the mapping and compares what the
+  file claims (its k, each group's training count, the tree's own leaf counts) with what the
+  rows give, and checks that each representative is a value its own group's rows hold. A file
+  whose k, counts and tree counts were all multiplied alike passes every check made from the
+  mapping alone; only the training rows tell.
 
 References
 ----------
@@ -34,7 +42,8 @@ import pandas as pd
 from anonml._errors import InputError
 from anonml.anonymize._model import PER_ROW_ATTRIBUTES, release_copy, release_pipeline
 
-__all__ = ["is_released_pipeline", "release_copy", "release_pipeline", "verify_mapping"]
+__all__ = ["check_routes", "is_released_pipeline", "measure_mapping", "release_copy",
+           "release_pipeline", "verify_mapping"]
 
 #: what releasing the mapping reveals (the report's "mapping" section and docs/release.md)
 REVEALS = ("each group's representative (the same values as in the k-anonymous table) and "
@@ -126,7 +135,7 @@ def _check_tree_counts(m: Any, sizes: np.ndarray, where: str) -> str:
 
 
 def verify_mapping(obj: Any, X: Any = None, *, where: str = "the mapping",
-                   released: bool = True) -> dict:
+                   released: bool = True, X_train: Any = None) -> dict:
     """Re-verify a fitted mapping (or a released pipeline's) from the mapping alone.
 
     Parameters
@@ -141,13 +150,20 @@ def verify_mapping(obj: Any, X: Any = None, *, where: str = "the mapping",
         How messages name the mapping (e.g. the file).
     released : bool, default True
         Refuse per-row state (a file that leaves the holder); ``False`` for a trusted pickle.
+    X_train : DataFrame, optional
+        The training rows the mapping was fitted on. When given, they are mapped through the
+        mapping and what the file claims is compared with what they give
+        (:func:`measure_mapping`); the result is under ``"measured"``. A disagreement is not
+        raised: it is reported (``measured["mismatches"]``) for the audit's rules to block on.
 
     Returns
     -------
     dict
         JSON-safe facts for the report: ``method``, ``k``, ``n_groups``, ``smallest_group``,
-        ``n_training_rows``, ``quasi_identifiers``, ``recoding``, ``checks`` (what was
-        verified), ``reveals``.
+        ``n_training_rows`` (all as the file claims them), ``quasi_identifiers``,
+        ``recoding``, ``checks`` (what was verified), ``reveals``, ``routes`` (each routing
+        tree's depth and size, within :data:`MAX_ROUTE_DEPTH` and :data:`MAX_ROUTE_NODES`),
+        and with ``X_train`` ``measured`` (see :func:`measure_mapping`).
 
     Raises
     ------
@@ -155,7 +171,21 @@ def verify_mapping(obj: Any, X: Any = None, *, where: str = "the mapping",
         One line naming what failed.
     """
     try:
-        return _verify(obj, X, where, released)
+        facts = _verify(obj, X, where, released)
+        if X_train is not None:
+            m = obj.steps[0][1] if is_released_pipeline(obj) else obj
+            try:
+                facts["measured"] = _measure(m, X_train, where)
+            except InputError as exc:
+                if str(exc).startswith(f"{where} is refused"):
+                    raise
+                raise _refuse(where, "mapping the training rows through it failed "
+                              f"({exc})") from None
+            if facts["measured"]["claims_match"]:
+                facts["checks"].append(
+                    f"the {facts['measured']['n_rows']:,} training rows mapped through it give "
+                    "the file's k, group counts and tree counts")
+        return facts
     except InputError:
         raise
     except Exception as exc:  # noqa: BLE001 - a mapping too odd to check is refused too
@@ -230,6 +260,7 @@ def _verify(obj: Any, X: Any, where: str, released: bool) -> dict:
                                      pd.api.types.is_numeric_dtype(live.infer_objects().dtype)):
                 raise _refuse(where, f"its representatives of numeric column {c!r} are not "
                               f"numbers (dtype {col.dtype})")
+    routes = check_routes(m, where)  # before anything routes a row
     checks = [f"k={k} is a whole number >= 2",
               f"all {n_groups} groups hold at least k training rows (smallest "
               f"{int(sizes.min())})",
@@ -246,7 +277,7 @@ def _verify(obj: Any, X: Any, where: str, released: bool) -> dict:
     return {"method": type(m).__name__, "k": k, "n_groups": n_groups,
             "smallest_group": int(sizes.min()), "n_training_rows": int(sizes.sum()),
             "quasi_identifiers": [str(c) for c in qi], "recoding": str(recoding),
-            "checks": checks, "reveals": REVEALS}
+            "checks": checks, "reveals": REVEALS, "routes": routes}
 
 
 def _check_calls(pipe: Any, m: Any, reps: pd.DataFrame, suppressed: np.ndarray,
@@ -292,3 +323,415 @@ def _check_calls(pipe: Any, m: Any, reps: pd.DataFrame, suppressed: np.ndarray,
         out.append(f"pipeline outputs equal model.predict(mapping.transform(X)) on "
                    f"{len(rows):,} rows")
     return out
+
+
+# ----------------------------------------------------------------------------- route bounds
+#: deepest route ``transform`` may follow through a mapping's tree (from a root to a leaf).
+#: ``transform`` routes all rows one vectorized step per level, so a tree's depth is its cost
+#: per row: a hand-made chain 200,000 levels deep made ``transform`` of one table run for many
+#: minutes. A k-anonymous partition never needs a deep tree: halving cuts reach groups of k
+#: rows from n <= 2^63 rows within 63 levels. anonml's own trees are not balanced (the
+#: accuracy-guided tree follows the model; an R+-tree with ``min_fill=0`` peels rows off a
+#: node's edge), so the bound leaves them room: on Adult (48,842 rows, 12 quasi-identifiers,
+#: k = 2) the deepest are 46 levels (exact tree), 41 (histogram tree), 20 (its refinement),
+#: 24 (Mondrian), 28 (R+-tree, the default ``min_fill=0.2``) and 127 (R+-tree, ``min_fill=0``).
+#: At 256 levels, ``transform`` of 1,000,000 rows through any accepted tree takes seconds
+#: (benchmarks/bench_mapping_transform.py).
+MAX_ROUTE_DEPTH = 256
+#: most nodes (or cuts) in one routing tree: a binary tree whose leaves each hold at least one
+#: of n training rows has fewer than 2n nodes; 2^28 covers 100 million rows at k = 2
+MAX_ROUTE_NODES = 1 << 28
+
+
+def _route_depth(where: str, what: str, n: int, roots: np.ndarray, expand: Any) -> int:
+    """Depth of the tree ``what`` below ``roots``, one vectorized step per level: ``expand``
+    gives the children of the inner nodes of a level. Refused past :data:`MAX_ROUTE_DEPTH`
+    levels, on a child outside the ``n`` nodes, or on a level of more than ``n`` nodes (a node
+    reached twice: not a tree). The work is at most ``MAX_ROUTE_DEPTH * n``."""
+    if n > MAX_ROUTE_NODES:
+        raise _refuse(where, f"its {what} has {n:,} nodes (anonml reads at most "
+                      f"{MAX_ROUTE_NODES:,})")
+    frontier = np.unique(np.asarray(roots, dtype=np.int64))
+    if frontier.size and (frontier[0] < 0 or frontier[-1] >= n):
+        raise _refuse(where, f"its {what} starts outside its {n:,} nodes")
+    depth = 0
+    while True:
+        kids = np.asarray(expand(frontier), dtype=np.int64)
+        if kids.size == 0:
+            return depth
+        depth += 1
+        if depth > MAX_ROUTE_DEPTH:
+            raise _refuse(where, f"its {what} has a route deeper than {MAX_ROUTE_DEPTH} levels "
+                          f"(anonml's bound on any route transform follows)")
+        if (kids < 0).any() or (kids >= n).any():
+            raise _refuse(where, f"its {what} has a child outside its {n:,} nodes")
+        if kids.size > n:
+            raise _refuse(where, f"its {what} reaches a node twice (not a tree)")
+        frontier = kids
+
+
+def _loop(where: str, what: str) -> InputError:
+    return _refuse(where, f"its {what} has a node whose child is not after its node (a loop "
+                   "transform would follow for ever)")
+
+
+def _binary(inner: np.ndarray, left: np.ndarray, right: np.ndarray, where: str,
+            what: str) -> Any:
+    def expand(frontier: np.ndarray) -> np.ndarray:
+        f = frontier[inner[frontier]]
+        kids = np.concatenate([left[f], right[f]])
+        if (kids <= np.concatenate([f, f])).any():  # children lie after their parent
+            raise _loop(where, what)
+        return kids
+    return expand
+
+
+def _cut_tree_expand(t: Any, where: str) -> tuple[int, Any]:
+    from anonml.anonymize._rtree import _ranges
+
+    feature = np.asarray(t.feature_, dtype=np.int64)
+    n = feature.shape[0]
+    arrays = [np.asarray(getattr(t, a)) for a in ("kind_", "child_offset_", "largest_",
+                                                  "lca_size_")]
+    if feature.ndim != 1 or any(a.shape != (n,) for a in arrays):
+        raise _refuse(where, "its cut tree's node arrays differ in length")
+    kind, off, largest, size = (a.astype(np.int64) for a in arrays)
+    nodes = np.asarray(t.child_nodes_, dtype=np.int64)
+    width = np.where(kind == 2, size, 2)  # a hierarchy cut has lca_size_ children
+    inner = feature >= 0
+    bad = inner & ((off < 0) | (width < 1) | (off + width > nodes.size))
+    if bad.any():
+        raise _refuse(where, f"cut {int(np.argmax(bad))}'s children lie outside its child array")
+
+    def expand(frontier: np.ndarray) -> np.ndarray:
+        f = frontier[inner[frontier]]
+        if f.size > n:
+            return np.zeros(n + 1, dtype=np.int64)  # refused by the caller
+        if int(width[f].sum()) > n:  # more children than nodes: refused by the caller
+            return np.zeros(n + 1, dtype=np.int64)
+        if f.size == 0:
+            return f
+        pos, ordinal, _ = _ranges(off[f], width[f])
+        if (nodes[pos] <= f[ordinal]).any() or (largest[f] <= f).any():
+            raise _loop(where, "cut tree")
+        # unseen values go to ``largest_``, one of the node's children in a genuine tree
+        return np.unique(np.concatenate([nodes[pos], largest[f]]))
+    return n, expand
+
+
+def check_routes(obj: Any, where: str = "the mapping") -> list:
+    """Bound every route a mapping's ``transform`` follows, before any row is routed.
+
+    Each tree ``transform`` descends (the accuracy-guided exact or histogram tree and its
+    refinement, Mondrian's cut tree, the R+-tree's split tree) must be a tree of at most
+    :data:`MAX_ROUTE_NODES` nodes and :data:`MAX_ROUTE_DEPTH` levels (the docstring of
+    :data:`MAX_ROUTE_DEPTH` says why that is ample); a Hilbert mapping's curve has at most 32
+    bits per axis and one boundary key per group.
+
+    Returns
+    -------
+    list of str
+        One line per tree: its depth and node count.
+
+    Raises
+    ------
+    InputError
+        One line naming the tree and the bound.
+    """
+    m = obj.steps[0][1] if is_released_pipeline(obj) else obj
+    d = m.__dict__
+    out = []
+    tree = d.get("tree_")
+    inner_tree = getattr(tree, "tree_", None)
+    if inner_tree is not None and hasattr(inner_tree, "children_left"):  # scikit-learn's tree
+        left = np.asarray(inner_tree.children_left, dtype=np.int64)
+        right = np.asarray(inner_tree.children_right, dtype=np.int64)
+        trees = [("tree", left.size, [0], _binary(left != -1, left, right, where, "tree"))]
+    elif type(tree).__name__ == "HistTree":
+        left = np.asarray(tree.children_left_, dtype=np.int64)
+        trees = [("tree", left.size, [0],
+                  _binary(np.asarray(tree.feature_) >= 0, left,
+                          np.asarray(tree.children_right_, dtype=np.int64), where, "tree"))]
+    elif type(tree).__name__ == "_CutTree":
+        n, expand = _cut_tree_expand(tree, where)
+        trees = [("cut tree", n, [0], expand)]
+    else:
+        trees = []
+    refine = d.get("refine_tree_")
+    if refine is not None:
+        left = np.asarray(refine.children_left_, dtype=np.int64)
+        l2g = np.asarray(d.get("leaf_to_group_"), dtype=np.int64)
+        roots = np.arange(int(l2g.max()) + 1 if l2g.size else 1)  # one root per tree group
+        trees.append(("refinement tree", left.size, roots,
+                      _binary(np.asarray(refine.feature_) >= 0, left,
+                              np.asarray(refine.children_right_, dtype=np.int64), where,
+                              "refinement tree")))
+    split = d.get("_tree")
+    if isinstance(split, dict):  # the R+-tree's split tree
+        axis = np.asarray(split.get("axis"), dtype=np.int64)
+        left = np.asarray(split.get("left"), dtype=np.int64)
+        right = np.asarray(split.get("right"), dtype=np.int64)
+        if axis.ndim != 1 or left.shape != axis.shape or right.shape != axis.shape:
+            raise _refuse(where, "its split tree's arrays differ in length")
+        trees.append(("split tree", axis.size, [0],
+                      _binary(axis >= 0, left, right, where, "split tree")))
+    for what, n, roots, expand in trees:
+        if n < 1:
+            raise _refuse(where, f"its {what} has no nodes")
+        depth = _route_depth(where, what, int(n), np.asarray(roots), expand)
+        out.append(f"{what}: {depth} levels, {int(n):,} nodes (bounds {MAX_ROUTE_DEPTH} and "
+                   f"{MAX_ROUTE_NODES:,})")
+    if "_boundary_digits" in d:  # Hilbert: one boundary key per group, curve order <= 32
+        from anonml.anonymize._hilbert import _MAX_BITS
+
+        bits = d.get("bits_")
+        keys = np.asarray(d["_boundary_digits"])
+        n_axes = len(d.get("qi_") or ())
+        if not _exact_int(bits) or not 1 <= int(bits) <= _MAX_BITS:
+            raise _refuse(where, f"its curve order bits_ {str(bits)[:20]} is not between 1 and "
+                          f"{_MAX_BITS}")
+        want = (-(-n_axes * int(bits) // 16), int(d.get("n_groups_", -1)))
+        if keys.shape != want or keys.dtype != np.uint16:
+            raise _refuse(where, f"its curve boundaries have shape {keys.shape}, not {want} "
+                          "(one 16-bit key per group)")
+        out.append(f"curve: {int(bits)} bits per axis, {want[1]:,} boundaries")
+    return out
+
+
+# ----------------------------------------------------------------------------- measured claims
+#: most mismatch lines listed one by one (the rest are counted in one more line)
+MAX_MISMATCH_LINES = 5
+
+
+def _listed(lines: list, n_more: int, what: str) -> list:
+    if n_more > 0:
+        lines.append(f"and {n_more:,} more {what}")
+    return lines
+
+
+def _column_codes(train: pd.Series, reps: pd.Series) -> tuple[np.ndarray, np.ndarray, int]:
+    """Shared codes of a column's training values and representative values (missing values a
+    code of their own; numbers compared as numbers)."""
+    numeric = pd.api.types.is_numeric_dtype(train.dtype) and not pd.api.types.is_bool_dtype(
+        train.dtype)
+    if numeric:
+        a = train.to_numpy(dtype=np.float64)
+        b = pd.to_numeric(reps, errors="coerce").to_numpy(dtype=np.float64)
+    else:
+        a = np.asarray(train.astype(object), dtype=object)
+        b = np.asarray(reps.astype(object), dtype=object)
+    codes, uniques = pd.factorize(np.concatenate([a, b]), use_na_sentinel=False)
+    return codes[:a.size].astype(np.int64), codes[a.size:].astype(np.int64), max(len(uniques), 1)
+
+
+def _representatives_held(m: Any, frame: pd.DataFrame, groups: np.ndarray,
+                          live: np.ndarray) -> dict:
+    """Whether each live group's representative is a value its own training rows hold: the
+    whole QI combination (record rules) or each QI value (per-feature rules)."""
+    reps = m.representatives_
+    qi = list(m.qi_)
+    rule = str(getattr(m, "representative", "") or "")
+    per_feature = rule in ("per_feature", "majority_per_feature")
+    if m.recoding_ != "representative" or not qi:
+        return {"rule": rule, "checked": 0, "not_in_group": None,
+                "note": "generalized labels, not values: nothing to compare"}
+    G = reps.shape[0]
+    ok_rows = (groups >= 0) & (groups < G)
+    g = groups[ok_rows]
+    held = np.ones(G, dtype=bool)
+    first_col = np.full(G, -1, dtype=np.int64)
+    joint_t = np.zeros(g.size, dtype=np.int64)
+    joint_r = np.zeros(G, dtype=np.int64)
+    for j, c in enumerate(qi):
+        tc, rc, u = _column_codes(frame[c][ok_rows], reps[c])
+        if per_feature:
+            has = np.isin(np.arange(G, dtype=np.int64) * u + rc, g * u + tc)
+            first_col[(first_col < 0) & ~has] = j
+            held &= has
+        else:  # one combined key per row, re-coded after each column to stay small
+            both = np.concatenate([joint_t, joint_r]) * u + np.concatenate([tc, rc])
+            both = pd.factorize(both)[0].astype(np.int64)
+            joint_t, joint_r = both[:g.size], both[g.size:]
+    if not per_feature:
+        u = int(max(joint_t.max(initial=0), joint_r.max(initial=0))) + 1
+        held = np.isin(np.arange(G, dtype=np.int64) * u + joint_r, g * u + joint_t)
+    bad = np.flatnonzero(~held & live)
+    out = {"rule": rule or "unknown", "checked": int(live.sum()), "not_in_group": int(bad.size),
+           "first_group": int(bad[0]) if bad.size else None,
+           "note": ("each value of a representative is one its group's training rows hold"
+                    if per_feature else
+                    "each representative is the whole QI combination of one of its group's "
+                    "training rows")}
+    if bad.size and per_feature:
+        out["first_column"] = str(qi[int(first_col[bad[0]])])
+    return out
+
+
+def _tree_leaf_counts(m: Any, frame: pd.DataFrame, lines: list, n_rows: int) -> dict | None:
+    """The accuracy-guided exact tree's stored per-node counts against the training rows
+    routed through it."""
+    tree = m.__dict__.get("tree_")
+    inner = getattr(tree, "tree_", None)
+    if inner is None or not hasattr(inner, "n_node_samples") or \
+            m.__dict__.get("tree_method_") != "exact":
+        return None
+    stored = np.asarray(inner.n_node_samples, dtype=np.int64)
+    leaf = np.asarray(inner.children_left) == -1
+    chosen = m.handle_unknown
+    try:
+        m.handle_unknown = "ignore"
+        got = np.bincount(tree.apply(m.encoder_.onehot(frame, "ignore")),
+                          minlength=stored.size).astype(np.int64)
+    finally:
+        m.handle_unknown = chosen
+    if int(stored[0]) != n_rows:
+        lines.append(f"the file's tree claims it was fitted on {int(stored[0]):,} rows; the "
+                     f"training table has {n_rows:,}")
+    leaves = np.flatnonzero(leaf)
+    differ = leaves[stored[leaves] != got[leaves]]
+    for i in differ[:MAX_MISMATCH_LINES]:
+        lines.append(f"tree leaf {int(i)}: the file claims {int(stored[i]):,} rows; the "
+                     f"training rows give {int(got[i]):,}")
+    _listed(lines, differ.size - MAX_MISMATCH_LINES, "tree leaves whose claimed rows differ")
+    live = got[leaves]
+    live = live[live > 0]
+    return {"n_leaves": int(leaves.size), "rows_claimed": int(stored[0]),
+            "smallest_leaf_claimed": int(stored[leaves].min()) if leaves.size else 0,
+            "smallest_leaf_measured": int(live.min()) if live.size else 0,
+            "leaves_differing": int(differ.size)}
+
+
+def _size_summary(sizes: np.ndarray) -> dict:
+    if sizes.size == 0:
+        return {"min": 0, "median": 0.0, "max": 0, "mean": 0.0}
+    return {"min": int(sizes.min()), "median": float(np.median(sizes)),
+            "max": int(sizes.max()), "mean": round(float(sizes.mean()), 3)}
+
+
+def _measure(m: Any, X_train: Any, where: str) -> dict:
+    """See :func:`measure_mapping` (``m`` verified already)."""
+    from anonml.encoding import as_frame, check_table
+
+    frame, _ = as_frame(X_train)
+    n_rows = int(frame.shape[0])
+    if n_rows == 0:
+        raise _refuse(where, "the training table has no rows to measure it on")
+    m._check_columns(frame)
+    check_table(frame, m.encoder_.columns, m.encoder_.categorical)
+    k = int(m.k)
+    sizes_claimed = np.asarray(m.group_sizes_, dtype=np.int64)
+    G = int(m.n_groups_)
+    chosen = m.handle_unknown
+    try:  # a value the mapping never saw routes like a new row's (the released setting)
+        m.handle_unknown = "ignore"
+        groups = np.asarray(m._assign(frame), dtype=np.int64)
+    finally:
+        m.handle_unknown = chosen
+    if m.merge_map_ is not None:
+        merge = np.asarray(m.merge_map_, dtype=np.int64)
+        inside = (groups >= 0) & (groups < merge.size)
+        groups = np.where(inside, merge[np.clip(groups, 0, max(merge.size - 1, 0))], -1)
+    if groups.shape != (n_rows,):
+        raise _refuse(where, "its group assignment does not give one group per row")
+    outside = int(((groups < 0) | (groups >= G)).sum())
+    sizes = np.bincount(groups[(groups >= 0) & (groups < G)], minlength=G).astype(np.int64)
+    filled = sizes[sizes > 0]
+    k_measured = int(filled.min()) if filled.size else 0
+    lines: list = []
+    if k_measured < k:
+        lines.append(f"the file claims k = {k:,}; the training rows give k = {k_measured:,}")
+    total = int(sizes_claimed.sum())
+    if total != n_rows:
+        lines.append(f"the file claims {total:,} training rows; the training table has "
+                     f"{n_rows:,}")
+    if outside:
+        lines.append(f"the file claims every training row lies in one of its {G:,} groups; "
+                     f"the training rows give {outside:,} rows in none")
+    if int(filled.size) != G:
+        lines.append(f"the file claims {G:,} groups; the training rows fill {int(filled.size):,}")
+    smallest_claimed = int(sizes_claimed.min()) if sizes_claimed.size else 0
+    if smallest_claimed != k_measured:
+        lines.append(f"the file claims its smallest group holds {smallest_claimed:,} rows; the "
+                     f"training rows give {k_measured:,}")
+    differ = np.flatnonzero(sizes != sizes_claimed)
+    for g in differ[:MAX_MISMATCH_LINES]:
+        lines.append(f"group {int(g)}: the file claims {int(sizes_claimed[g]):,} rows; the "
+                     f"training rows give {int(sizes[g]):,}")
+    _listed(lines, differ.size - MAX_MISMATCH_LINES, "groups whose claimed rows differ")
+    tree = _tree_leaf_counts(m, frame, lines, n_rows)
+    suppressed = np.asarray(m.__dict__.get("suppressed_groups_", np.zeros(G, dtype=bool)))
+    reps = _representatives_held(m, frame, groups, ~suppressed & (sizes > 0))
+    if reps["not_in_group"]:
+        col = f", column {reps['first_column']!r}" if "first_column" in reps else ""
+        lines.append(f"{reps['not_in_group']:,} of {reps['checked']:,} groups have a "
+                     "representative that is not a value of their own training rows (first: "
+                     f"group {reps['first_group']}{col}); the file claims every one is")
+    return {
+        "k_measured": k_measured,
+        "n_groups_measured": int(filled.size),
+        "n_rows": n_rows,
+        "rows_in_no_group": outside,
+        "group_sizes_measured": _size_summary(filled),
+        "groups_below_k": int((filled < k).sum()),
+        "representatives": reps,
+        "tree_counts": tree,
+        "claims": {"k": k, "n_groups": G, "n_training_rows": total,
+                   "smallest_group": smallest_claimed,
+                   "group_sizes": _size_summary(sizes_claimed),
+                   "groups_differing": int(differ.size),
+                   "tree_rows": tree["rows_claimed"] if tree else None},
+        "mismatches": lines,
+        "claims_match": not lines,
+    }
+
+
+def measure_mapping(obj: Any, X_train: Any, *, where: str = "the mapping") -> dict:
+    """Map the training rows through a mapping and compare with what its file claims.
+
+    The checks of :func:`verify_mapping` use the mapping alone, so a file whose k, group
+    counts and tree counts were all multiplied by 10 passes them. This maps the *training*
+    rows through the mapping's own group assignment (the tree's ``apply``, the cuts, the curve
+    boundaries: vectorized, no loop over rows) and counts.
+
+    Parameters
+    ----------
+    obj : fitted anonymizer or Pipeline
+        A mapping, or ``Pipeline([("mapping", anonymizer), ("model", model)])``.
+    X_train : DataFrame
+        The training rows the mapping was fitted on (the original rows, with its columns).
+    where : str
+        How messages name the mapping.
+
+    Returns
+    -------
+    dict
+        Plain JSON-safe data (ints, floats, strings, lists, dicts; no numpy objects):
+        ``k_measured`` (the smallest group on the training rows, over groups that receive
+        rows), ``n_groups_measured``, ``n_rows``, ``rows_in_no_group``,
+        ``group_sizes_measured`` (min, median, max, mean), ``groups_below_k``,
+        ``representatives`` (how many live groups were checked and ``not_in_group``, the
+        number whose representative is not a value of their own training rows), ``tree_counts``
+        (the exact tree's stored leaf counts against the measured ones, or None),
+        ``claims`` (what the file says: k, groups, training rows, smallest group, group-size
+        summary, tree rows), ``mismatches`` (one line per disagreement, naming both numbers:
+        ``"the file claims k = 400; the training rows give k = 40"``) and ``claims_match``.
+
+    Raises
+    ------
+    InputError
+        One line, when the mapping fails :func:`verify_mapping`'s structural checks (route
+        bounds included) or cannot be called on the rows.
+    """
+    try:
+        _verify(obj, None, where, False)
+        m = obj.steps[0][1] if is_released_pipeline(obj) else obj
+        return _measure(m, X_train, where)
+    except InputError as exc:
+        if str(exc).startswith(f"{where} is refused"):
+            raise
+        raise _refuse(where, f"mapping the training rows through it failed ({exc})") from None
+    except Exception as exc:  # noqa: BLE001 - a mapping too odd to measure is refused too
+        from anonml._errors import one_line
+
+        raise _refuse(where, f"it cannot be measured on the training rows "
+                      f"({type(exc).__name__}: {one_line(exc, 160)})") from None

@@ -330,6 +330,47 @@ def _run_attacks(target: Target, model: Any, attacks: tuple, *, n_reference: int
     return results, measures, membership, attribute
 
 
+# ----------------------------------------------------------------------------- mapping facts
+def mapping_measures(mapping: dict) -> dict:
+    """The rules' measures of a released mapping's facts (:func:`verify_mapping`).
+
+    With ``measured`` (the training rows mapped through it): ``anonymization.k_achieved`` is
+    the measured smallest group, ``mapping.claims_match`` whether the file's claims equal the
+    measurements, and ``anonymization.verified`` the same (the claim was checked against the
+    data). Without it, the file's own smallest group and True (its structure was verified;
+    :func:`verify_mapping` raises otherwise); ``mapping.claims_match`` is then not measured.
+    """
+    measured = mapping.get("measured")
+    if not measured:
+        return {"anonymization.k_achieved": int(mapping["smallest_group"]),
+                "anonymization.verified": True}
+    match = bool(measured["claims_match"])
+    return {"anonymization.k_achieved": int(measured["k_measured"]),
+            "anonymization.verified": match, "mapping.claims_match": match}
+
+
+def mapping_details(mapping: dict) -> dict:
+    """Words shown with the measures of :func:`mapping_measures` (in the verdict's reasons):
+    both numbers, what the file claims and what the training rows give."""
+    measured = mapping.get("measured")
+    if not measured:
+        return {"anonymization.k_achieved": "the file's own smallest group; not measured on "
+                "the training rows"}
+    lines = list(measured["mismatches"])
+    claims = measured["claims"]
+    shown = "; ".join(lines[:3]) + (f"; and {len(lines) - 3} more" if len(lines) > 3 else "")
+    k_words = (f"measured on the {measured['n_rows']:,} training rows; the file claims "
+               f"k = {claims['k']:,}")
+    return {"anonymization.k_achieved": k_words,
+            "anonymization.verified": (
+                f"the mapping's claims differ from its training rows: {lines[0]}" if lines
+                else "the mapping's claims equal what its training rows give"),
+            "mapping.claims_match": shown or (
+                f"the file claims k = {claims['k']:,} and {claims['n_groups']:,} groups; the "
+                f"training rows give k = {measured['k_measured']:,} and "
+                f"{measured['n_groups_measured']:,} groups")}
+
+
 class _Stages:
     """Times the steps and tells ``progress(message)`` when each starts and ends."""
 
@@ -398,9 +439,13 @@ def request_release(
         data is itself the anonymized table.
     mapping : dict, optional
         For a released pipeline (mapping, then model): the facts
-        :func:`anonml.safemodel.verify_mapping` re-verified from the mapping alone; shown in
-        the report's mapping section. Without ``anonymization``, its smallest group and its
-        verification feed the anonymization rules.
+        :func:`anonml.safemodel.verify_mapping` re-verified from the mapping alone, with
+        ``measured`` when the training rows were mapped through it (``X_train=``); shown in
+        the report's mapping section. Without ``anonymization`` they feed the anonymization
+        rules: ``anonymization.k_achieved`` is the smallest group *measured* on the training
+        rows (the file's own claim only when nothing was measured), and
+        ``mapping.claims_match`` says whether the file's k, group counts and tree counts are
+        what the training rows give (see :func:`mapping_measures`).
     n_reference : int, default 4
         Reference (shadow) models of RMIA or LiRA.
     attribute_features, categorical_features : optional
@@ -480,8 +525,14 @@ def request_release(
         facts["measures"]["anonymization.verified"] = anon["verified"]
 
     elif mapping is not None:
-        facts["measures"]["anonymization.k_achieved"] = int(mapping["smallest_group"])
-        facts["measures"]["anonymization.verified"] = True  # verify_mapping raises otherwise
+        facts["measures"].update(mapping_measures(mapping))
+    if mapping is not None:  # the mapping's claims against its training rows, in either case
+        details = mapping_details(mapping)
+        facts["details"] = details if anon is None else {
+            k: v for k, v in details.items() if k.startswith("mapping.")}
+        claims = mapping_measures(mapping).get("mapping.claims_match")
+        if claims is not None:
+            facts["measures"]["mapping.claims_match"] = claims
 
     results, attack_measures, membership, attribute = _run_attacks(
         target, model, attacks, n_reference=n_reference, attribute_features=attribute_features,

@@ -146,6 +146,14 @@ def _model_section(model: Any, family: str, target: Any, model_file: Any,
 #: what the report keeps of :func:`anonml.safemodel.verify_mapping`'s facts
 MAPPING_KEYS = ("method", "k", "n_groups", "smallest_group", "n_training_rows",
                 "quasi_identifiers", "recoding", "checks", "reveals")
+#: kept when present: the routes' bounds, and what the training rows gave (measured vs claimed)
+MAPPING_OPTIONAL_KEYS = ("routes", "measured")
+
+
+def _mapping_section(mapping: dict) -> dict:
+    out = {k: mapping[k] for k in MAPPING_KEYS}
+    out.update({k: mapping[k] for k in MAPPING_OPTIONAL_KEYS if mapping.get(k) is not None})
+    return out
 
 
 def build_report(*, verdict: Any, outcomes: list, ruleset: Any, target: Any, model: Any,
@@ -191,7 +199,7 @@ def build_report(*, verdict: Any, outcomes: list, ruleset: Any, target: Any, mod
                       for a in refit_adjustments]} if refit_adjustments else {})},
         "data": {"n_train": int(target.n("train")), "n_test": int(target.n("test")),
                  "target": target_name, "anonymization": anonymization,
-                 **({"mapping": {k: mapping[k] for k in MAPPING_KEYS}} if mapping else {})},
+                 **({"mapping": _mapping_section(mapping)} if mapping else {})},
         "rules": {"name": ruleset.name, "version": ruleset.version, "origin": ruleset.origin,
                   "sha256": ruleset.sha256, "n_rules": len(ruleset)},
         "evidence": _evidence(outcomes, family, unmeasurable),

@@ -89,6 +89,8 @@ MEASURES = {
     **{f"structure.{k}": v for k, v in _STRUCTURE.items()},
     "anonymization.k_achieved": "smallest group of the anonymized training data",
     "anonymization.verified": "the claimed k (l, t) verified from the table",
+    "mapping.claims_match": "a released mapping's k, group counts and tree counts equal what "
+                            "the training rows mapped through it give",
     "membership.worst_case.auc": "mean AUC of the worst-case membership attack",
     "membership.worst_case.share_significant": "share of worst-case repetitions with p < 0.05",
     "membership.rmia.auc": "AUC of RMIA",
@@ -131,6 +133,7 @@ MEASURE_LABELS = {
     "structure.dof_threshold": "Degrees-of-freedom threshold (setting)",
     "anonymization.k_achieved": "Smallest group of the anonymized data (k)",
     "anonymization.verified": "Anonymization verified from the table",
+    "mapping.claims_match": "Mapping's claims match the training rows",
     "membership.worst_case.auc": "Worst-case attack AUC (mean)",
     "membership.worst_case.share_significant": "Share of worst-case repetitions with p < 0.05",
     "membership.rmia.auc": "RMIA attack AUC",
@@ -562,13 +565,18 @@ def _evaluate(check: Check, facts: dict, seen: list, missing: list) -> bool | No
     raw = (facts.get("params") or {}).get(check.subject)
     if check.subject_kind == "param" and raw is not value and isinstance(raw, float):
         shown = f"{check.subject} = {_fmt(raw)} (= {value} records)"
+    detail = (facts.get("details") or {}).get(check.subject) if check.subject_kind == \
+        "measure" else None
+    if detail:  # what the number is, in words (a mapping's claim next to the measurement)
+        shown = f"{shown} ({detail})"
     if shown not in seen:
         seen.append(shown)
     return _compare(check, value)
 
 
 def evaluate_rule(rule: Rule, facts: dict) -> RuleOutcome:
-    """Evaluate one rule against ``facts`` = ``{"family", "params", "measures", "n_samples"}``."""
+    """Evaluate one rule against ``facts`` = ``{"family", "params", "measures", "n_samples"}``
+    and optionally ``"details"``: words shown after a measure's value (measure -> text)."""
     threshold = threshold_text(rule.check)
     if not rule.applies(facts.get("family", "generic")):
         return RuleOutcome(rule, "not_applicable", None, threshold)

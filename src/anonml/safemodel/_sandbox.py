@@ -494,9 +494,21 @@ class SandboxedModel:
         header, _, _ = self._worker.request("verify_mapping", "the mapping's verification",
                                             X=X, where=where, X_train=X_train)
         facts = header.get("mapping")
-        if not isinstance(facts, dict) or not all(
-                isinstance(facts.get(k), int) and not isinstance(facts.get(k), bool)
-                for k in ("k", "n_groups", "smallest_group")):
+
+        def count(d: Any, key: str) -> bool:
+            return isinstance(d.get(key), int) and not isinstance(d.get(key), bool)
+
+        ok = isinstance(facts, dict) and all(count(facts, k) for k in (
+            "k", "n_groups", "smallest_group"))
+        if ok and X_train is not None:
+            got = facts.get("measured")
+            ok = (isinstance(got, dict) and count(got, "k_measured")
+                  and count(got, "n_groups_measured") and isinstance(got.get("claims_match"),
+                                                                     bool)
+                  and isinstance(got.get("mismatches"), list)
+                  and all(isinstance(m, str) for m in got["mismatches"])
+                  and (got["claims_match"] or bool(got["mismatches"])))
+        if not ok:
             raise InputError(f"model file {self.path!r}: the sandbox sent malformed mapping "
                              "facts; the mapping is malformed or hostile")
         return facts
