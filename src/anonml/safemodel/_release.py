@@ -278,7 +278,8 @@ def _run_attacks(target: Target, model: Any, attacks: tuple, *, n_reference: int
     measures: dict = {}
     membership: list = []
     attribute: list = []
-    shadow = plain_estimator(model) if model is not None else None
+    shadow = plain_estimator(model) if model is not None and {"rmia", "lira"} & set(attacks) \
+        else None
     for attack_id in attacks:
         if attack_id in ("rmia", "lira", "attribute") and model is None:
             continue  # needs the model itself; the rules see these measures as missing

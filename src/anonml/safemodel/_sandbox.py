@@ -1017,6 +1017,22 @@ def _for_refit(model: Any, clip: bool = False) -> tuple[Any, list]:  # pragma: n
         from anonml.safemodel._refit_schema import rebuild_for_refit
     except ImportError:  # the schema module is not there: clone with the auditor's settings
         rebuild_for_refit = None
+    from sklearn.pipeline import Pipeline
+
+    from anonml.safemodel._mapping import _is_anonymizer
+
+    steps = getattr(model, "steps", None) if isinstance(model, Pipeline) else None
+    first = steps[0][1] if steps and len(steps) >= 2 else None
+    inner = getattr(first, "estimator", None) if type(first).__name__ == "FrozenEstimator" \
+        else first
+    if first is not None and _is_anonymizer(inner):
+        # a released pipeline: the reference models keep the released mapping as it is
+        # (frozen: it routes, it is not refitted) and refit the model behind it
+        from sklearn.frozen import FrozenEstimator
+
+        rest = steps[1][1] if len(steps) == 2 else Pipeline(steps[1:])
+        est, adjustments = _for_refit(rest, clip=clip)
+        return Pipeline([(steps[0][0], FrozenEstimator(inner)), ("model", est)]), adjustments
     if rebuild_for_refit is not None:
         est, adjustments = rebuild_for_refit(model, n_jobs=1, clip=clip, unwrap=True)
         return est, list(adjustments or [])
