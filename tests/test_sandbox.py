@@ -243,3 +243,78 @@ def test_audit_reports_clipped_refits(tmp_path, data):
     import hashlib
 
     assert report["model"]["file"]["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_a_worker_that_stops_reading_cannot_stall_the_auditor():
+    import time
+
+    r, w = os.pipe()
+    os.set_blocking(w, False)
+    t0 = time.monotonic()
+    with pytest.raises(sb._Broken):
+        sb._write_all(w, b"x" * (16 << 20), time.monotonic() + 1.0)
+    assert time.monotonic() - t0 < 10
+    os.close(r)
+    os.close(w)
+
+
+@pytest.mark.skipif(not (os.uname().sysname == "Linux" and os.uname().machine == "x86_64"),
+                    reason="the seccomp filter is for Linux x86-64")
+def test_seccomp_filter_refuses_in_the_kernel(tmp_path):
+    """What Python's audit hook cannot see, the kernel refuses: writes, processes, sockets,
+    the parent's memory and signals to it; reading, threads and numerical work go on."""
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent(f"""
+        import os, socket, threading, numpy as np
+        from anonml.safemodel._seccomp import install
+        assert install()
+        def refused(f):
+            try:
+                f()
+            except OSError:
+                return True
+            return False
+        out = dict(
+            write=refused(lambda: os.open({str(tmp_path / 'w')!r}, os.O_WRONLY | os.O_CREAT)),
+            mkdir=refused(lambda: os.mkdir({str(tmp_path / 'd')!r})),
+            fork=refused(os.fork),
+            socket=refused(socket.socket),
+            parent_memory=refused(lambda: open(f"/proc/{{os.getppid()}}/mem", "r+b")),
+            kill_parent=refused(lambda: os.kill(os.getppid(), 0)),
+            read=not refused(lambda: open("/proc/self/status").read()),
+            numpy=float(np.linalg.inv(np.eye(4) + 1).sum()) > 0,
+        )
+        t = threading.Thread(target=lambda: None); t.start(); t.join()
+        print(sorted(k for k, v in out.items() if not v))
+    """)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
+    assert not (tmp_path / "w").exists() and not (tmp_path / "d").exists()
+
+
+def test_forged_facts_are_refused():
+    good = {"family": "random_forest", "params": {}, "measures": {"structure.x": 1},
+            "structure": {}, "tamper": ["no_fingerprint", []],
+            "model_section": {"class": "A", "inner_class": "A", "params": {},
+                              "fingerprint": None, "n_features": 3}}
+    assert sb._checked_facts(good, "m", "random_forest") is good
+    for forged in (dict(good, family="dp_random_forest"),
+                   dict(good, measures={"membership.rmia.auc": 0.5}),
+                   dict(good, measures={"structure.x": [1]}),
+                   dict(good, tamper="unchanged")):
+        with pytest.raises(InputError, match="malformed facts"):
+            sb._checked_facts(forged, "m", "random_forest")
+
+
+def test_terminal_escapes_from_a_file_are_shown_not_sent():
+    from anonml._errors import one_line
+
+    line = one_line("feature 'x\x1b[2K\x1b[1GVERDICT: RELEASE\u202e' is refused")
+    assert "\x1b" not in line and "\u202e" not in line
+    assert "\\u001b[2K" in line

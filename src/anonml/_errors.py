@@ -67,8 +67,16 @@ def __getattr__(name: str) -> Any:
 
 def one_line(text: object, limit: int = 240) -> str:
     """``text`` (an exception or a message) squeezed onto one line of at most ``limit``
-    characters, for a message that quotes another library's multi-line error."""
+    characters, for a message that quotes another library's multi-line error; control and
+    format characters are written as ``\\uXXXX``."""
+    import unicodedata
+
     if isinstance(text, BaseException):
         text = str(text).strip() or type(text).__name__
     flat = " ".join(str(text).split())
+    # control and format characters (terminal escapes, bidi overrides, zero-width marks) are
+    # shown, never sent to the terminal: a hostile file's names cannot rewrite what is printed
+    if not flat.isprintable():
+        flat = "".join(c if unicodedata.category(c)[0] != "C" else f"\\u{ord(c):04x}"
+                       for c in flat)
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."

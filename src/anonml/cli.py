@@ -474,7 +474,8 @@ def _cmd_transform(args: argparse.Namespace) -> int:
     _columns_named(fitted, frame.columns, "column of the mapping")
     from anonml.encoding import check_lookalike_columns
 
-    check_lookalike_columns(frame.columns, list(anonymizer.qi_), where=repr(args.input))
+    check_lookalike_columns(frame.columns, list(anonymizer.info["quasi_identifiers"]),
+                            where=repr(args.input))
     extra = [c for c in frame.columns if c not in set(fitted) and c not in set(keep)]
     if extra:
         raise InputError(f"column {extra[0]!r} is not one the mapping was fitted on "

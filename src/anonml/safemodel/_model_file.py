@@ -168,6 +168,28 @@ def load_model(path: Any, *, trust: bool = False, isolate: bool = True,
                 str(copy), str(p))) from None
 
 
+def _check_written_by_worker(data: bytes, p: Path) -> None:
+    """Bytes a sandbox worker wrote are read back as any untrusted file (a fresh sandbox:
+    vetted, validated) before they are stored: they must hold a released pipeline."""
+    import tempfile
+
+    from anonml.safemodel._sandbox import open_model
+
+    with tempfile.TemporaryDirectory(prefix="anonml-check-") as tmp:
+        probe = Path(tmp) / "pipeline.skops"
+        probe.write_bytes(data)
+        try:
+            written = open_model(probe)
+        except InputError as exc:
+            raise InputError(f"the pipeline written for {str(p)!r} did not pass anonml's own "
+                             f"checks ({exc}); nothing was written") from None
+        ok = written.info["is_released_pipeline"] and "predict" in written.info["methods"]
+        written.close()
+    if not ok:
+        raise InputError(f"the pipeline written for {str(p)!r} is not a released pipeline; "
+                         "nothing was written")
+
+
 def save_model(model: Any, path: Any) -> Path:
     """Write ``model`` to ``path`` atomically: ``.skops`` (readable without unpickling) or
     ``.joblib``/``.pkl``.
@@ -191,6 +213,7 @@ def save_model(model: Any, path: Any) -> Path:
                              f"name the file {p.with_suffix('.skops').name!r}")
         (name, mapping), (_, fitted) = model.steps
         data = fitted.dumps_pipeline(name, mapping)
+        _check_written_by_worker(data, p)
         atomic_write(p, lambda tmp: Path(tmp).write_bytes(data))
         return p
     if is_released_pipeline(model):

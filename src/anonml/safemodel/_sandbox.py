@@ -58,7 +58,7 @@ from typing import Any
 
 import numpy as np
 
-from anonml._errors import InputError
+from anonml._errors import InputError, one_line
 
 #: address-space limit of a worker, in bytes (at least this, or 40 times the file's size)
 DEFAULT_MEMORY = 6 * 2**30
@@ -69,11 +69,11 @@ LOAD_TIMEOUT = 300.0
 #: wall-clock seconds of any one request (a prediction, a refit, the structure facts)
 CALL_TIMEOUT = 1800.0
 #: largest JSON header a worker may send (bytes)
-MAX_HEADER_BYTES = 64 * 2**20
-#: largest array a worker may send (bytes)
-MAX_ARRAY_BYTES = 8 * 2**30
+MAX_HEADER_BYTES = 16 * 2**20
+#: largest total of the arrays in one answer (bytes)
+MAX_ANSWER_BYTES = 4 * 2**30
 #: largest opaque blob (an unfitted estimator, a saved pipeline) a worker may send (bytes)
-MAX_BLOB_BYTES = 2 * 2**30
+MAX_BLOB_BYTES = 512 * 2**20
 #: file descriptors a worker may hold
 MAX_OPEN_FILES = 256
 #: Python threads a worker may run at once
@@ -176,26 +176,35 @@ def _read_npy(data: bytes) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------
 # the parent's side
 # ---------------------------------------------------------------------------------------------
-def _limits(memory: int, cpu_seconds: int, nproc: int | None):  # pragma: no cover - child
-    def apply() -> None:
-        os.setsid()
+def _apply_limits(memory: int, cpu_seconds: int, nproc: int | None) -> None:  # child
+    """Hard resource limits on this process (the worker, first thing it does)."""
+    try:
+        import resource
+    except ImportError:
+        return
+    caps = [(resource.RLIMIT_AS, memory), (resource.RLIMIT_CPU, cpu_seconds),
+            (resource.RLIMIT_CORE, 0), (resource.RLIMIT_FSIZE, 0),
+            (resource.RLIMIT_NOFILE, MAX_OPEN_FILES)]
+    if nproc is not None:
+        caps.append((resource.RLIMIT_NPROC, nproc))
+    for limit, value in caps:
         try:
-            import resource
-        except ImportError:
-            return
-        caps = [(resource.RLIMIT_AS, memory), (resource.RLIMIT_CPU, cpu_seconds),
-                (resource.RLIMIT_CORE, 0), (resource.RLIMIT_FSIZE, 0),
-                (resource.RLIMIT_NOFILE, MAX_OPEN_FILES)]
-        if nproc is not None:
-            caps.append((resource.RLIMIT_NPROC, nproc))
-        for limit, value in caps:
-            try:
-                soft, hard = resource.getrlimit(limit)
-                cap = value if hard == resource.RLIM_INFINITY else min(value, hard)
-                resource.setrlimit(limit, (cap, cap))  # hard too: the worker cannot raise it
-            except (ValueError, OSError):
-                pass
-    return apply
+            soft, hard = resource.getrlimit(limit)
+            cap = value if hard == resource.RLIM_INFINITY else min(value, hard)
+            resource.setrlimit(limit, (cap, cap))  # hard too: the worker cannot raise it
+        except (ValueError, OSError):
+            pass
+    try:  # die with the auditor, and be the first the kernel kills when memory runs out
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+    except Exception:  # noqa: BLE001 - not Linux
+        pass
+    try:
+        with open("/proc/self/oom_score_adj", "w") as fh:
+            fh.write("1000")
+    except OSError:
+        pass
 
 
 def _user_tasks() -> int | None:
@@ -219,8 +228,9 @@ def _user_tasks() -> int | None:
 
 
 _CHILD = ("import json, sys; sys.path[:0] = json.loads(sys.argv[1]); "
-          "from anonml.safemodel._sandbox import _worker_main; "
-          "sys.exit(_worker_main(sys.argv[2:]))")
+          "from anonml.safemodel._sandbox import _apply_limits, _worker_main; "
+          "_apply_limits(*json.loads(sys.argv[2])); "
+          "sys.exit(_worker_main(sys.argv[3:]))")
 
 
 class _Worker:
@@ -247,17 +257,20 @@ class _Worker:
         tasks = _user_tasks()
         nproc = None if tasks is None else tasks + 4 * MAX_THREADS
         argv = [sys.executable, "-I", "-B", "-c", _CHILD, json.dumps(_child_path()),
-                str(req_r), str(rep_w)]
+                json.dumps([int(memory), int(cpu_seconds), nproc]), str(req_r), str(rep_w)]
         try:
             self.proc = subprocess.Popen(
                 argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE, pass_fds=(req_r, rep_w), cwd=self._tmp.name, env=env,
-                preexec_fn=_limits(int(memory), int(cpu_seconds), nproc)
-                if os.name == "posix" else None)
+                start_new_session=True)
         finally:
             os.close(req_r)
             os.close(rep_w)
         self._w, self._r = req_w, rep_r
+        # non-blocking: a worker that stops reading (or writing) cannot stall this process
+        # past a request's deadline
+        os.set_blocking(req_w, False)
+        os.set_blocking(rep_r, False)
         self._tail = bytearray()
         threading.Thread(target=self._drain, daemon=True).start()
         self._closed = False
@@ -354,9 +367,11 @@ class _Worker:
                 if not (isinstance(n_arrays, int) and isinstance(n_blobs, int)
                         and 0 <= n_arrays <= 100_000 and 0 <= n_blobs <= 16):
                     raise _Broken("sent a malformed answer")
-                arrays = [_read_npy(_read_exact(self._r, _read_len(
-                    self._r, deadline, MAX_ARRAY_BYTES, "array"), deadline))
-                    for _ in range(n_arrays)]
+                arrays, budget = [], MAX_ANSWER_BYTES
+                for _ in range(n_arrays):
+                    n = _read_len(self._r, deadline, budget, "set of arrays")
+                    budget -= n
+                    arrays.append(_read_npy(_read_exact(self._r, n, deadline)))
                 blobs = [_read_exact(self._r, _read_len(self._r, deadline, MAX_BLOB_BYTES,
                                                         "blob"), deadline)
                          for _ in range(n_blobs)]
@@ -366,9 +381,10 @@ class _Worker:
             message = header.get("message")
             if not isinstance(message, str):
                 message = "the model was refused"
-            message = " ".join(message.split())[:600]
+            message = one_line(message, 600)  # one line, control characters shown
             if header.get("kind") == "refused":
-                raise InputError(message)
+                raise InputError(message if message.startswith("model file ") else
+                                 f"model file {self.name!r}: {message}")
             err = ModelCallError(f"model file {self.name!r}: {step} failed in the sandbox: "
                                  f"{message}")
             err.detail = message
@@ -383,6 +399,8 @@ def _decode_result(header: dict, arrays: list, index: Any = None) -> Any:
 
     kind = header.get("result")
     if kind == "array":
+        if len(arrays) != 1 or arrays[0].ndim == 0:
+            raise InputError("the sandbox sent a malformed array")
         a = arrays[0]
         return a.astype(object) if a.dtype.kind == "U" else a
     if kind == "frame":
@@ -411,6 +429,37 @@ def _decode_result(header: dict, arrays: list, index: Any = None) -> Any:
 
 def _rows(X: Any) -> int:
     return X.shape[0] if hasattr(X, "shape") else len(X)
+
+
+def _checked_output(worker: _Worker, name: str, method: str, header: dict, arrays: list,
+                    X: Any, classes: Any) -> Any:
+    """A call's answer, decoded and checked against the request: one row per row sent,
+    probabilities finite, in [0, 1] and summing to 1 over the model's classes. A malformed
+    answer stops the worker."""
+    def bad(why: str) -> InputError:
+        worker.close()
+        return InputError(f"model file {name!r}: {method} in the sandbox {why}; the model is "
+                          "malformed or hostile, so anonml stopped it")
+
+    try:
+        out = _decode_result(header, arrays, getattr(X, "index", None))
+    except InputError:
+        raise bad("sent a malformed answer") from None
+    if _rows(out) != _rows(X):
+        raise bad(f"returned {_rows(out):,} rows for {_rows(X):,}")
+    if method == "predict_proba":
+        if not isinstance(out, np.ndarray) or out.dtype.kind not in "biuf" or out.ndim != 2:
+            raise bad("returned something other than a table of probabilities")
+        out = out.astype(np.float64, copy=False)
+        if classes is not None and out.shape[1] != len(classes):
+            raise bad(f"returned {out.shape[1]} probability columns for {len(classes)} classes")
+        if out.size and (not np.isfinite(out).all() or out.min() < -1e-9 or out.max() > 1 + 1e-9
+                         or np.abs(out.sum(axis=1) - 1).max() > 1e-6):
+            raise bad("returned probabilities that are not finite, outside [0, 1] or do not sum "
+                      "to 1")
+    elif method in ("predict", "decision_function") and getattr(out, "ndim", 1) > 2:
+        raise bad("returned an array of the wrong shape")
+    return out
 
 
 class _Source:
@@ -468,17 +517,8 @@ class SandboxedModel:
     def _call(self, method: str, X: Any) -> Any:
         header, arrays, _ = self._worker.request(
             "call", f"{method} on {_rows(X):,} rows", handle="model", method=method, X=X)
-        out = _decode_result(header, arrays, getattr(X, "index", None))
-        if _rows(out) != _rows(X):
-            raise InputError(f"model file {self.path!r}: {method} returned {_rows(out):,} rows "
-                             f"for {_rows(X):,}; the model is malformed or hostile")
-        if method == "predict_proba":
-            out = np.asarray(out, dtype=np.float64)
-            if out.ndim != 2 or (self.classes_ is not None and
-                                 out.shape[1] != len(self.classes_)):
-                raise InputError(f"model file {self.path!r}: predict_proba returned a "
-                                 f"{out.shape} array; the model is malformed or hostile")
-        return out
+        return _checked_output(self._worker, self.path, method, header, arrays, X,
+                               self.classes_)
 
     def facts(self, X_train: Any, y_train: Any, X_test: Any, y_test: Any) -> dict:
         """The rule facts of :func:`anonml.safemodel._wrappers.posthoc_facts` and the report's
@@ -487,7 +527,7 @@ class SandboxedModel:
         header, _, _ = self._worker.request(
             "facts", "the hyperparameter, tamper and structure checks", X_train=X_train,
             y_train=y_train, X_test=X_test, y_test=y_test)
-        return _checked_facts(header.get("facts"), self.path)
+        return _checked_facts(header.get("facts"), self.path, self.family)
 
     def verify_mapping(self, X: Any, *, where: str, X_train: Any = None) -> dict:
         """:func:`anonml.safemodel._mapping.verify_mapping` of the model, in the worker."""
@@ -530,8 +570,15 @@ class SandboxedModel:
                                                     clip=bool(self.clip_refit))
             if len(blobs) != 1:
                 raise InputError(f"model file {self.path!r}: the sandbox sent no estimator")
-            self._source = _Source(blobs[0], self.path, self._worker.memory,
-                                   header.get("adjustments") or [], self.family)
+            adjustments = header.get("adjustments") or []
+            if not isinstance(adjustments, list) or not all(
+                    isinstance(a, dict) and all(isinstance(k, str) for k in a)
+                    for a in adjustments):
+                self._worker.close()
+                raise InputError(f"model file {self.path!r}: the sandbox sent a malformed "
+                                 "refit; the model is malformed or hostile")
+            self._source = _Source(blobs[0], self.path, self._worker.memory, adjustments,
+                                   self.family)
         return self._source
 
     def __sklearn_clone__(self) -> SandboxedEstimator:
@@ -618,11 +665,19 @@ class SandboxedEstimator:
         header, arrays, _ = worker.request(
             "fit", f"a refit on {_rows(X):,} rows", timeout=CALL_TIMEOUT, blob=self.source.blob,
             X=X, y=np.asarray(y), random_state=self.random_state, clip=True)
+        methods, nf = header.get("methods"), header.get("n_features_in")
+        if not (isinstance(methods, list) and set(methods) <= {
+                "predict", "predict_proba", "decision_function", "transform"}
+                and (nf is None or (isinstance(nf, int) and not isinstance(nf, bool)))
+                and len(arrays) == (1 if header.get("has_classes") else 0)
+                and all(a.ndim == 1 for a in arrays)):
+            worker.close()
+            raise InputError(f"model file {self.source.name!r}: a refit in the sandbox sent a "
+                             "malformed answer; the model is malformed or hostile")
         self._worker = worker
-        self.classes_ = (_decode_result({"result": "array"}, arrays[:1])
-                         if header.get("has_classes") and arrays else None)
-        self.n_features_in_ = header.get("n_features_in")
-        self.methods_ = tuple(header.get("methods") or ())
+        self.classes_ = _decode_result({"result": "array"}, arrays) if arrays else None
+        self.n_features_in_ = nf
+        self.methods_ = tuple(methods)
         return self
 
     def __getattr__(self, name: str) -> Any:
@@ -635,11 +690,8 @@ class SandboxedEstimator:
         header, arrays, _ = self._worker.request(
             "call", f"{method} of a refitted model on {_rows(X):,} rows", handle="model",
             method=method, X=X)
-        out = _decode_result(header, arrays, getattr(X, "index", None))
-        if _rows(out) != _rows(X):
-            raise InputError(f"model file {self.source.name!r}: a refitted model's {method} "
-                             f"returned {_rows(out):,} rows for {_rows(X):,}")
-        return np.asarray(out, dtype=np.float64) if method == "predict_proba" else out
+        return _checked_output(self._worker, self.source.name, method, header, arrays, X,
+                               self.classes_)
 
     def dumps_pipeline(self, mapping_name: str, mapping: Any) -> bytes:
         """The ``.skops`` bytes of ``Pipeline([(mapping_name, mapping), ("model", this)])``,
@@ -777,6 +829,7 @@ def open_model(path: Any, *, trust: bool = False, memory: int | None = None,
                              "model is malformed or hostile")
         info["classes"] = ({"result": "array"}, arrays[:1])
     model = SandboxedModel(worker, info, sha256=digest, path=str(p))
+    model.seccomp = header.get("seccomp") is True
     model._trust = bool(trust)
     if data is not None:
         model._bytes = data
@@ -822,7 +875,11 @@ def _checked_info(info: Any, name: str) -> dict:
     return info
 
 
-def _checked_facts(facts: Any, name: str) -> dict:
+#: the rule measures a worker may report; every other measure is the auditor's own
+_WORKER_MEASURES = ("structure.", "tamper.", "dp.", "model.")
+
+
+def _checked_facts(facts: Any, name: str, family: str) -> dict:
     """The rule facts from the worker, type-checked before the rules read them."""
     def bad(field: str) -> InputError:
         return InputError(f"model file {name!r}: the sandbox sent malformed facts ({field}); "
@@ -830,14 +887,21 @@ def _checked_facts(facts: Any, name: str) -> dict:
 
     if not isinstance(facts, dict):
         raise bad("not a dict")
-    if not isinstance(facts.get("family"), str):
+    if facts.get("family") != family:  # the description the worker gave at load
         raise bad("family")
     for key in ("params", "measures", "structure", "model_section"):
         if not isinstance(facts.get(key), dict):
             raise bad(key)
-    if not all(isinstance(v, (bool, int, float, str)) or v is None
-               for v in facts["measures"].values()):
+    if not all(isinstance(k, str) and k.startswith(_WORKER_MEASURES) and
+               (isinstance(v, (bool, int, float, str)) or v is None)
+               for k, v in facts["measures"].items()):
         raise bad("measures")
+    section = facts.get("model_section")
+    if isinstance(section, dict):
+        fp, nf = section.get("fingerprint"), section.get("n_features")
+        if not (fp is None or isinstance(fp, str)) or not (
+                nf is None or (isinstance(nf, int) and not isinstance(nf, bool) and nf >= 0)):
+            raise bad("model_section")
     tamper = facts.get("tamper")
     if not (isinstance(tamper, list) and len(tamper) == 2 and isinstance(tamper[0], str)
             and isinstance(tamper[1], list)):
@@ -919,6 +983,10 @@ _REFUSED_EVENTS = {
     "socket.sendto": "the network", "socket.getaddrinfo": "the network",
     "ctypes.dlopen": "native libraries", "ctypes.dlsym": "native libraries",
     "sys.setrecursionlimit": "changing its limits", "resource.setrlimit": "changing its limits",
+    "resource.prlimit": "changing limits", "socket.__new__": "the network",
+    "socket.sendmsg": "the network", "os.mkfifo": "file changes", "os.mknod": "file changes",
+    "os.setxattr": "file changes", "os.removexattr": "file changes",
+    "signal.pthread_kill": "signals",
 }
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 
@@ -934,27 +1002,56 @@ def _audit(event: str, args: tuple) -> None:  # pragma: no cover - runs in the c
         raise PermissionError(f"the anonml sandbox does not allow {what} ({event})")
 
 
-def _guard_processes() -> None:  # pragma: no cover - runs in the child
-    """Refuse new processes, file changes, the network and ctypes in the worker (an audit
-    hook, which cannot be removed), and cap live threads."""
+def _live_threads() -> int:  # pragma: no cover - runs in the child
+    """Threads of this process as the kernel counts them (native ones included)."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return threading.active_count()
+
+
+def _guard_processes() -> bool:  # pragma: no cover - runs in the child
+    """Close the worker in: the kernel's seccomp filter (:mod:`anonml.safemodel._seccomp`,
+    Linux x86-64), then an audit hook (which cannot be removed) for what Python asks, a cap on
+    live threads, and sequential joblib. Returns whether the seccomp filter is in force."""
     import _thread
 
-    start = _thread.start_new_thread
-
-    def limited(*args: Any, **kwargs: Any) -> Any:
-        if threading.active_count() >= MAX_THREADS:
-            raise RuntimeError(f"the anonml sandbox allows at most {MAX_THREADS} threads")
-        return start(*args, **kwargs)
-
-    _thread.start_new_thread = limited
-    threading._start_new_thread = limited  # type: ignore[attr-defined]
     try:
         import joblib
 
         joblib.parallel_config(backend="sequential")
     except Exception:  # noqa: BLE001 - older joblib
         pass
+    from anonml.safemodel._seccomp import install
+
+    filtered = install()
+    start = _thread.start_new_thread
+
+    def limited(*args: Any, **kwargs: Any) -> Any:
+        if _live_threads() >= MAX_THREADS:
+            raise RuntimeError(f"the anonml sandbox allows at most {MAX_THREADS} threads")
+        return start(*args, **kwargs)
+
+    _thread.start_new_thread = limited
+    _thread.start_new = limited  # the old alias
+    threading._start_new_thread = limited  # type: ignore[attr-defined]
+    for name in ("pidfd_open", "forkpty", "fork"):
+        if hasattr(os, name):
+            setattr(os, name, _refused(name))
+    try:
+        import _posixsubprocess
+
+        _posixsubprocess.fork_exec = _refused("fork_exec")
+    except ImportError:
+        pass
     sys.addaudithook(_audit)
+    return filtered
+
+
+def _refused(name: str) -> Any:  # pragma: no cover - runs in the child
+    def refuse(*args: Any, **kwargs: Any) -> Any:
+        raise PermissionError(f"the anonml sandbox does not allow {name}")
+    return refuse
 
 
 def _single_jobs(model: Any) -> None:  # pragma: no cover - runs in the child
@@ -1129,8 +1226,9 @@ def _worker_main(argv: list[str]) -> int:  # pragma: no cover - runs in the chil
     import sklearn.base  # noqa: F401
 
     import anonml.safemodel._model_file  # noqa: F401
-    _guard_processes()
-    state: dict = {}
+    import anonml.safemodel._seccomp  # noqa: F401
+    filtered = _guard_processes()
+    state: dict = {"filtered": filtered}
 
     def send(header: dict, arrays: list = (), blobs: list = ()) -> None:
         header = dict(header, n_arrays=len(arrays), n_blobs=len(blobs))
@@ -1153,7 +1251,7 @@ def _worker_main(argv: list[str]) -> int:  # pragma: no cover - runs in the chil
                 info, arrays = _info(model)  # the file's own parameters, for the report
                 _single_jobs(model)
                 state["model"] = model
-                send({"status": "ok", "info": info}, arrays)
+                send({"status": "ok", "info": info, "seccomp": state["filtered"]}, arrays)
             elif op == "call":
                 out = getattr(state[kw["handle"]], kw["method"])(kw["X"])
                 header, arrays = _encode_result(out)
