@@ -91,7 +91,8 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         model = open_model(args.model, trust=args.trust_model)
         model.clip_refit = args.refit_bounds == "clip"
         say(f"model: {model.info['description']} from {args.model} (sha256 "
-            f"{model.sha256[:16]}...)")
+            f"{model.sha256[:16]}...; kernel filter in the sandbox: "
+            f"{'on' if model.seccomp else 'not available here'})")
         if model.info["is_released_pipeline"]:  # re-verify the mapping, in the sandbox
             # X_train: the training rows are mapped through it and counted again, so the
             # rules read the measured k, not the file's claim
