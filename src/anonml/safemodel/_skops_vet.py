@@ -281,6 +281,13 @@ class _Vetter:
                             "package that class comes from, or pass --trust-model (trust=True) "
                             "if you trust the file's source") from None
         extra = sorted(keys - allowed)
+        from anonml.anonymize._model import PER_ROW_ATTRIBUTES
+
+        per_row = [k for k in extra if k in PER_ROW_ATTRIBUTES]
+        if per_row and module.startswith("anonml."):
+            raise self.fail(where, f"{cls} holds the per-row attribute {per_row[0]} (training "
+                            "rows or their order must not be released); fix: save the mapping "
+                            "with anonml.safemodel.save_model, which leaves it out")
         if extra:
             more = f" (and {len(extra) - 1} more)" if len(extra) > 1 else ""
             raise self.fail(where, f"{cls} carries the attribute {extra[0][:60]!r}{more}, which "
