@@ -523,8 +523,9 @@ def _check_classifier_outputs(obj: Any, where: str) -> None:
     if isinstance(tree, Tree) and "Regressor" not in name:
         if int(tree.n_outputs) != 1 or np.asarray(tree.n_classes).tolist() != [k] or \
                 obj.__dict__.get("n_outputs_", 1) != 1:
-            raise _bad(f"{where}.tree_", f"has class counts {np.asarray(tree.n_classes).tolist()[:5]}"
-                       f" but the classifier has {k} classes")
+            counts = np.asarray(tree.n_classes).tolist()[:5]
+            raise _bad(f"{where}.tree_", f"has class counts {counts} but the classifier has "
+                       f"{k} classes")
     coefs = obj.__dict__.get("coefs_")
     if isinstance(coefs, list) and coefs:
         out = np.asarray(coefs[-1]).shape[-1]

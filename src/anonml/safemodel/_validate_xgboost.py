@@ -128,6 +128,8 @@ def _check_keys(doc: Any, spec: Any, path: str, config: bool, n_features: int) -
         if spec is None:
             raise _bad("XGBoost model", f"booster {str(name)[:30]!r} is not gbtree, dart or "
                        "gblinear")
+    if path.endswith("gradient_booster/updater") and config and isinstance(doc, dict):
+        spec = _LINEAR_UPDATER  # gblinear's updater settings: an object, not a list
     if isinstance(spec, list):
         if not isinstance(doc, list):
             raise _bad("XGBoost model", f"{path} is not an array of objects")
@@ -138,8 +140,6 @@ def _check_keys(doc: Any, spec: Any, path: str, config: bool, n_features: int) -
         if path.endswith("updater") and isinstance(doc, str) and config:
             return  # gblinear's updater setting is a name
         raise _bad("XGBoost model", f"{path or 'the document'} is not an object")
-    if path.endswith("gradient_booster/updater") and config and not isinstance(doc, list):
-        spec = _LINEAR_UPDATER
     for key, value in doc.items():
         if key not in spec:
             raise _unknown(path, key)
@@ -408,8 +408,8 @@ def _check_xgb_tree(tree: Any, where: str, n_features: int) -> None:
     if not np.isfinite(cond[seen]).all():
         raise _bad(where, "a split condition or leaf value is not finite")
     if (split_type[reach_inner] == 1).any():
-        cats = _arr(tree, "categories", len(tree.get("categories") or []), where)
-        m = len(tree.get("categories_nodes") or [])
+        cats = _arr(tree, "categories", len(_seq(tree.get("categories"))), where)
+        m = len(_seq(tree.get("categories_nodes")))
         nodes_c = _arr(tree, "categories_nodes", m, where)
         seg = _arr(tree, "categories_segments", m, where)
         size = _arr(tree, "categories_sizes", m, where)
