@@ -620,3 +620,24 @@ def test_attribute_lists_are_derived_once_and_cover_the_samples():
                                     "IdentityLink", "SGDOptimizer"):
             missing.append(f"{module}.{cls}")
     assert not missing, missing
+
+
+@pytest.mark.filterwarnings("ignore::anonml._errors.AnonmlWarning")
+def test_a_genuine_file_whose_array_holds_per_row_data_is_blocked_and_named(tmp_path, data):
+    """The out-of-bag scores load (a genuine attribute) and the audit blocks release on them,
+    naming the array in the report (a path and a count, no values)."""
+    from anonml.attacks import Target
+    from anonml.safemodel import request_release
+
+    X, y = data
+    num = X[["a", "b"]]
+    path = tmp_path / "oob.skops"
+    save_model(SafeRandomForestClassifier(n_estimators=5, min_samples_leaf=5, oob_score=True,
+                                          random_state=0).fit(num[:200], y[:200]), path)
+    model = load_model(path, isolate=False)
+    decision = request_release(Target(model, num[:200], y[:200], num[200:], y[200:]),
+                               attacks=("worst_case",), random_state=0)
+    assert decision.measures["model.stores_training_records"] is True
+    assert decision.decision == "do_not_release"
+    item = next(e for e in decision.report["evidence"] if e["rule_id"] == "no-stored-records")
+    assert item["outcome"] == "fail" and "oob_decision_function_" in item["note"]

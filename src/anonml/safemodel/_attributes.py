@@ -236,8 +236,8 @@ def _xgboost() -> list:
 
     X, y, F = _data()
     _, y3, _ = _data(k=3)
-    return [XGBClassifier(n_estimators=2, max_depth=2).fit(X, y),
-            XGBClassifier(n_estimators=2, max_depth=2).fit(F, y3)]
+    return [XGBClassifier(n_estimators=2, max_depth=2, n_jobs=1).fit(X, y),
+            XGBClassifier(n_estimators=2, max_depth=2, n_jobs=1).fit(F, y3)]
 
 
 def _dp() -> list:
@@ -362,8 +362,10 @@ def _group_keys(group: str) -> dict:
     """``{(loader, module, class): keys}`` from genuine samples of one group, saved with skops."""
     import skops.io as sio
 
+    from threadpoolctl import threadpool_limits
+
     out: dict = {}
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), threadpool_limits(1):  # tiny fits: threads only cost
         warnings.simplefilter("ignore")
         for model in _SAMPLES[group]():
             raw = sio.dumps(model)
