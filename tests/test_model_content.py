@@ -641,3 +641,24 @@ def test_a_genuine_file_whose_array_holds_per_row_data_is_blocked_and_named(tmp_
     assert decision.decision == "do_not_release"
     item = next(e for e in decision.report["evidence"] if e["rule_id"] == "no-stored-records")
     assert item["outcome"] == "fail" and "oob_decision_function_" in item["note"]
+
+
+def test_parameters_must_be_values_scikit_learn_accepts(tmp_path, files):
+    """A parameter the predict path never reads could otherwise carry anything."""
+    schema, members = _read_zip(files["tree"])
+    schema["content"]["content"]["criterion"] = _json("gini" + "1.5,2.25;" * 10_000)
+    _refused(_write_zip(tmp_path / "c.skops", schema, members),
+             "a parameter is not one scikit-learn accepts")
+    schema, members = _read_zip(files["forest"])
+    schema["content"]["content"]["max_depth"] = _json(-3)
+    _refused(_write_zip(tmp_path / "r.skops", schema, members),
+             "a parameter is not one scikit-learn accepts")
+
+
+def test_rows_spread_over_many_small_lists_are_found(data):
+    X, y = data
+    num = X[["a", "b"]]
+    tree = DecisionTreeClassifier(min_samples_leaf=5, random_state=0).fit(num, y)
+    tree.notes_ = [list(r) for r in num.to_numpy()[:8]] + [[1.0]]  # ragged: one list each
+    found = training_records_in_model(tree, X)
+    assert found["stores_training_records"] and "arrays (model.notes_[0]" in found["evidence"]

@@ -16,8 +16,9 @@ at every numeric array reachable from the model and reports it when:
   of the training (or test) table's numeric matrix, exactly: rows are
   compared as raw bytes (``np.isin`` on a void view), as stored (``n x d``), flattened
   (``n * d`` values in row order) or transposed (``d x n``), in float64 and float32; at least
-  :data:`MIN_MATCHED_ROWS` distinct rows must match, so that one coincidental row (all zeros
-  in a table of flags) does not count.
+  :data:`MIN_MATCHED_ROWS` distinct rows must match, over all arrays together (rows spread one
+  per list count too), so that one coincidental row (all zeros in a table of flags) does not
+  count.
 
 The cost is bounded: at most :data:`MAX_VALUES` values are compared in all (a genuine model is
 far smaller; beyond it the rest is skipped and said so). An XGBoost booster's trees live in its
@@ -82,10 +83,11 @@ class _Table:
         with np.errstate(over="ignore", invalid="ignore"):
             self.keys[np.float32] = np.unique(_void(M.astype(np.float32)))
 
-    def matches(self, arr: np.ndarray) -> int:
-        """Distinct table rows found in ``arr`` (as stored, flattened or transposed)."""
+    def matches(self, arr: np.ndarray) -> list:
+        """The distinct table rows found in ``arr`` (as stored, flattened or transposed), as
+        row keys."""
         if self.d < 1 or arr.size < self.d:
-            return 0
+            return []
         shapes = []
         if arr.ndim == 2 and arr.shape[1] == self.d:
             shapes.append(arr)
@@ -93,11 +95,13 @@ class _Table:
             shapes.append(arr.T)
         if arr.size % self.d == 0 and not (arr.ndim == 2 and arr.shape[1] == self.d):
             shapes.append(arr.reshape(-1, self.d))
-        best = 0
+        best: list = []
         for rows in shapes:
             kind = np.float32 if rows.dtype == np.float32 else np.float64
             keys = np.unique(_void(rows.astype(kind)))
-            best = max(best, int(np.isin(keys, self.keys[kind]).sum()))
+            hit = keys[np.isin(keys, self.keys[kind])]
+            if hit.size > len(best):
+                best = [bytes(k) for k in hit[:100_000]]
         return best
 
 
@@ -131,8 +135,10 @@ def _arrays(obj: Any, path: str, out: list, seen: set, depth: int, notes: list,
         return
     seen.add(id(obj))
     if isinstance(obj, (list, tuple)):
-        if obj and all(isinstance(v, (int, float, np.number)) and not isinstance(v, bool)
-                       for v in obj[:1000]):
+        numeric = all(isinstance(v, (int, float, np.number)) and not isinstance(v, bool)
+                      for v in obj[:1000])
+        rows = obj and all(isinstance(v, (list, tuple, np.ndarray)) for v in obj[:1000])
+        if obj and (numeric or rows):  # numbers, or equal-length rows of numbers: one array
             try:
                 out.append((path, np.asarray(obj, dtype=np.float64), structural, mapping))
                 return
@@ -217,6 +223,8 @@ def training_records_in_model(model: Any, X_train: Any, X_test: Any = None, *,
                            f"({n_train + n_test:,} rows)")
     budget = MAX_VALUES
     evidence = None
+    found: dict = {t.name: set() for t in tables}  # rows met so far, over all arrays
+    where: dict = {t.name: [] for t in tables}
     for path, arr, structural, mapping in arrays:
         if not structural and arr.ndim >= 1 and arr.shape[0] in lengths and arr.shape[0] > 1:
             evidence = (f"{path} is a per-row array: it has as many rows as "
@@ -230,8 +238,17 @@ def training_records_in_model(model: Any, X_train: Any, X_test: Any = None, *,
         budget -= arr.size
         for table in tables:
             hits = table.matches(arr)
-            if hits >= min(min_rows, table.n):
-                evidence = (f"{path} holds {hits:,} rows of the {table.name} table exactly")
+            if not hits:
+                continue
+            found[table.name].update(hits)
+            where[table.name].append(path)
+            if len(found[table.name]) >= min(min_rows, table.n):
+                paths = where[table.name]
+                evidence = (f"{paths[0]} holds {len(hits):,} rows of the {table.name} table "
+                            "exactly" if len(paths) == 1 else
+                            f"{len(paths)} arrays ({paths[0]}, ...) hold "
+                            f"{len(found[table.name]):,} rows of the {table.name} table "
+                            "exactly")
                 break
         if evidence:
             break

@@ -374,6 +374,21 @@ def _check_refit_params(obj: Any, where: str) -> None:
                        "(at most 1,000 layers of at most 100,000 units)")
 
 
+def _check_param_values(obj: Any, where: str) -> None:
+    """A scikit-learn estimator's parameters must be values its own constraints accept (a
+    criterion named by a 100 KB string, a random_state that is a list of rows: a parameter
+    the predict path never reads could otherwise carry anything)."""
+    validate = getattr(obj, "_validate_params", None)
+    if not type(obj).__module__.startswith(("sklearn.", "anonml.safemodel.")) or \
+            not callable(validate) or not hasattr(type(obj), "_parameter_constraints"):
+        return
+    try:
+        validate()
+    except (ValueError, TypeError) as exc:
+        raise _bad(where, f"a parameter is not one scikit-learn accepts "
+                   f"({one_line(exc, 160)})") from None
+
+
 def _check_dummy(obj: Any, where: str, n_classes: int | None = None) -> None:
     """A DummyClassifier (alone, or gradient boosting's ``init_``): its class count and priors
     decide the width of the probabilities it returns, which boosting adds into its own."""
@@ -635,6 +650,7 @@ def _walk(obj: Any, where: str, seen: set[int], depth: int, strict: bool = True)
                    f"{MAX_CLASSES:,} from an untrusted file)")
     if strict:
         _check_refit_params(obj, where)
+        _check_param_values(obj, where)
     name = type(obj).__name__
     if name == "DummyClassifier":
         _check_dummy(obj, where)
