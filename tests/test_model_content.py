@@ -606,7 +606,7 @@ def test_genuine_models_of_every_vetted_class_still_load(tmp_path, data):
         np.testing.assert_array_equal(back.predict(frame), model.predict(frame))
 
 
-def test_attribute_lists_are_derived_once_and_cover_the_samples():
+def test_every_vetted_class_has_a_derived_attribute_list():
     """Every class in the vetted list that anonml can build a sample of has a derived list."""
     from anonml.safemodel._attributes import allowed_attributes
     from anonml.safemodel._skops_vet import VETTED_OBJECTS
