@@ -564,6 +564,12 @@ def request_release(
         timings={"total_seconds": round(time.perf_counter() - t_start, 3),
                  "stages": dict(stage.times)},
     )
+    evidence = facts.get("stores_training_records_evidence")
+    if evidence:  # say which array holds the records (a path and a count, never values)
+        for item in report["evidence"]:
+            if item["rule_id"] in {o.rule.id for o in outcomes if o.outcome == "fail" and
+                                   o.rule.check.subject == "model.stores_training_records"}:
+                item["note"] = f"Found in the model's content: {evidence}."
     return ReleaseDecision(verdict.decision, verdict, outcomes, facts["measures"], report,
                            results, unmeasurable)
 

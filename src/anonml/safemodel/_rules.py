@@ -80,7 +80,8 @@ _STRUCTURE = {
     "dof_threshold": "the degrees-of-freedom threshold used (a setting)",
 }
 MEASURES = {
-    "model.stores_training_records": "the model family keeps training records (kNN, SVM)",
+    "model.stores_training_records": "the model keeps training records: its family (kNN, "
+    "SVM), or an array holding one row per record or copies of training rows",
     "dp.epsilon": "differential-privacy budget spent (or set)",
     "dp.delta": "differential-privacy failure probability",
     "dp.noise_multiplier": "DP-SGD noise multiplier",

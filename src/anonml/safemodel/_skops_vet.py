@@ -192,6 +192,8 @@ class _Vetter:
         self.ids: set[Any] = set()
         self.bytes_nodes: list[dict] = []
         self.boosters: list[dict] = []
+        self.referenced: dict[str, str] = {}
+        self.objects: list[tuple] = []
 
     def fail(self, where: str, text: str) -> InputError:
         return _fail(self.path, f"is refused: {_short(where)}: {text}")
@@ -250,8 +252,10 @@ class _Vetter:
             self.names.add(name)
         if loader == "JsonNode" and not isinstance(state.get("content"), str):
             raise self.fail(where, "a JSON value node without text content")
+        if loader in ("ObjectNode", "TreeNode", "LossNode"):
+            self.objects.append((state, where, loader, module, cls))
         if "file" in state:
-            self.member(state["file"], where, loader)
+            self.member(state["file"], where, loader, state)
         if loader == "RandomGeneratorNode":
             self.bit_generator(state, where)
         if loader in ("BytesNode", "BytearrayNode"):
@@ -259,10 +263,47 @@ class _Vetter:
         if loader == "ObjectNode" and name == "xgboost.core.Booster":
             self.boosters.append({"state": state, "where": where})
 
-    def member(self, fname: Any, where: str, loader: str) -> None:
+    def attributes(self, state: dict, where: str, loader: str, module: str, cls: str) -> None:
+        """The object's state holds exactly attributes its library sets: its constructor
+        parameters and fitted attributes (:func:`~anonml.safemodel._attributes.allowed_attributes`),
+        nothing else (a file holds the model and nothing else)."""
+        from anonml.safemodel._attributes import _state_keys, allowed_attributes
+
+        keys = _state_keys(state) or set()
+        if any(k.startswith("\0") for k in keys):
+            raise self.fail(where, f"the state of {cls} is not a plain set of named attributes; "
+                            "fix: save the fitted estimator with anonml.safemodel.save_model")
+        try:
+            allowed = allowed_attributes(loader, module, cls)
+        except Exception as exc:  # noqa: BLE001 - a class anonml cannot inspect is not read
+            raise self.fail(where, f"anonml cannot list the attributes {module}.{cls} may hold "
+                            f"({type(exc).__name__}: {one_line(exc, 120)}); fix: install the "
+                            "package that class comes from, or pass --trust-model (trust=True) "
+                            "if you trust the file's source") from None
+        extra = sorted(keys - allowed)
+        from anonml.anonymize._model import PER_ROW_ATTRIBUTES
+
+        per_row = [k for k in extra if k in PER_ROW_ATTRIBUTES]
+        if per_row and module.startswith("anonml."):
+            raise self.fail(where, f"{cls} holds the per-row attribute {per_row[0]} (training "
+                            "rows or their order must not be released); fix: save the mapping "
+                            "with anonml.safemodel.save_model, which leaves it out")
+        if extra:
+            more = f" (and {len(extra) - 1} more)" if len(extra) > 1 else ""
+            raise self.fail(where, f"{cls} carries the attribute {extra[0][:60]!r}{more}, which "
+                            f"is neither a parameter of {cls} nor an attribute its library sets "
+                            "when fitting; a model file holds the model and nothing else; fix: "
+                            f"delete the attribute (del model.{extra[0][:40]}) and save the "
+                            "fitted estimator again with anonml.safemodel.save_model")
+
+    def member(self, fname: Any, where: str, loader: str, state: dict) -> None:
         if not isinstance(fname, str) or not _MEMBER_RE.match(fname) or fname not in self.members:
             raise self.fail(where, f"it points at a member {str(fname)[:80]!r} the zip does "
                             "not hold")
+        node = json.dumps(state, sort_keys=True)
+        if self.referenced.setdefault(fname, node) != node:
+            raise self.fail(where, f"member {fname!r} is referenced by two different nodes "
+                            "(skops writes each array once, and repeats only the same node)")
         if loader == "NdArrayNode":
             self.npy_header(fname, where)
 
@@ -294,6 +335,91 @@ class _Vetter:
         names = set(re.findall(r"[A-Za-z0-9_]+", text)) & {"BitGenerator", *_BIT_GENERATORS}
         if not names <= set(_BIT_GENERATORS):
             raise self.fail(where, "a random generator with an unknown bit generator")
+
+
+#: zip extra fields a plain writer emits: ZIP64 sizes (0x0001), extended timestamp (0x5455),
+#: Info-ZIP Unix ids (0x7875); each is a few fixed-width numbers, no room for data
+_EXTRA_IDS = {0x0001: 28, 0x5455: 13, 0x7875: 11}
+
+
+def _check_zip_layout(path: Path, zf: zipfile.ZipFile) -> None:
+    """The zip holds its members and nothing else: no archive or member comment, no extra
+    field beyond the few a plain writer emits, no bytes before, between or after the members
+    and the central directory (each member's local header and data, end to end, then the
+    directory and its end record)."""
+    import struct
+
+    if zf.comment:
+        raise _fail(path, f"is refused: the zip carries a {len(zf.comment):,}-byte archive "
+                    "comment; a model file holds the model and nothing else; fix: save it again "
+                    "with anonml.safemodel.save_model")
+    infos = sorted(zf.infolist(), key=lambda i: i.header_offset)
+    for info in infos:
+        if info.comment:
+            raise _fail(path, f"is refused: member {info.filename[:80]!r} carries a comment; "
+                        "fix: save the model again with anonml.safemodel.save_model")
+        _check_extra(path, info.filename, info.extra)
+    fp = zf.fp
+    if fp is None or not hasattr(fp, "seek"):
+        return
+    pos = 0
+    for info in infos:
+        if info.header_offset != pos:
+            raise _fail(path, f"is refused: {abs(info.header_offset - pos):,} bytes that belong "
+                        f"to no member lie before {info.filename[:80]!r}; fix: save the model "
+                        "again with anonml.safemodel.save_model")
+        fp.seek(info.header_offset)
+        head = fp.read(30)
+        if len(head) != 30 or head[:4] != b"PK\x03\x04":
+            raise _fail(path, f"is refused: member {info.filename[:80]!r} has no local header")
+        flags, n_name, n_extra = struct.unpack("<H", head[6:8])[0], *struct.unpack(
+            "<HH", head[26:30])
+        fp.seek(info.header_offset + 30 + n_name)
+        _check_extra(path, info.filename, fp.read(n_extra))
+        pos = info.header_offset + 30 + n_name + n_extra + info.compress_size
+        if flags & 0x08:  # a data descriptor follows the data (12, 16 or 24 bytes)
+            fp.seek(pos)
+            desc = fp.read(24)
+            pos += 4 * (desc[:4] == b"PK\x07\x08") + (20 if info.compress_size >= 2**32 or
+                                                        info.file_size >= 2**32 else 12)
+    start_dir = getattr(zf, "start_dir", pos)
+    if start_dir != pos:
+        raise _fail(path, f"is refused: {abs(start_dir - pos):,} bytes that belong to no member "
+                    "lie before the zip's directory; fix: save the model again with "
+                    "anonml.safemodel.save_model")
+    fp.seek(0, 2)
+    size = fp.tell()
+    fp.seek(size - 22)
+    end = fp.read(22)
+    if len(end) != 22 or end[:4] != b"PK\x05\x06":
+        raise _fail(path, "is refused: bytes follow the zip's end record; fix: save the model "
+                    "again with anonml.safemodel.save_model")
+    cd_size, cd_offset = struct.unpack("<II", end[12:20])
+    dir_end = size - 22
+    fp.seek(size - 42)
+    if fp.read(4) == b"PK\x06\x07":  # ZIP64 locator and end record (56 + 20 bytes)
+        dir_end -= 76
+    if cd_offset != 0xFFFFFFFF and cd_size != 0xFFFFFFFF and (
+            cd_offset != start_dir or cd_offset + cd_size != dir_end):
+        raise _fail(path, "is refused: the zip's directory does not end where its end record "
+                    "begins (bytes hidden between them); fix: save the model again with "
+                    "anonml.safemodel.save_model")
+
+
+def _check_extra(path: Path, name: str, extra: bytes) -> None:
+    import struct
+
+    i = 0
+    while i < len(extra):
+        if i + 4 > len(extra):
+            raise _fail(path, f"is refused: member {name[:80]!r} has a malformed extra field")
+        tag, n = struct.unpack("<HH", extra[i:i + 4])
+        if tag not in _EXTRA_IDS or n > _EXTRA_IDS[tag] or i + 4 + n > len(extra):
+            raise _fail(path, f"is refused: member {name[:80]!r} carries an extra field "
+                        f"(0x{tag:04x}, {n} bytes) a plain zip writer does not write; a model "
+                        "file holds the model and nothing else; fix: save the model again with "
+                        "anonml.safemodel.save_model")
+        i += 4 + n
 
 
 def _short(where: str, width: int = 120) -> str:
@@ -352,6 +478,7 @@ def vet_skops(path: Path) -> list[str]:
             raise _fail(path, f"has an unreadable schema.json ({one_line(exc, 200)})") from None
         if not isinstance(schema, dict) or "__loader__" not in schema:
             raise _fail(path, "has a schema.json that is not a skops schema")
+        _check_zip_layout(path, zf)
         vetter = _Vetter(path, zf)
         vetter.walk(schema, "root", 0)
         # raw bytes are only ever an XGBoost booster's model (its ``handle``), and every bytes
@@ -368,6 +495,15 @@ def vet_skops(path: Path) -> list[str]:
                 validate_xgboost_model(decode_xgboost_raw(raw))
             except InputError as exc:
                 raise vetter.fail("root", f"its XGBoost booster is malformed: {exc}") from None
+        for obj in vetter.objects:  # after types and raw bytes: those refusals come first
+            vetter.attributes(*obj)
+        unused = sorted(set(vetter.members) - set(vetter.referenced) - {"schema.json"})
+        if unused:
+            more = f" (and {len(unused) - 1} more)" if len(unused) > 1 else ""
+            raise _fail(path, f"is refused: member {unused[0][:80]!r}{more} is not part of the "
+                        "model (the schema never refers to it); a model file holds the model "
+                        "and nothing else; fix: save the fitted estimator again with "
+                        "anonml.safemodel.save_model")
     return sorted(vetter.names)
 
 

@@ -127,6 +127,9 @@ def check_sklearn_tree(tree: Any, where: str, n_features: int | None = None) -> 
         raise _bad(where, "missing_go_to_left holds a value other than 0 and 1")
     n_outputs = int(tree.n_outputs)
     n_classes = np.asarray(tree.n_classes)
+    if n_outputs < 1 or n_classes.shape != (n_outputs,) or (n_classes < 1).any():
+        raise _bad(where, f"the tree has {n_outputs} outputs and class counts "
+                   f"{n_classes.tolist()[:5]}; every output needs at least one value")
     if not isinstance(values, np.ndarray) or values.ndim != 3 or values.shape[:2] != (n, n_outputs) \
             or n_classes.shape != (n_outputs,) or values.shape[2] != int(n_classes.max()):
         raise _bad(where, f"the value array has shape {getattr(values, 'shape', None)}, not "
@@ -321,15 +324,30 @@ def _check_members(obj: Any, where: str, nf: int) -> None:
     flat = np.asarray(ests, dtype=object).ravel() if isinstance(ests, (list, np.ndarray)) else None
     if flat is None or flat.size == 0:
         raise _bad(f"{where}.estimators_", "is not a non-empty list of fitted trees")
+    boosting = type(obj).__name__.endswith("GradientBoostingClassifier")
+    forest = not boosting and ("Forest" in type(obj).__name__ or
+                               "ExtraTrees" in type(obj).__name__)
+    classes = obj.__dict__.get("classes_")
+    n_cls = classes.size if isinstance(classes, np.ndarray) and classes.ndim == 1 else None
     for i, est in enumerate(flat):
         w = f"{where}.estimators_[{i}]"
         if not isinstance(est, BaseEstimator):
             raise _bad(w, f"is a {type(est).__name__}, not a fitted estimator")
         tree = est.__dict__.get("tree_")
+        if (boosting or forest) and not isinstance(tree, Tree):
+            raise _bad(w, "has no fitted tree (tree_)")
         if isinstance(tree, Tree):
             if int(tree.n_features) != nf or est.__dict__.get("n_features_in_", nf) != nf:
                 raise _bad(w, f"reads {int(tree.n_features)} features but the ensemble reads "
                            f"{nf}")
+            shape = np.asarray(tree.value).shape
+            if boosting and (int(tree.n_outputs) != 1 or shape[1:] != (1, 1)):
+                raise _bad(w, f"is a boosting stage whose leaf values have shape {shape}, not "
+                           f"({shape[0]}, 1, 1) (one raw score per leaf)")
+            if forest and n_cls is not None and (int(tree.n_outputs) != 1 or
+                                                 shape[1:] != (1, n_cls)):
+                raise _bad(w, f"has leaf values of shape {shape}, not ({shape[0]}, 1, {n_cls}) "
+                           f"for the forest's {n_cls} classes")
 
 
 #: most classes a classifier read from an untrusted file may have (its probabilities are an
@@ -354,6 +372,21 @@ def _check_refit_params(obj: Any, where: str) -> None:
         if units.size > 1_000 or (units > 100_000).any() or (units < 1).any():
             raise _bad(where, f"hidden_layer_sizes {str(sizes)[:40]} is out of anonml's bounds "
                        "(at most 1,000 layers of at most 100,000 units)")
+
+
+def _check_param_values(obj: Any, where: str) -> None:
+    """A scikit-learn estimator's parameters must be values its own constraints accept (a
+    criterion named by a 100 KB string, a random_state that is a list of rows: a parameter
+    the predict path never reads could otherwise carry anything)."""
+    validate = getattr(obj, "_validate_params", None)
+    if not type(obj).__module__.startswith(("sklearn.", "anonml.safemodel.")) or \
+            not callable(validate) or not hasattr(type(obj), "_parameter_constraints"):
+        return
+    try:
+        validate()
+    except (ValueError, TypeError) as exc:
+        raise _bad(where, f"a parameter is not one scikit-learn accepts "
+                   f"({one_line(exc, 160)})") from None
 
 
 def _check_dummy(obj: Any, where: str, n_classes: int | None = None) -> None:
@@ -411,6 +444,125 @@ def _check_onehot(obj: Any, where: str, strict: bool) -> None:
                 for i, c in enumerate(cats)]
     if list(obj.__dict__.get("_n_features_outs", expected)) != expected:
         raise _bad(where, "its output widths do not match its categories")
+
+
+def _is_missing(value: Any) -> bool:
+    return value is None or (isinstance(value, (float, np.floating)) and np.isnan(value))
+
+
+def _check_categories(obj: Any, where: str) -> None:
+    """OneHotEncoder and OrdinalEncoder: scikit-learn encodes numeric columns with
+    ``np.searchsorted`` on each feature's categories, so they must be strictly increasing and
+    finite (a final NaN for missing values); string categories must be unique, and sorted as
+    scikit-learn sorts them unless the encoder was given its categories. ``_missing_indices``
+    must point at a missing value."""
+    cats = obj.__dict__.get("categories_")
+    if cats is None:
+        return
+    nf = _n_features(obj, where)
+    if not isinstance(cats, list) or len(cats) != nf or any(
+            not isinstance(c, np.ndarray) or c.ndim != 1 or c.size < 1 for c in cats):
+        raise _bad(where, f"categories_ is not one non-empty 1-D array for each of the {nf} "
+                   "features")
+    given = obj.__dict__.get("categories", "auto")
+    for i, c in enumerate(cats):
+        w = f"{where}.categories_[{i}]"
+        if c.dtype.kind in "biuf" or (c.dtype == object and all(
+                isinstance(v, (int, float, np.number)) and not isinstance(v, bool)
+                for v in c.tolist())):
+            vals = c.astype(np.float64)
+            body = vals[:-1] if np.isnan(vals[-1]) else vals
+            if not np.isfinite(body).all() or (np.diff(body) <= 0).any():
+                raise _bad(w, "numeric categories are not strictly increasing and finite (a "
+                           "missing value may only come last); scikit-learn looks values up "
+                           "by binary search")
+            continue
+        if c.dtype.kind not in "OUS":
+            raise _bad(w, f"categories of dtype {c.dtype} cannot be encoded")
+        items = c.tolist()
+        body = items[:-1] if _is_missing(items[-1]) else items
+        if any(_is_missing(v) for v in body) or any(not isinstance(v, str) for v in body):
+            raise _bad(w, "holds a missing value before the end, or a value that is neither "
+                       "text nor a number")
+        if len(set(body)) != len(body):
+            raise _bad(w, "repeats a category")
+        if isinstance(given, str) and given == "auto" and body != sorted(body):
+            raise _bad(w, "string categories are not sorted as scikit-learn sorts them")
+    missing = obj.__dict__.get("_missing_indices", {})
+    if not isinstance(missing, dict) or any(
+            not (_exact_int(f) and 0 <= int(f) < nf) or not (_exact_int(j) and
+                                                            0 <= int(j) < cats[int(f)].size)
+            or not _is_missing(cats[int(f)][int(j)]) for f, j in missing.items()):
+        raise _bad(where, "_missing_indices does not point at the missing value of a feature")
+
+
+def _check_scaler(obj: Any, where: str) -> None:
+    """Scalers and the imputer: every per-feature array ``transform`` reads has one finite
+    entry per input feature."""
+    names = {"StandardScaler": ("mean_", "scale_", "var_"),
+             "MinMaxScaler": ("min_", "scale_", "data_min_", "data_max_", "data_range_"),
+             "MaxAbsScaler": ("scale_", "max_abs_"), "RobustScaler": ("center_", "scale_"),
+             "SimpleImputer": ("statistics_",)}[type(obj).__name__]
+    if not any(n in obj.__dict__ for n in names):
+        return
+    nf = _n_features(obj, where)
+    for name in names:
+        value = obj.__dict__.get(name)
+        if value is None:
+            continue
+        arr = np.asarray(value)
+        if arr.shape != (nf,):
+            raise _bad(f"{where}.{name}", f"has shape {arr.shape}, not ({nf},) for its {nf} "
+                       "features")
+        if arr.dtype.kind in "biuf" and name != "statistics_" and not np.isfinite(arr).all():
+            raise _bad(f"{where}.{name}", "holds a value that is not finite")
+
+
+def _check_classifier_outputs(obj: Any, where: str) -> None:
+    """A single tree, an MLP, HistGradientBoosting: the width of what ``predict_proba``
+    computes must match ``classes_`` (``predict`` takes ``classes_[argmax]``)."""
+    classes = obj.__dict__.get("classes_")
+    if not isinstance(classes, np.ndarray) or classes.ndim != 1:
+        return
+    k = classes.size
+    if k < 1:
+        raise _bad(f"{where}.classes_", "is empty")
+    name = type(obj).__name__
+    n_cls = obj.__dict__.get("n_classes_")
+    if n_cls is not None and not isinstance(n_cls, (list, np.ndarray)) and (
+            not _exact_int(n_cls) or int(n_cls) != k):
+        raise _bad(where, f"n_classes_ {str(n_cls)[:20]} does not match its {k} classes")
+    tree = obj.__dict__.get("tree_")
+    from sklearn.tree._tree import Tree
+
+    if isinstance(tree, Tree) and "Regressor" not in name:
+        if int(tree.n_outputs) != 1 or np.asarray(tree.n_classes).tolist() != [k] or \
+                obj.__dict__.get("n_outputs_", 1) != 1:
+            counts = np.asarray(tree.n_classes).tolist()[:5]
+            raise _bad(f"{where}.tree_", f"has class counts {counts} but the classifier has "
+                       f"{k} classes")
+    coefs = obj.__dict__.get("coefs_")
+    if isinstance(coefs, list) and coefs:
+        out = np.asarray(coefs[-1]).shape[-1]
+        want = 1 if k <= 2 else k
+        if out != want or obj.__dict__.get("n_outputs_", out) != out or \
+                obj.__dict__.get("n_layers_", len(coefs) + 1) != len(coefs) + 1:
+            raise _bad(where, f"its last layer has {out} outputs (n_outputs_ "
+                       f"{obj.__dict__.get('n_outputs_')}, n_layers_ "
+                       f"{obj.__dict__.get('n_layers_')}) but {k} classes need {want}")
+        if obj.__dict__.get("out_activation_") not in ("logistic", "softmax", "identity"):
+            raise _bad(where, "its output activation is not one scikit-learn uses")
+        binarizer = obj.__dict__.get("_label_binarizer")
+        if binarizer is not None and not np.array_equal(
+                np.asarray(getattr(binarizer, "classes_", [])).astype(str), classes.astype(str)):
+            raise _bad(f"{where}._label_binarizer", "its classes differ from the model's")
+    base = obj.__dict__.get("_baseline_prediction")
+    if base is not None:
+        k_trees = obj.__dict__.get("n_trees_per_iteration_")
+        arr = np.asarray(base)
+        if arr.shape != (1, k_trees) or not np.isfinite(arr).all():
+            raise _bad(f"{where}._baseline_prediction", f"has shape {arr.shape}, not "
+                       f"(1, {k_trees}), or is not finite")
 
 
 def _check_rtree_routes(obj: Any, where: str) -> None:
@@ -498,11 +650,19 @@ def _walk(obj: Any, where: str, seen: set[int], depth: int, strict: bool = True)
                    f"{MAX_CLASSES:,} from an untrusted file)")
     if strict:
         _check_refit_params(obj, where)
+        _check_param_values(obj, where)
     name = type(obj).__name__
     if name == "DummyClassifier":
         _check_dummy(obj, where)
     if name == "OneHotEncoder":
         _check_onehot(obj, where, strict)
+    if name in ("OneHotEncoder", "OrdinalEncoder"):
+        _check_categories(obj, where)
+    if name in ("StandardScaler", "MinMaxScaler", "MaxAbsScaler", "RobustScaler",
+                "SimpleImputer") and type(obj).__module__.startswith("sklearn."):
+        _check_scaler(obj, where)
+    if hasattr(obj, "predict_proba") or "classes_" in obj.__dict__:
+        _check_classifier_outputs(obj, where)
     if name.endswith("GradientBoostingClassifier") and "_loss" in obj.__dict__:
         _check_loss(obj, where)
     if name.endswith("GradientBoostingClassifier") and "init_" in obj.__dict__:

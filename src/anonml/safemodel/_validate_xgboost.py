@@ -25,6 +25,197 @@ from anonml.safemodel._validate import MAX_CLASSES, MAX_TREE_DEPTH, _bad
 
 __all__ = ["decode_xgboost_raw", "validate_xgboost_model"]
 
+# ----------------------------------------------------------------------------- key sets
+# The exact keys of every object in the documents XGBoost 2.x and 3.x write for classifiers
+# (gbtree, dart, gblinear; binary and multiclass; categorical), read from what they write. A
+# key outside them is refused: a model file holds the model and nothing else (an unknown key
+# is ignored by XGBoost's parser, so it could carry anything). ``None`` is a value (a number,
+# a string or an array of them); a one-element list is an array of objects of that shape.
+
+_TREE = {k: None for k in (
+    "base_weights", "categories", "categories_nodes", "categories_segments",
+    "categories_sizes", "default_left", "id", "left_children", "loss_changes", "parents",
+    "right_children", "split_conditions", "split_indices", "split_type", "sum_hessian")}
+_TREE["tree_param"] = {"num_deleted": None, "num_feature": None, "num_nodes": None,
+                       "size_leaf_vector": None}
+_GBTREE_PARAM = {"num_parallel_tree": None, "num_trees": None}
+_CATS = {"enc": [{"offsets": None, "values": None, "type": None}], "feature_segments": None,
+         "sorted_idx": None}
+_GBTREE_MODEL = {"gbtree_model_param": _GBTREE_PARAM, "trees": [_TREE], "tree_info": None,
+                 "iteration_indptr": None, "cats": _CATS}
+_GBTREE = {"name": None, "model": _GBTREE_MODEL}
+_BOOSTERS = {
+    "gbtree": _GBTREE,
+    "dart": {"name": None, "gbtree": _GBTREE, "weight_drop": None},
+    "gblinear": {"name": None, "model": {"boosted_rounds": None, "weights": None}},
+}
+_MODEL_PARAM = {k: None for k in ("base_score", "boost_from_average", "num_class",
+                                  "num_feature", "num_target")}
+_OBJECTIVE = {"name": None, "reg_loss_param": {"scale_pos_weight": None},
+              "softmax_multiclass_param": {"num_class": None}}
+_LEARNER = {"attributes": "attributes", "feature_names": None, "feature_types": None,
+            "gradient_booster": "booster", "learner_model_param": _MODEL_PARAM,
+            "objective": _OBJECTIVE}
+_MODEL = {"version": None, "learner": _LEARNER}
+#: the training configuration in a booster's memory snapshot (inside a ``.skops`` file):
+#: short strings only
+_TREE_TRAIN = {k: None for k in (
+    "alpha", "colsample_bylevel", "colsample_bynode", "colsample_bytree", "eta", "gamma",
+    "grow_policy", "interaction_constraints", "lambda", "learning_rate", "max_bin",
+    "max_cat_threshold", "max_cat_to_onehot", "max_delta_step", "max_depth", "max_leaves",
+    "min_child_weight", "min_split_loss", "monotone_constraints", "refresh_leaf", "reg_alpha",
+    "reg_lambda", "sampling_method", "sparse_threshold", "subsample")}
+_GBTREE_TRAIN = {k: None for k in ("process_type", "tree_method", "updater", "updater_seq")}
+_UPDATER = {"name": None,
+            "hist_train_param": {k: None for k in ("debug_synchronize", "max_cached_hist_node",
+                                                   "extmem_single_page")},
+            "colmaker_train_param": {"default_direction": None, "opt_dense_col": None}}
+_CONFIG_GBTREE = {"name": None, "gbtree_model_param": _GBTREE_PARAM,
+                  "gbtree_train_param": _GBTREE_TRAIN, "specified_updater": None,
+                  "tree_train_param": _TREE_TRAIN, "updater": [_UPDATER]}
+_CONFIG_BOOSTER = {
+    **_CONFIG_GBTREE,
+    "gbtree": _CONFIG_GBTREE,
+    "dart_train_param": {k: None for k in ("normalize_type", "one_drop", "rate_drop",
+                                           "sample_type", "skip_drop")},
+    "gblinear_train_param": {"max_row_perbatch": None, "tolerance": None, "updater": None},
+}
+_LINEAR_UPDATER = {"linear_train_param": {k: None for k in (
+    "alpha", "eta", "feature_selector", "lambda", "learning_rate", "reg_alpha", "reg_lambda")},
+    "coordinate_param": {"top_k": None}}
+_CONFIG = {"version": None, "learner": {
+    "generic_param": {k: None for k in (
+        "device", "fail_on_invalid_gpu_id", "n_jobs", "nthread", "random_state", "seed",
+        "seed_per_iteration", "validate_parameters")},
+    "gradient_booster": _CONFIG_BOOSTER, "learner_model_param": _MODEL_PARAM,
+    "learner_train_param": {k: None for k in ("booster", "disable_default_eval_metric",
+                                              "multi_strategy", "objective")},
+    "metrics": [{"name": None}], "objective": _OBJECTIVE}}
+#: the booster attributes XGBoost's scikit-learn wrapper sets (early stopping, its metadata)
+_ATTRIBUTES = ("best_iteration", "best_score", "best_ntree_limit", "scikit_learn")
+#: longest string a configuration value or attribute may be (constraints: per feature more)
+MAX_CONFIG_TEXT = 256
+MAX_NAME_TEXT = 1_000
+
+
+def _unknown(path: str, key: Any) -> InputError:
+    return _bad("XGBoost model", f"unknown key {str(key)[:60]!r} in {path or 'the document'} "
+                "(XGBoost does not write it; a model file holds the model and nothing else); "
+                "fix: save the booster again with XGBoost's save_model")
+
+
+def _check_keys(doc: Any, spec: Any, path: str, config: bool, n_features: int) -> None:
+    """Every object in ``doc`` has only the keys ``spec`` names (see the key sets above)."""
+    if spec is None:
+        if isinstance(doc, dict):
+            raise _bad("XGBoost model", f"{path} is an object where XGBoost writes a value")
+        if isinstance(doc, list) and any(isinstance(v, (dict, list)) for v in doc):
+            raise _bad("XGBoost model", f"{path} nests values where XGBoost writes a flat array")
+        if config:
+            limit = MAX_CONFIG_TEXT + (32 * n_features if path.endswith("constraints") else 0)
+            scalar = (str, int, float, bool)
+            if isinstance(doc, list) and len(doc) <= 8 and all(isinstance(v, scalar) for v in doc):
+                return  # the version, [major, minor, patch]
+            if not isinstance(doc, scalar) or len(str(doc)) > limit:
+                raise _bad("XGBoost model", f"{path} is not a short setting")
+        return
+    if spec == "attributes":
+        _check_attributes(doc, path)
+        return
+    if spec == "booster":
+        name = doc.get("name") if isinstance(doc, dict) else None
+        spec = _BOOSTERS.get(name) if isinstance(name, str) else None
+        if spec is None:
+            raise _bad("XGBoost model", f"booster {str(name)[:30]!r} is not gbtree, dart or "
+                       "gblinear")
+    if path.endswith("gradient_booster/updater") and config and isinstance(doc, dict):
+        spec = _LINEAR_UPDATER  # gblinear's updater settings: an object, not a list
+    if isinstance(spec, list):
+        if not isinstance(doc, list):
+            raise _bad("XGBoost model", f"{path} is not an array of objects")
+        for i, item in enumerate(doc):
+            _check_keys(item, spec[0], f"{path}[{i}]", config, n_features)
+        return
+    if not isinstance(doc, dict):
+        if path.endswith("updater") and isinstance(doc, str) and config:
+            return  # gblinear's updater setting is a name
+        raise _bad("XGBoost model", f"{path or 'the document'} is not an object")
+    for key, value in doc.items():
+        if key not in spec:
+            raise _unknown(path, key)
+        _check_keys(value, spec[key], f"{path}/{key}" if path else key, config, n_features)
+
+
+def _check_attributes(attrs: Any, path: str) -> None:
+    if not isinstance(attrs, dict):
+        raise _bad("XGBoost model", f"{path} is not an object")
+    for key, value in attrs.items():
+        if key not in _ATTRIBUTES:
+            raise _unknown(path, key)
+        if not isinstance(value, str):
+            raise _bad("XGBoost model", f"attribute {key!r} is not text")
+        if key != "scikit_learn":
+            if len(value) > MAX_CONFIG_TEXT:
+                raise _bad("XGBoost model", f"attribute {key!r} is longer than a number")
+            continue
+        try:
+            meta = json.loads(value)
+        except ValueError:
+            raise _bad("XGBoost model", "attribute 'scikit_learn' is not JSON") from None
+        if not isinstance(meta, dict):
+            raise _bad("XGBoost model", "attribute 'scikit_learn' is not an object")
+        for k, v in meta.items():
+            if k not in ("_estimator_type", "classes_", "n_classes_"):
+                raise _unknown(f"{path}/scikit_learn", k)
+            if k == "classes_" and (not isinstance(v, list) or len(v) > MAX_CLASSES or any(
+                    isinstance(c, (dict, list)) or len(str(c)) > MAX_NAME_TEXT for c in v)):
+                raise _bad("XGBoost model", "attribute 'scikit_learn' holds classes that are "
+                           "not a short list of labels")
+            if k != "classes_" and len(str(v)) > MAX_CONFIG_TEXT:
+                raise _bad("XGBoost model", f"attribute 'scikit_learn' has a long {k!r}")
+
+
+def _check_names(learner: dict, n_features: int) -> None:
+    for key in ("feature_names", "feature_types"):
+        names = learner.get(key)
+        if names is None:
+            continue
+        if not isinstance(names, list) or len(names) not in (0, n_features) or any(
+                not isinstance(v, str) or len(v) > MAX_NAME_TEXT for v in names):
+            raise _bad("XGBoost model", f"{key} is not one short name per feature "
+                       f"(num_feature={n_features})")
+
+
+def check_xgboost_keys(doc: Any) -> None:
+    """Refuse any key XGBoost does not write, at every level of a model document or of a
+    booster's memory snapshot (``{"Config": ..., "Model": ...}``)."""
+    if not isinstance(doc, dict):
+        raise _bad("XGBoost model", "the document is not an object")
+    if "learner" not in doc and "Model" in doc:
+        for key in doc:
+            if key not in ("Config", "Model"):
+                raise _unknown("the booster snapshot", key)
+        model = doc["Model"]
+        nf = _n_features_of(model)
+        if "Config" in doc:
+            _check_keys(doc["Config"], _CONFIG, "Config", True, nf)
+        _check_keys(model, _MODEL, "", False, nf)
+        _check_names(model["learner"], nf)
+        return
+    nf = _n_features_of(doc)
+    _check_keys(doc, _MODEL, "", False, nf)
+    _check_names(doc["learner"], nf)
+
+
+def _n_features_of(model: Any) -> int:
+    try:
+        nf = int(model["learner"]["learner_model_param"]["num_feature"])
+    except (TypeError, KeyError, ValueError):
+        raise _bad("XGBoost model", "there is no learner with a num_feature") from None
+    if nf < 1 or nf > 10**8:
+        raise _bad("XGBoost model", f"num_feature={nf} is out of range")
+    return nf
+
 
 _UBJ_NUM = {b"i": (">b", 1), b"U": (">B", 1), b"I": (">h", 2), b"l": (">i", 4),
             b"L": (">q", 8), b"d": (">f", 4), b"D": (">d", 8)}
@@ -178,6 +369,12 @@ def _check_xgb_tree(tree: Any, where: str, n_features: int) -> None:
     cond = _arr(tree, "split_conditions", n, where, np.float64)
     split_type = _arr(tree, "split_type", n, where) if "split_type" in tree else np.zeros(n, int)
     _arr(tree, "default_left", n, where)
+    for key in ("base_weights", "loss_changes", "sum_hessian"):  # per-node statistics
+        if key in tree:
+            _arr(tree, key, n, where, np.float64)
+    cat_keys = ("categories", "categories_nodes", "categories_segments", "categories_sizes")
+    if not (split_type == 1).any() and any(len(_seq(tree.get(k))) for k in cat_keys):
+        raise _bad(where, "category arrays in a tree without categorical splits")
     leaf = left == -1
     if not np.array_equal(leaf, right == -1):
         raise _bad(where, f"node {int(np.flatnonzero(leaf != (right == -1))[0])} has one child")
@@ -211,13 +408,14 @@ def _check_xgb_tree(tree: Any, where: str, n_features: int) -> None:
     if not np.isfinite(cond[seen]).all():
         raise _bad(where, "a split condition or leaf value is not finite")
     if (split_type[reach_inner] == 1).any():
-        cats = _arr(tree, "categories", len(tree.get("categories") or []), where)
-        m = len(tree.get("categories_nodes") or [])
+        cats = _arr(tree, "categories", len(_seq(tree.get("categories"))), where)
+        m = len(_seq(tree.get("categories_nodes")))
         nodes_c = _arr(tree, "categories_nodes", m, where)
         seg = _arr(tree, "categories_segments", m, where)
         size = _arr(tree, "categories_sizes", m, where)
         if ((nodes_c < 0) | (nodes_c >= n)).any() or ((seg < 0) | (size < 0) |
-                                                       (seg + size > cats.size)).any():
+                                                       (seg + size > cats.size)).any() \
+                or int(size.sum()) != cats.size:
             raise _bad(where, "a categorical split points outside the category array")
         if not np.isin(np.flatnonzero(reach_inner & (split_type == 1)), nodes_c).all():
             raise _bad(where, "a categorical split has no categories")
@@ -279,6 +477,7 @@ def validate_xgboost_model(doc: Any) -> None:
 
 
 def _validate_xgboost(doc: Any) -> None:
+    check_xgboost_keys(doc)
     if isinstance(doc, dict) and "learner" not in doc and isinstance(doc.get("Model"), dict):
         doc = doc["Model"]  # a pickled booster's memory snapshot: {"Config": ..., "Model": ...}
     if not isinstance(doc, dict) or not isinstance(doc.get("learner"), dict):

@@ -156,6 +156,7 @@ def posthoc_facts(model: Any, X_train: Any = None, y_train: Any = None, X_test: 
     """Tamper status and structural measures of any fitted model, as rule facts."""
     status, changed = tamper_status(model)
     structure: dict = {}
+    X_train_raw, X_test_raw = X_train, X_test
     if X_train is not None and y_train is not None:
         from anonml.safemodel._structure import structural_measures
 
@@ -173,6 +174,16 @@ def posthoc_facts(model: Any, X_train: Any = None, y_train: Any = None, X_test: 
     facts["measures"].update(measures)
     facts["tamper"] = (status, changed)
     facts["structure"] = structure
+    if X_train is not None:
+        from anonml.safemodel._content import training_records_in_model
+
+        # the family rule (kNN, SVM) stays; the content check adds any model whose arrays
+        # hold per-row data or training rows (raw tables, before any pipeline step)
+        content = training_records_in_model(model, X_train_raw, X_test_raw)
+        facts["content"] = content
+        if content["stores_training_records"]:
+            facts["measures"]["model.stores_training_records"] = True
+            facts["stores_training_records_evidence"] = content["evidence"]
     return facts
 
 
