@@ -475,6 +475,14 @@ class _Source:
         self.adjustments = adjustments
 
 
+def _tags(classifier: bool) -> Any:
+    """scikit-learn's estimator tags for a sandboxed stand-in."""
+    from sklearn.utils import Tags, TargetTags
+
+    return Tags(estimator_type="classifier" if classifier else None,
+                target_tags=TargetTags(required=classifier))
+
+
 class SandboxedModel:
     """Stands in, in the auditor's process, for a model held by a sandbox worker.
 
@@ -595,6 +603,15 @@ class SandboxedModel:
     def __sklearn_is_fitted__(self) -> bool:
         return True
 
+    def __sklearn_tags__(self) -> Any:
+        return _tags("predict_proba" in self.info["methods"])
+
+    def fit(self, X: Any, y: Any = None, **fit_params: Any) -> Any:
+        """Not in place: the model in the file is never refitted; ``sklearn.base.clone`` it
+        (a :class:`SandboxedEstimator`, rebuilt from the refit schema) and fit the clone."""
+        raise InputError("a model held in the sandbox is not refitted in place; fix: fit "
+                         "sklearn.base.clone(model), which is rebuilt from the refit bounds")
+
     def set_handle_unknown(self, value: str) -> None:
         """A mapping's ``handle_unknown`` (the one parameter the auditor may set on it)."""
         self._worker.request("set_handle_unknown", "setting handle_unknown", value=str(value))
@@ -653,6 +670,9 @@ class SandboxedEstimator:
 
     def __sklearn_is_fitted__(self) -> bool:
         return "_worker" in self.__dict__
+
+    def __sklearn_tags__(self) -> Any:
+        return _tags(True)
 
     def fit(self, X: Any, y: Any, **fit_params: Any) -> SandboxedEstimator:
         if fit_params:
