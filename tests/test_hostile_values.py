@@ -32,6 +32,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from anonml._errors import InputError
+from anonml.anonymize._pipeline import PER_FEATURE_RULES
 from anonml.anonymize import (
     AccuracyGuidedAnonymizer,
     HilbertAnonymizer,
@@ -127,7 +128,7 @@ def _check_output(est, X, out, qi, k, *, l=None, t=None, sensitive=None):
                 assert out[c].dtype == dt
     # each group's QI vector is one real record of that group (per-feature rules: one real
     # value of the group per QI); suppressed rows are missing
-    per_feature = getattr(est, "representative", None) in ("per_feature", "majority_per_feature")
+    per_feature = getattr(est, "representative", None) in PER_FEATURE_RULES
     groups = np.asarray(est.groups_)
     for g in np.unique(groups):
         rows = np.flatnonzero(groups == g)

@@ -5,8 +5,9 @@ lives here, so that no algorithm can return a table that was not independently c
 
 * :func:`select_representatives` picks each group's representative: one real record (Goldsteen
   et al., 2022, Sec. 3.2: the record closest to the group's median among those with the majority
-  label), or one real value of the group per QI (the paper's "actual value from each
-  range/group separately", the rule of IBM's ai-privacy-toolkit);
+  label), one real value of the group per QI (the paper's "actual value from each
+  range/group separately", the rule of IBM's ai-privacy-toolkit), or a real value of the group
+  per numeric QI with the categorical QIs taken together from one real record of the group;
 * :func:`recode` writes the representative's quasi-identifier values into every row of its group;
 * :func:`verify_k_anonymity` re-derives the equivalence classes from the output table alone and
   raises :class:`~anonml._errors.PrivacyViolationError` if any is smaller than k.
@@ -31,11 +32,17 @@ __all__ = [
     "verify_model",
     "REPRESENTATIVE_RULES",
     "PER_FEATURE_RULES",
+    "JOINT_CATEGORICAL_RULES",
 ]
 
-REPRESENTATIVE_RULES = ("majority_medoid", "medoid", "per_feature", "majority_per_feature")
+REPRESENTATIVE_RULES = (
+    "majority_medoid", "medoid", "per_feature", "majority_per_feature", "per_feature_joint"
+)
 #: rules whose representative is one value per QI, each from its own row of the group
-PER_FEATURE_RULES = ("per_feature", "majority_per_feature")
+PER_FEATURE_RULES = ("per_feature", "majority_per_feature", "per_feature_joint")
+#: rules whose categorical QI values are all those of one real row of the group (record rules
+#: take every QI from one row)
+JOINT_CATEGORICAL_RULES = ("majority_medoid", "medoid", "per_feature_joint")
 
 
 def _distance_to_median(
@@ -180,7 +187,8 @@ def select_representatives(
     y_codes : ndarray of int or None
         Class code of each row's label (the model's prediction, or the true label); None for a
         regression target, where every record of the group is a candidate.
-    rule : {"majority_medoid", "medoid", "per_feature", "majority_per_feature"}
+    rule : {"majority_medoid", "medoid", "per_feature", "majority_per_feature", \
+"per_feature_joint"}
         Record rules (one real record per group):
 
         * ``"majority_medoid"`` (Goldsteen et al., 2022, Sec. 3.2): among the records whose label
@@ -202,6 +210,14 @@ def select_representatives(
           group's own region.
         * ``"majority_per_feature"``: the same, computed on the group's records with the
           majority label (as ``"majority_medoid"``).
+        * ``"per_feature_joint"``: numeric QIs as in ``"per_feature"``; the categorical QIs all
+          from one real row of the group, one whose combination of categorical values is the
+          group's most frequent (missing counted as a value of its own; ties to the
+          combination first in lexicographic order of the columns' sorted categories, missing
+          last in each column; of the rows holding it, the first). Every output combination
+          of categorical values is thus held by a row of its own group, so no released row
+          pairs, say, one record's sex with another's marital status. With no categorical
+          QI it equals ``"per_feature"``, with no numeric QI it is one whole real record.
 
         With ``y_codes=None`` (regression) the majority rules equal their plain twins.
 
@@ -210,7 +226,8 @@ def select_representatives(
     ndarray of int
         Shape (n_groups,) for a record rule: the row of each group's representative. Shape
         (n_groups, len(qi)) for a per-feature rule: entry ``[g, j]`` is a row of group ``g``
-        that holds the value chosen for ``qi[j]``.
+        that holds the value chosen for ``qi[j]`` (for ``"per_feature_joint"``, the same row
+        for every categorical QI).
     """
     majority_mask = None
     if rule in ("majority_medoid", "majority_per_feature") and y_codes is not None:
@@ -219,7 +236,14 @@ def select_representatives(
         majority = counts.reshape(n_groups, n_classes).argmax(axis=1)
         majority_mask = y_codes == majority[groups]
     if rule in PER_FEATURE_RULES:
-        return _per_feature_rows(frame, encoder, qi, groups, n_groups, majority_mask)
+        rows = _per_feature_rows(frame, encoder, qi, groups, n_groups, majority_mask)
+        if rule == "per_feature_joint":
+            cat = set(encoder.categorical)
+            cat_j = [j for j, c in enumerate(qi) if c in cat]
+            if cat_j:
+                rows[:, cat_j] = _joint_mode_rows(
+                    frame, encoder, [qi[j] for j in cat_j], groups, n_groups)[:, None]
+        return rows
     dist = _distance_to_median(frame, encoder, qi, groups, n_groups)
     if majority_mask is not None:
         dist = np.where(majority_mask, dist, np.inf)
@@ -277,6 +301,39 @@ def _per_feature_rows(
         pick = starts + np.maximum(present - 1, 0) // 2
         out[:, j] = rows[order[pick]]
     return out
+
+
+def _joint_mode_rows(
+    frame: pd.DataFrame, encoder: TableEncoder, columns: Sequence[Any], groups: np.ndarray,
+    n_groups: int,
+) -> np.ndarray:
+    """For each group, the first row whose combination of ``columns`` (categorical) is the
+    group's most frequent one (ties: the combination first in lexicographic order of the
+    columns' codes, i.e. sorted categories, missing last).
+
+    The combination is one integer per row, its code over the columns in mixed radix, re-coded
+    after each column by rank (``np.unique``, which keeps the order) so it never overflows. One
+    sort of the (group, combination) keys then gives every group's counts; no loop over groups
+    or rows.
+    """
+    n = frame.shape[0]
+    combo = np.zeros(n, dtype=np.int64)
+    for c in columns:
+        m = encoder.cats_[c].n_codes + 1
+        combo = combo * m + encoder.codes(frame, c)
+        combo = np.unique(combo, return_inverse=True)[1].reshape(-1).astype(np.int64)
+    n_combo = int(combo.max()) + 1 if n else 1
+    key = groups.astype(np.int64) * n_combo + combo
+    order = np.argsort(key, kind="stable")  # by group, combination, then row
+    k_sorted = key[order]
+    start = np.flatnonzero(np.r_[True, k_sorted[1:] != k_sorted[:-1]])  # one per (g, combo)
+    count = np.diff(np.r_[start, n])
+    g_of = k_sorted[start] // n_combo
+    g_start = np.flatnonzero(np.r_[True, g_of[1:] != g_of[:-1]])
+    best = np.maximum.reduceat(count, g_start)
+    hit = np.flatnonzero(count == best[g_of])  # in (group, combination) order
+    first = hit[np.r_[True, g_of[hit][1:] != g_of[hit][:-1]]]  # the smallest combination
+    return order[start[first]]  # its first row (the sort is stable)
 
 
 def representative_values(
