@@ -212,9 +212,12 @@ def select_representatives(
           majority label (as ``"majority_medoid"``).
         * ``"per_feature_joint"``: numeric QIs as in ``"per_feature"``; the categorical QIs all
           from one real row of the group, one whose combination of categorical values is the
-          group's most frequent (missing counted as a value of its own; ties to the
-          combination first in lexicographic order of the columns' sorted categories, missing
-          last in each column; of the rows holding it, the first). Every output combination
+          group's most frequent (missing counted as a value of its own). Ties go to the most
+          typical combination, the one whose categories are held by the most rows of the
+          group summed over the categorical QIs (the closest to the mean of the group's
+          one-hot vectors); then to the combination first in lexicographic order of the
+          columns' sorted categories, missing last in each column; of the rows holding it,
+          the first. Every output combination
           of categorical values is thus held by a row of its own group, so no released row
           pairs, say, one record's sex with another's marital status. With no categorical
           QI it equals ``"per_feature"``, with no numeric QI it is one whole real record.
@@ -307,33 +310,42 @@ def _joint_mode_rows(
     frame: pd.DataFrame, encoder: TableEncoder, columns: Sequence[Any], groups: np.ndarray,
     n_groups: int,
 ) -> np.ndarray:
-    """For each group, the first row whose combination of ``columns`` (categorical) is the
-    group's most frequent one (ties: the combination first in lexicographic order of the
-    columns' codes, i.e. sorted categories, missing last).
+    """For each group, a row whose combination of the categorical ``columns`` is the group's
+    most frequent one (see :func:`select_representatives`).
+
+    Ties between combinations go to the most typical one: the largest sum, over the columns,
+    of how many rows of the group share its category in that column (so the combination
+    closest to the mean of the group's one-hot vectors); then to the combination first in
+    lexicographic order of the columns' codes (sorted categories, missing last); of the rows
+    holding it, the first.
 
     The combination is one integer per row, its code over the columns in mixed radix, re-coded
     after each column by rank (``np.unique``, which keeps the order) so it never overflows. One
-    sort of the (group, combination) keys then gives every group's counts; no loop over groups
-    or rows.
+    sort of the (group, combination) keys gives every combination's count in its group, and one
+    ``lexsort`` the chosen row of every group; no loop over groups or rows.
     """
     n = frame.shape[0]
     combo = np.zeros(n, dtype=np.int64)
+    typical = np.zeros(n, dtype=np.int64)
     for c in columns:
+        codes = encoder.codes(frame, c)
         m = encoder.cats_[c].n_codes + 1
-        combo = combo * m + encoder.codes(frame, c)
+        counts = np.bincount(groups * m + codes, minlength=n_groups * m)
+        typical += counts[groups * m + codes]
+        combo = combo * m + codes
         combo = np.unique(combo, return_inverse=True)[1].reshape(-1).astype(np.int64)
     n_combo = int(combo.max()) + 1 if n else 1
     key = groups.astype(np.int64) * n_combo + combo
-    order = np.argsort(key, kind="stable")  # by group, combination, then row
+    order = np.argsort(key, kind="stable")
     k_sorted = key[order]
     start = np.flatnonzero(np.r_[True, k_sorted[1:] != k_sorted[:-1]])  # one per (g, combo)
     count = np.diff(np.r_[start, n])
-    g_of = k_sorted[start] // n_combo
-    g_start = np.flatnonzero(np.r_[True, g_of[1:] != g_of[:-1]])
-    best = np.maximum.reduceat(count, g_start)
-    hit = np.flatnonzero(count == best[g_of])  # in (group, combination) order
-    first = hit[np.r_[True, g_of[hit][1:] != g_of[hit][:-1]]]  # the smallest combination
-    return order[start[first]]  # its first row (the sort is stable)
+    freq = np.empty(n, dtype=np.int64)
+    freq[order] = np.repeat(count, count)
+    # by group; then most frequent, most typical, smallest combination, first row
+    best = np.lexsort((np.arange(n), combo, -typical, -freq, groups))
+    first = np.r_[0, np.cumsum(np.bincount(groups, minlength=n_groups))[:-1]]
+    return best[first]
 
 
 def representative_values(
