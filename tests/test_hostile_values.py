@@ -141,6 +141,10 @@ def _check_output(est, X, out, qi, k, *, l=None, t=None, sensitive=None):
             (vector,) = got
             for j, c in enumerate(qi):
                 assert vector[j] in {v[0] for v in _vectors(X[[c]].iloc[rows])}
+            if est.representative == "per_feature_joint":  # the categorical QIs: one record's
+                cat = [j for j, c in enumerate(qi) if c in set(est.categorical_)]
+                cat_cols = [qi[j] for j in cat]
+                assert tuple(vector[j] for j in cat) in _vectors(X[cat_cols].iloc[rows])
             continue
         real = _vectors(X[qi].iloc[rows])
         assert got <= real
@@ -207,6 +211,9 @@ def hostile_problems(draw, privacy=False):
         "k": k,
         "quasi_identifiers": qi,
         "suppression": draw(st.sampled_from([0.0, 0.0, 0.4])),
+        # the default (one whole record), and the two per-value rules
+        "representative": draw(st.sampled_from(["majority_medoid", "per_feature",
+                                                "per_feature_joint"])),
     }
     if privacy:
         data["s"] = pd.Series(_pick(draw, ["ok", "flu", "日", ""], n), dtype=object)

@@ -583,8 +583,9 @@ def _anonymize_parser(sub: Any) -> None:
                    "be no real record (per_feature, majority_per_feature); or per_feature_joint: "
                    "per-QI values for the numeric QIs, the categorical QIs together from one "
                    "real record of the group (its most frequent categorical combination); the "
-                   "majority rules need labels; default: the method's own (DEFAULT_AG for "
-                   "ag, majority_medoid for the others)")
+                   "majority rules need labels (without them they are the plain medoid / "
+                   "per-feature rule); default: majority_medoid, one whole real record, for "
+                   "every method")
     ag = a.add_argument_group("--method ag")
     ag.add_argument("--tree", choices=["auto", "exact", "hist"],
                     help="exact: scikit-learn's tree; hist: anonml's histogram tree (auto: "
