@@ -158,6 +158,23 @@ def test_per_feature_joint_constant_columns() -> None:
     assert rows[:, 1].tolist() == [0, 3] and (rows[:, 0] == rows[:, 1]).all()
 
 
+def test_per_feature_joint_many_columns_do_not_overflow() -> None:
+    # 11 codes (10 categories and missing) in each of 20 columns: 11**20 > 2**63, so the
+    # combination codes must be re-ranked on the way
+    rng = np.random.default_rng(0)
+    cols = [f"c{j}" for j in range(20)]
+    X = pd.DataFrame({c: rng.choice([*"abcdefghij", None], 60) for c in cols}, dtype=object)
+    X.iloc[30:33] = X.iloc[33]  # group 1: one combination held three times
+    X["n"] = rng.integers(0, 9, 60)
+    groups = np.repeat([0, 1], 30)
+    rows, reps = _select(X, [*cols, "n"], cols, groups, None, "per_feature_joint")
+    for g in (0, 1):
+        members = np.flatnonzero(groups == g)
+        assert len(set(rows[g, :20])) == 1 and rows[g, 0] in set(members)
+        assert tuple(_key(v) for v in reps.loc[g, cols]) == _joint_reference(X[cols].iloc[members])
+    assert rows[1, 0] == 30
+
+
 @st.composite
 def joint_tables(draw):
     n = draw(st.integers(1, 50))

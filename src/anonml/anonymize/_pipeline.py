@@ -239,9 +239,11 @@ def select_representatives(
         majority = counts.reshape(n_groups, n_classes).argmax(axis=1)
         majority_mask = y_codes == majority[groups]
     if rule in PER_FEATURE_RULES:
-        rows = _per_feature_rows(frame, encoder, qi, groups, n_groups, majority_mask)
-        if rule == "per_feature_joint":
-            cat = set(encoder.categorical)
+        joint = rule == "per_feature_joint"
+        cat = set(encoder.categorical)
+        rows = _per_feature_rows(frame, encoder, qi, groups, n_groups, majority_mask,
+                                 skip=cat if joint else ())
+        if joint:
             cat_j = [j for j, c in enumerate(qi) if c in cat]
             if cat_j:
                 rows[:, cat_j] = _joint_mode_rows(
@@ -270,9 +272,11 @@ def _per_feature_rows(
     groups: np.ndarray,
     n_groups: int,
     candidates: np.ndarray | None,
+    skip: Any = (),
 ) -> np.ndarray:
     """Rows ``[g, j]`` holding group g's per-feature value of ``qi[j]`` (see
-    :func:`select_representatives`), among the ``candidates`` rows (all rows if None).
+    :func:`select_representatives`), among the ``candidates`` rows (all rows if None). The
+    columns of ``qi`` in ``skip`` are left for the caller to fill (their entries are unset).
 
     One sort per numeric QI and one ``bincount`` per categorical QI, no loop over groups or rows.
     """
@@ -282,6 +286,8 @@ def _per_feature_rows(
     cat = set(encoder.categorical)
     out = np.empty((n_groups, len(qi)), dtype=np.int64)
     for j, c in enumerate(qi):
+        if c in skip:
+            continue
         col = frame[c].iloc[rows]
         if c in cat:
             codes = encoder.codes(frame, c)[rows]
@@ -319,33 +325,41 @@ def _joint_mode_rows(
     lexicographic order of the columns' codes (sorted categories, missing last); of the rows
     holding it, the first.
 
-    The combination is one integer per row, its code over the columns in mixed radix, re-coded
-    after each column by rank (``np.unique``, which keeps the order) so it never overflows. One
-    sort of the (group, combination) keys gives every combination's count in its group, and one
-    ``lexsort`` the chosen row of every group; no loop over groups or rows.
+    The combination is one integer per row, its code over the columns in mixed radix (re-coded
+    by rank with ``np.unique``, which keeps the order, only if the next column could overflow
+    it). One stable sort of the (group, combination) keys gives every combination's count in its
+    group and its first row, and one ``lexsort`` over the (group, combination) pairs the chosen
+    one of every group; no loop over groups or rows.
     """
     n = frame.shape[0]
+    groups = groups.astype(np.int64, copy=False)
+    limit = np.iinfo(np.int64).max // max(n_groups, 1) // 2
     combo = np.zeros(n, dtype=np.int64)
     typical = np.zeros(n, dtype=np.int64)
     for c in columns:
         codes = encoder.codes(frame, c)
         m = encoder.cats_[c].n_codes + 1
-        counts = np.bincount(groups * m + codes, minlength=n_groups * m)
-        typical += counts[groups * m + codes]
+        cell = groups * m + codes
+        typical += np.bincount(cell, minlength=n_groups * m)[cell]
+        if n and (int(combo.max()) + 1) * m > limit:
+            combo = np.unique(combo, return_inverse=True)[1].reshape(-1).astype(np.int64)
         combo = combo * m + codes
-        combo = np.unique(combo, return_inverse=True)[1].reshape(-1).astype(np.int64)
     n_combo = int(combo.max()) + 1 if n else 1
-    key = groups.astype(np.int64) * n_combo + combo
-    order = np.argsort(key, kind="stable")
+    if n_combo > limit:
+        combo = np.unique(combo, return_inverse=True)[1].reshape(-1).astype(np.int64)
+        n_combo = int(combo.max()) + 1
+    key = groups * n_combo + combo
+    order = np.argsort(key, kind="stable")  # by group, combination, then row
     k_sorted = key[order]
     start = np.flatnonzero(np.r_[True, k_sorted[1:] != k_sorted[:-1]])  # one per (g, combo)
     count = np.diff(np.r_[start, n])
-    freq = np.empty(n, dtype=np.int64)
-    freq[order] = np.repeat(count, count)
-    # by group; then most frequent, most typical, smallest combination, first row
-    best = np.lexsort((np.arange(n), combo, -typical, -freq, groups))
-    first = np.r_[0, np.cumsum(np.bincount(groups, minlength=n_groups))[:-1]]
-    return best[first]
+    row = order[start]  # the first row of each (group, combination)
+    # by group; then most frequent, most typical; ties keep the (group, combination) order of
+    # the pairs (lexsort is stable): the smallest combination
+    best = np.lexsort((-typical[row], -count, groups[row]))
+    g_best = groups[row[best]]
+    first = np.flatnonzero(np.r_[True, g_best[1:] != g_best[:-1]])  # every group has a pair
+    return row[best[first]]
 
 
 def representative_values(
