@@ -42,10 +42,10 @@ with the smallest mean loss on raw test rows, averaged over the table x k cells 
 mean over seeds). If the best two such rules are within 0.10 points of each other, the one
 with the higher mean ``plaus_groups`` wins.
 
-    PYTHONPATH=src python benchmarks/bench_representative_rule.py          # ~25 min, 2 cores
+    PYTHONPATH=src python benchmarks/bench_representative_rule.py          # 6-8 min, 2 busy cores
     PYTHONPATH=src python benchmarks/bench_representative_rule.py --seeds 0 --tables nursery
     PYTHONPATH=src python benchmarks/bench_representative_rule.py --model nn --tables adult \
-        --out benchmarks/results/representative_rule_nn     # the paper's NN, Adult only
+        --out benchmarks/results/representative_rule_nn     # the paper's NN, Adult only, 7 min
 
 Writes benchmarks/results/representative_rule.json (every run and the summary) and .md.
 """
