@@ -32,6 +32,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from anonml._errors import InputError
+from anonml.anonymize._pipeline import PER_FEATURE_RULES
 from anonml.anonymize import (
     AccuracyGuidedAnonymizer,
     HilbertAnonymizer,
@@ -127,7 +128,7 @@ def _check_output(est, X, out, qi, k, *, l=None, t=None, sensitive=None):
                 assert out[c].dtype == dt
     # each group's QI vector is one real record of that group (per-feature rules: one real
     # value of the group per QI); suppressed rows are missing
-    per_feature = getattr(est, "representative", None) in ("per_feature", "majority_per_feature")
+    per_feature = getattr(est, "representative", None) in PER_FEATURE_RULES
     groups = np.asarray(est.groups_)
     for g in np.unique(groups):
         rows = np.flatnonzero(groups == g)
@@ -140,6 +141,10 @@ def _check_output(est, X, out, qi, k, *, l=None, t=None, sensitive=None):
             (vector,) = got
             for j, c in enumerate(qi):
                 assert vector[j] in {v[0] for v in _vectors(X[[c]].iloc[rows])}
+            if est.representative == "per_feature_joint":  # the categorical QIs: one record's
+                cat = [j for j, c in enumerate(qi) if c in set(est.categorical_)]
+                cat_cols = [qi[j] for j in cat]
+                assert tuple(vector[j] for j in cat) in _vectors(X[cat_cols].iloc[rows])
             continue
         real = _vectors(X[qi].iloc[rows])
         assert got <= real
@@ -206,6 +211,9 @@ def hostile_problems(draw, privacy=False):
         "k": k,
         "quasi_identifiers": qi,
         "suppression": draw(st.sampled_from([0.0, 0.0, 0.4])),
+        # the default (one whole record), and the two per-value rules
+        "representative": draw(st.sampled_from(["majority_medoid", "per_feature",
+                                                "per_feature_joint"])),
     }
     if privacy:
         data["s"] = pd.Series(_pick(draw, ["ok", "flu", "日", ""], n), dtype=object)

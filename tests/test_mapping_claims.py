@@ -402,3 +402,39 @@ def test_mondrian_cut_tree_deeper_than_the_bound_is_refused(data):
         measure_mapping(m, Xtr)
     text = str(info.value)
     assert "\n" not in text and f"cut tree has a route deeper than {MAX_ROUTE_DEPTH}" in text
+
+
+def test_per_feature_joint_combinations_are_measured(data):
+    Xtr, _, ytr, _ = data
+    m = AccuracyGuidedAnonymizer(k=K, quasi_identifiers=QI, representative="per_feature_joint",
+                                 tree="exact").fit(Xtr, ytr)
+    got = measure_mapping(m, Xtr)
+    assert got["claims_match"] and got["representatives"]["not_in_group"] == 0
+    assert "combination of categorical QIs" in got["representatives"]["note"]
+    # a representative whose categorical values are each its group's, but whose combination no
+    # row of the group holds, is counted
+    cat = [c for c in QI if c in set(m.categorical_)]
+    reps = m.representatives_.copy()
+    for g in range(m.n_groups_):
+        rows = Xtr[cat][m.groups_ == g].astype(str)
+        held = set(rows.itertuples(index=False, name=None))
+        current = tuple(reps.loc[g, cat].astype(str))
+        for j, c in enumerate(cat):
+            for v in rows[c].unique():
+                combo = current[:j] + (v,) + current[j + 1:]
+                if combo not in held:
+                    reps.loc[g, c] = Xtr[c][m.groups_ == g][rows[c] == v].iloc[0]
+                    break
+            else:
+                continue
+            break
+        else:
+            continue
+        break
+    else:  # pragma: no cover - the fixture always has such a group
+        pytest.fail("no group with a non-held combination of its own values")
+    m.representatives_ = reps
+    got = measure_mapping(m, Xtr)
+    assert got["representatives"]["not_in_group"] == 1
+    assert got["representatives"]["first_group"] == g
+    assert "first_column" not in got["representatives"]  # every value alone is the group's

@@ -93,9 +93,158 @@ def test_record_rules_unchanged() -> None:
 
 def test_rules_listed() -> None:
     assert set(PER_FEATURE_RULES) <= set(REPRESENTATIVE_RULES)
-    assert {"majority_medoid", "medoid", "per_feature", "majority_per_feature"} == set(
-        REPRESENTATIVE_RULES
-    )
+    assert {"majority_medoid", "medoid", "per_feature", "majority_per_feature",
+            "per_feature_joint"} == set(REPRESENTATIVE_RULES)
+
+
+# ================================================================================================
+# per_feature_joint: numeric QIs per feature, categorical QIs from one real row
+# ================================================================================================
+X_JOINT = pd.DataFrame({
+    "age": [30, 40, 50, 60, 20, 25, 35, 45],
+    "sex": ["f", "m", "m", "f", "f", "m", "m", None],
+    "marital": ["single", "married", "married", "married", "single", "single", None, None],
+})
+G_JOINT = [0, 0, 0, 0, 1, 1, 1, 1]
+
+
+def test_per_feature_joint_values_and_ties() -> None:
+    qi, cat = ["age", "sex", "marital"], ["sex", "marital"]
+    rows, reps = _select(X_JOINT, qi, cat, G_JOINT, None, "per_feature_joint")
+    assert rows.shape == (2, 3)
+    # group 0: per column the modes are sex f/m (tie -> f) and marital married, and
+    # (f, married) is row 3; per_feature gives it too here, but the joint rule takes the most
+    # frequent *combination*: (m, married) twice (rows 1, 2) -> its first row, 1
+    assert reps.loc[0, ["sex", "marital"]].tolist() == ["m", "married"]
+    assert rows[0, 1] == rows[0, 2] == 1
+    # ages 30, 40, 50, 60 -> median 45, 40 and 50 equally close -> 40, as per_feature
+    assert reps.loc[0, "age"] == 40
+    # group 1: four combinations once each -> the most typical: sex f 1, m 2, missing 1 and
+    # marital single 2, missing 2 give (f, single) 3, (m, single) 4, (m, missing) 4,
+    # (missing, missing) 3; of the two with 4 the first in sorted order, missing last:
+    # (m, single), row 5
+    assert reps.loc[1, ["sex", "marital"]].tolist() == ["m", "single"] and rows[1, 1] == 5
+    pf = _select(X_JOINT, qi, cat, G_JOINT, None, "per_feature")[1]
+    assert pf.loc[0, ["sex", "marital"]].tolist() == ["f", "married"]
+    pd.testing.assert_series_equal(pf["age"], reps["age"])
+
+
+def test_per_feature_joint_missing_combination_wins() -> None:
+    X = pd.DataFrame({"s": [None, None, "a", "b"], "t": [None, None, "x", "x"], "v": [1, 2, 3, 4]})
+    rows, reps = _select(X, ["s", "t", "v"], ["s", "t"], [0, 0, 0, 0], None, "per_feature_joint")
+    assert pd.isna(reps.loc[0, "s"]) and pd.isna(reps.loc[0, "t"]) and rows[0, 0] == 0
+    assert reps.loc[0, "v"] == 2  # per_feature's numeric rule
+
+
+def test_per_feature_joint_without_categorical_is_per_feature() -> None:
+    a = _select(X_SMALL, ["age", "hours"], [], G_SMALL, None, "per_feature")[0]
+    b = _select(X_SMALL, ["age", "hours"], [], G_SMALL, None, "per_feature_joint")[0]
+    np.testing.assert_array_equal(a, b)
+
+
+def test_per_feature_joint_without_numeric_is_a_whole_record() -> None:
+    rows, reps = _select(X_JOINT, ["sex", "marital"], ["sex", "marital"], G_JOINT, None,
+                         "per_feature_joint")
+    assert (rows[:, 0] == rows[:, 1]).all()
+    want = X_JOINT[["sex", "marital"]].iloc[rows[:, 0]].reset_index(drop=True)
+    pd.testing.assert_frame_equal(reps, want.rename_axis("group"))
+
+
+def test_per_feature_joint_constant_columns() -> None:
+    X = pd.DataFrame({"a": ["c"] * 6, "b": ["d"] * 6, "n": [7.0] * 6})
+    rows, reps = _select(X, ["a", "b", "n"], ["a", "b"], [0, 0, 0, 1, 1, 1], None,
+                         "per_feature_joint")
+    assert reps.values.tolist() == [["c", "d", 7.0], ["c", "d", 7.0]]
+    assert rows[:, 1].tolist() == [0, 3] and (rows[:, 0] == rows[:, 1]).all()
+
+
+def test_per_feature_joint_many_columns_do_not_overflow() -> None:
+    # 11 codes (10 categories and missing) in each of 20 columns: 11**20 > 2**63, so the
+    # combination codes must be re-ranked on the way
+    rng = np.random.default_rng(0)
+    cols = [f"c{j}" for j in range(20)]
+    X = pd.DataFrame({c: rng.choice([*"abcdefghij", None], 60) for c in cols}, dtype=object)
+    X.iloc[30:33] = X.iloc[33]  # group 1: one combination held three times
+    X["n"] = rng.integers(0, 9, 60)
+    groups = np.repeat([0, 1], 30)
+    rows, reps = _select(X, [*cols, "n"], cols, groups, None, "per_feature_joint")
+    for g in (0, 1):
+        members = np.flatnonzero(groups == g)
+        assert len(set(rows[g, :20])) == 1 and rows[g, 0] in set(members)
+        assert tuple(_key(v) for v in reps.loc[g, cols]) == _joint_reference(X[cols].iloc[members])
+    assert rows[1, 0] == 30
+
+
+@st.composite
+def joint_tables(draw):
+    n = draw(st.integers(1, 50))
+    n_groups = draw(st.integers(1, max(1, n // 2)))
+    groups = np.array(draw(st.lists(st.integers(0, n_groups - 1), min_size=n, max_size=n)))
+    groups = np.unique(groups, return_inverse=True)[1]
+    X = pd.DataFrame({
+        "i": draw(st.lists(st.integers(-3, 3), min_size=n, max_size=n)),
+        "f": draw(st.lists(st.sampled_from([0.5, -1.25, 3.0, np.nan]), min_size=n, max_size=n)),
+        "c1": pd.Series(draw(st.lists(st.sampled_from(["x", "y", None]), min_size=n,
+                                      max_size=n)), dtype=object),
+        "c2": pd.Series(draw(st.lists(st.sampled_from(["p", "q", "r"]), min_size=n,
+                                      max_size=n)), dtype=object),
+        "c3": pd.Series(draw(st.lists(st.sampled_from(["u", None]), min_size=n, max_size=n)),
+                        dtype=object),
+    })
+    qi = draw(st.permutations(["i", "f", "c1", "c2", "c3"]))
+    return X, groups, list(qi)
+
+
+def _key(v):
+    return "~missing" if pd.isna(v) else str(v)
+
+
+def _joint_reference(cats: pd.DataFrame) -> tuple:
+    """The per_feature_joint combination of one group, by brute force: the most frequent,
+    then the most typical (sum of its categories' counts per column), then the first sorted
+    (missing last)."""
+    combos = [tuple(_key(v) for v in row) for row in cats.itertuples(index=False)]
+    col_counts = [pd.Series([cb[j] for cb in combos]).value_counts() for j in range(cats.shape[1])]
+
+    def rank(cb):
+        typical = sum(int(col_counts[j][v]) for j, v in enumerate(cb))
+        return (-combos.count(cb), -typical, cb)
+
+    return min(set(combos), key=rank)
+
+
+@settings(max_examples=100, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(joint_tables())
+def test_per_feature_joint_property(case) -> None:
+    X, groups, qi = case
+    cat = [c for c in qi if c.startswith("c")]
+    cat_j = [qi.index(c) for c in cat]
+    rows, reps = _select(X, qi, cat, groups, None, "per_feature_joint")
+    pf_rows, pf = _select(X, qi, cat, groups, None, "per_feature")
+    n_groups = int(groups.max()) + 1
+    assert rows.shape == (n_groups, len(qi)) and len(reps) == n_groups
+    for g in range(n_groups):
+        members = np.flatnonzero(groups == g)
+        # every value is a real value of the group, from a row of the group
+        assert set(rows[g]) <= set(members)
+        # the categorical QIs all come from one row ...
+        assert len({rows[g, j] for j in cat_j}) == 1
+        row = rows[g, cat_j[0]]
+        # ... whose combination is the group's most frequent (ties: most typical, then first
+        # in sorted order), and it is the first row holding it
+        combos = [tuple(_key(X[c].iloc[r]) for c in cat) for r in members]
+        best = _joint_reference(X[cat].iloc[members])
+        got = tuple(_key(reps.loc[g, c]) for c in cat)
+        assert got == best
+        assert row == members[combos.index(best)]
+        # so the output combination occurs among the group's own rows
+        assert got in set(combos)
+        # numeric QIs: exactly per_feature's values
+        for c in qi:
+            if c not in cat:
+                a, b = reps.loc[g, c], pf.loc[g, c]
+                assert (pd.isna(a) and pd.isna(b)) or a == b
 
 
 # ================================================================================================
@@ -178,6 +327,33 @@ def test_ag_representative_falls_in_its_own_group(adult, rule, tree, refine) -> 
     pd.testing.assert_frame_equal(ag.transform(probe)[qi], probe[qi])
     # transform of the training data equals fit_transform
     pd.testing.assert_frame_equal(ag.transform(X), out)
+
+
+def test_ag_per_feature_joint_combinations_are_real(adult) -> None:
+    X, y, qi = adult
+    ag = AG(k=10, quasi_identifiers=qi, representative="per_feature_joint", random_state=0)
+    out = ag.fit_transform(X, y)
+    cat = list(ag.categorical_)
+    assert cat  # Adult's 8 QIs: 7 categorical, education-num numeric
+    # each output row's categorical combination is that of a row of its own group
+    own = pd.MultiIndex.from_frame(X[cat].astype(str).assign(_g=ag.groups_))
+    released = pd.MultiIndex.from_frame(out[cat].astype(str).assign(_g=ag.groups_))
+    assert released.isin(own).all()
+    # where per_feature need not: on this table some of its tuples pair values of two records
+    pf = AG(k=10, quasi_identifiers=qi, representative="per_feature", random_state=0)
+    pf_out = pf.fit_transform(X, y)
+    real = pd.MultiIndex.from_frame(X[cat].astype(str))
+    assert not pd.MultiIndex.from_frame(pf_out[cat].astype(str)).isin(real).all()
+
+
+def test_n_close_to_k_joint(adult) -> None:
+    X, y, qi = adult
+    X, y = X.iloc[:39], y[:39]
+    ag = AG(k=20, quasi_identifiers=qi, representative="per_feature_joint").fit(X, y)
+    assert ag.n_groups_ == 1
+    cat = list(ag.categorical_)
+    rep = ag.representatives_.iloc[0]
+    assert tuple(_key(v) for v in rep[cat]) == _joint_reference(X[cat])
 
 
 def test_n_close_to_k(adult) -> None:

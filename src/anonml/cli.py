@@ -577,11 +577,16 @@ def _anonymize_parser(sub: Any) -> None:
     a.add_argument("--categorical", help="comma-separated categorical columns (default: from "
                    "dtype)")
     a.add_argument("--representative", default=None,
-                   choices=["majority_medoid", "medoid", "per_feature", "majority_per_feature"],
-                   help="representative of a group: one real record (majority_medoid, medoid) or "
-                   "one real value of the group per QI (per_feature, majority_per_feature); the "
-                   "majority rules need labels; default: the method's own (per_feature for "
-                   "ag, majority_medoid for the others)")
+                   choices=["majority_medoid", "medoid", "per_feature", "majority_per_feature",
+                            "per_feature_joint"],
+                   help="representative of a group: one real record (majority_medoid, medoid); "
+                   "one real value of the group per QI, each from its own row, so the tuple may "
+                   "be no real record (per_feature, majority_per_feature); or per_feature_joint: "
+                   "per-QI values for the numeric QIs, the categorical QIs together from one "
+                   "real record of the group (its most frequent categorical combination); the "
+                   "majority rules need labels (without them they are the plain medoid / "
+                   "per-feature rule); default: majority_medoid, one whole real record, for "
+                   "every method")
     ag = a.add_argument_group("--method ag")
     ag.add_argument("--tree", choices=["auto", "exact", "hist"],
                     help="exact: scikit-learn's tree; hist: anonml's histogram tree (auto: "

@@ -248,12 +248,14 @@ class HilbertAnonymizer(BaseAnonymizer):
         Output of each group: one real record's QIs, or ranges / hierarchy labels / sets.
     suppression : float, default 0.0
         Share of rows that may be suppressed (the groups of highest NCP first).
-    representative : {"majority_medoid", "medoid", "per_feature", "majority_per_feature"}, \
-            default "majority_medoid"
+    representative : {"majority_medoid", "medoid", "per_feature", "majority_per_feature", \
+"per_feature_joint"}, default "majority_medoid"
         Choice of the representative record (the majority rule needs ``y``).
         The per-feature rules (see :class:`~anonml.anonymize.AccuracyGuidedAnonymizer`) give
         each QI its own real value of the group: the one closest to the group's median
-        (numeric) or the most frequent (categorical).
+        (numeric) or the most frequent (categorical); ``"per_feature_joint"`` takes the
+        numeric QIs so and the categorical QIs together from one real record of the group
+        (its most frequent categorical combination).
     handle_unknown : {"error", "ignore"}, default "error"
         What :meth:`transform` does with a categorical value not seen in fit: raise, or place
         it after every known value on its axis. (A new numeric value is placed like the largest

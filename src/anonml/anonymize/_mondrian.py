@@ -103,12 +103,14 @@ class MondrianAnonymizer(BaseAnonymizer):
         How the groups are written out (see :class:`~anonml.anonymize._base.BaseAnonymizer`).
     suppression : float, default 0.0
         Share of rows that may be suppressed (the groups of highest NCP first).
-    representative : {"majority_medoid", "medoid", "per_feature", "majority_per_feature"}, \
-            default "majority_medoid"
+    representative : {"majority_medoid", "medoid", "per_feature", "majority_per_feature", \
+"per_feature_joint"}, default "majority_medoid"
         Choice of each group's representative record; without ``y`` both are the medoid.
         The per-feature rules (see :class:`~anonml.anonymize.AccuracyGuidedAnonymizer`) give
         each QI its own real value of the group: the one closest to the group's median
-        (numeric) or the most frequent (categorical).
+        (numeric) or the most frequent (categorical); ``"per_feature_joint"`` takes the
+        numeric QIs so and the categorical QIs together from one real record of the group
+        (its most frequent categorical combination).
     handle_unknown : {"error", "ignore"}, default "error"
         What :meth:`transform` does with a categorical value not seen in fit (a value the
         hierarchy lists but the training data lacks counts as unseen): raise, or route it, at

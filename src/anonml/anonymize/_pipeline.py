@@ -5,8 +5,9 @@ lives here, so that no algorithm can return a table that was not independently c
 
 * :func:`select_representatives` picks each group's representative: one real record (Goldsteen
   et al., 2022, Sec. 3.2: the record closest to the group's median among those with the majority
-  label), or one real value of the group per QI (the paper's "actual value from each
-  range/group separately", the rule of IBM's ai-privacy-toolkit);
+  label), one real value of the group per QI (the paper's "actual value from each
+  range/group separately", the rule of IBM's ai-privacy-toolkit), or a real value of the group
+  per numeric QI with the categorical QIs taken together from one real record of the group;
 * :func:`recode` writes the representative's quasi-identifier values into every row of its group;
 * :func:`verify_k_anonymity` re-derives the equivalence classes from the output table alone and
   raises :class:`~anonml._errors.PrivacyViolationError` if any is smaller than k.
@@ -31,11 +32,17 @@ __all__ = [
     "verify_model",
     "REPRESENTATIVE_RULES",
     "PER_FEATURE_RULES",
+    "JOINT_CATEGORICAL_RULES",
 ]
 
-REPRESENTATIVE_RULES = ("majority_medoid", "medoid", "per_feature", "majority_per_feature")
+REPRESENTATIVE_RULES = (
+    "majority_medoid", "medoid", "per_feature", "majority_per_feature", "per_feature_joint"
+)
 #: rules whose representative is one value per QI, each from its own row of the group
-PER_FEATURE_RULES = ("per_feature", "majority_per_feature")
+PER_FEATURE_RULES = ("per_feature", "majority_per_feature", "per_feature_joint")
+#: rules whose categorical QI values are all those of one real row of the group (record rules
+#: take every QI from one row)
+JOINT_CATEGORICAL_RULES = ("majority_medoid", "medoid", "per_feature_joint")
 
 
 def _distance_to_median(
@@ -180,7 +187,8 @@ def select_representatives(
     y_codes : ndarray of int or None
         Class code of each row's label (the model's prediction, or the true label); None for a
         regression target, where every record of the group is a candidate.
-    rule : {"majority_medoid", "medoid", "per_feature", "majority_per_feature"}
+    rule : {"majority_medoid", "medoid", "per_feature", "majority_per_feature", \
+"per_feature_joint"}
         Record rules (one real record per group):
 
         * ``"majority_medoid"`` (Goldsteen et al., 2022, Sec. 3.2): among the records whose label
@@ -202,6 +210,17 @@ def select_representatives(
           group's own region.
         * ``"majority_per_feature"``: the same, computed on the group's records with the
           majority label (as ``"majority_medoid"``).
+        * ``"per_feature_joint"``: numeric QIs as in ``"per_feature"``; the categorical QIs all
+          from one real row of the group, one whose combination of categorical values is the
+          group's most frequent (missing counted as a value of its own). Ties go to the most
+          typical combination, the one whose categories are held by the most rows of the
+          group summed over the categorical QIs (the closest to the mean of the group's
+          one-hot vectors); then to the combination first in lexicographic order of the
+          columns' sorted categories, missing last in each column; of the rows holding it,
+          the first. Every output combination
+          of categorical values is thus held by a row of its own group, so no released row
+          pairs, say, one record's sex with another's marital status. With no categorical
+          QI it equals ``"per_feature"``, with no numeric QI it is one whole real record.
 
         With ``y_codes=None`` (regression) the majority rules equal their plain twins.
 
@@ -210,7 +229,8 @@ def select_representatives(
     ndarray of int
         Shape (n_groups,) for a record rule: the row of each group's representative. Shape
         (n_groups, len(qi)) for a per-feature rule: entry ``[g, j]`` is a row of group ``g``
-        that holds the value chosen for ``qi[j]``.
+        that holds the value chosen for ``qi[j]`` (for ``"per_feature_joint"``, the same row
+        for every categorical QI).
     """
     majority_mask = None
     if rule in ("majority_medoid", "majority_per_feature") and y_codes is not None:
@@ -219,7 +239,16 @@ def select_representatives(
         majority = counts.reshape(n_groups, n_classes).argmax(axis=1)
         majority_mask = y_codes == majority[groups]
     if rule in PER_FEATURE_RULES:
-        return _per_feature_rows(frame, encoder, qi, groups, n_groups, majority_mask)
+        joint = rule == "per_feature_joint"
+        cat = set(encoder.categorical)
+        rows = _per_feature_rows(frame, encoder, qi, groups, n_groups, majority_mask,
+                                 skip=cat if joint else ())
+        if joint:
+            cat_j = [j for j, c in enumerate(qi) if c in cat]
+            if cat_j:
+                rows[:, cat_j] = _joint_mode_rows(
+                    frame, encoder, [qi[j] for j in cat_j], groups, n_groups)[:, None]
+        return rows
     dist = _distance_to_median(frame, encoder, qi, groups, n_groups)
     if majority_mask is not None:
         dist = np.where(majority_mask, dist, np.inf)
@@ -243,9 +272,11 @@ def _per_feature_rows(
     groups: np.ndarray,
     n_groups: int,
     candidates: np.ndarray | None,
+    skip: Any = (),
 ) -> np.ndarray:
     """Rows ``[g, j]`` holding group g's per-feature value of ``qi[j]`` (see
-    :func:`select_representatives`), among the ``candidates`` rows (all rows if None).
+    :func:`select_representatives`), among the ``candidates`` rows (all rows if None). The
+    columns of ``qi`` in ``skip`` are left for the caller to fill (their entries are unset).
 
     One sort per numeric QI and one ``bincount`` per categorical QI, no loop over groups or rows.
     """
@@ -255,6 +286,8 @@ def _per_feature_rows(
     cat = set(encoder.categorical)
     out = np.empty((n_groups, len(qi)), dtype=np.int64)
     for j, c in enumerate(qi):
+        if c in skip:
+            continue
         col = frame[c].iloc[rows]
         if c in cat:
             codes = encoder.codes(frame, c)[rows]
@@ -277,6 +310,56 @@ def _per_feature_rows(
         pick = starts + np.maximum(present - 1, 0) // 2
         out[:, j] = rows[order[pick]]
     return out
+
+
+def _joint_mode_rows(
+    frame: pd.DataFrame, encoder: TableEncoder, columns: Sequence[Any], groups: np.ndarray,
+    n_groups: int,
+) -> np.ndarray:
+    """For each group, a row whose combination of the categorical ``columns`` is the group's
+    most frequent one (see :func:`select_representatives`).
+
+    Ties between combinations go to the most typical one: the largest sum, over the columns,
+    of how many rows of the group share its category in that column (so the combination
+    closest to the mean of the group's one-hot vectors); then to the combination first in
+    lexicographic order of the columns' codes (sorted categories, missing last); of the rows
+    holding it, the first.
+
+    The combination is one integer per row, its code over the columns in mixed radix (re-coded
+    by rank with ``np.unique``, which keeps the order, only if the next column could overflow
+    it). One stable sort of the (group, combination) keys gives every combination's count in its
+    group and its first row, and one ``lexsort`` over the (group, combination) pairs the chosen
+    one of every group; no loop over groups or rows.
+    """
+    n = frame.shape[0]
+    groups = groups.astype(np.int64, copy=False)
+    limit = np.iinfo(np.int64).max // max(n_groups, 1) // 2
+    combo = np.zeros(n, dtype=np.int64)
+    typical = np.zeros(n, dtype=np.int64)
+    for c in columns:
+        codes = encoder.codes(frame, c)
+        m = encoder.cats_[c].n_codes + 1
+        cell = groups * m + codes
+        typical += np.bincount(cell, minlength=n_groups * m)[cell]
+        if n and (int(combo.max()) + 1) * m > limit:
+            combo = np.unique(combo, return_inverse=True)[1].reshape(-1).astype(np.int64)
+        combo = combo * m + codes
+    n_combo = int(combo.max()) + 1 if n else 1
+    if n_combo > limit:
+        combo = np.unique(combo, return_inverse=True)[1].reshape(-1).astype(np.int64)
+        n_combo = int(combo.max()) + 1
+    key = groups * n_combo + combo
+    order = np.argsort(key, kind="stable")  # by group, combination, then row
+    k_sorted = key[order]
+    start = np.flatnonzero(np.r_[True, k_sorted[1:] != k_sorted[:-1]])  # one per (g, combo)
+    count = np.diff(np.r_[start, n])
+    row = order[start]  # the first row of each (group, combination)
+    # by group; then most frequent, most typical; ties keep the (group, combination) order of
+    # the pairs (lexsort is stable): the smallest combination
+    best = np.lexsort((-typical[row], -count, groups[row]))
+    g_best = groups[row[best]]
+    first = np.flatnonzero(np.r_[True, g_best[1:] != g_best[:-1]])  # every group has a pair
+    return row[best[first]]
 
 
 def representative_values(

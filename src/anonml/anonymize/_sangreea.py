@@ -123,13 +123,15 @@ class SaNGreeAAnonymizer(BaseAnonymizer):
         Output of each cluster: one real record's QIs, or ranges / hierarchy labels.
     suppression : float, default 0.0
         Share of rows that may be suppressed (the clusters of highest loss first).
-    representative : {"majority_medoid", "medoid", "per_feature", "majority_per_feature"}, \
-            default "majority_medoid"
+    representative : {"majority_medoid", "medoid", "per_feature", "majority_per_feature", \
+"per_feature_joint"}, default "majority_medoid"
         Choice of the representative record (needs ``y`` for the majority rule; without ``y``
         both are the medoid).
         The per-feature rules (see :class:`~anonml.anonymize.AccuracyGuidedAnonymizer`) give
         each QI its own real value of the group: the one closest to the group's median
-        (numeric) or the most frequent (categorical).
+        (numeric) or the most frequent (categorical); ``"per_feature_joint"`` takes the
+        numeric QIs so and the categorical QIs together from one real record of the group
+        (its most frequent categorical combination).
     handle_unknown : {"error", "ignore"}, default "error"
         What :meth:`transform` does with a categorical value not seen in fit (or not in its
         hierarchy): raise, or treat it as sharing only the root with every other value.

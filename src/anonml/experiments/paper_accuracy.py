@@ -11,8 +11,9 @@ Variants (``--variants``) change one option at a time from the paper's method:
 
 * ``paper``: majority-label medoid, Gini, exact tree on the QIs, no refinement (the paper);
 * ``anonml``: the library's defaults (``AccuracyGuidedAnonymizer()``: the paper plus
-  ``refine="mondrian"``, the per-feature representative, and the histogram tree from 100,000
-  rows on);
+  ``refine="mondrian"`` and the histogram tree from 100,000 rows on; the representative is the
+  paper's majority-label medoid again since issue 19, the per-feature rule from issue 13 to 19,
+  so runs recorded in between used that);
 * ``medoid``: representative = plain medoid;
 * ``per_feature`` / ``majority_per_feature``: representative = per-feature values (each QI's
   median-closest or most frequent value of the group, IBM's toolkit's rule; the second on the

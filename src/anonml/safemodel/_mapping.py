@@ -41,6 +41,7 @@ import pandas as pd
 
 from anonml._errors import InputError
 from anonml.anonymize._model import PER_ROW_ATTRIBUTES, release_copy, release_pipeline
+from anonml.anonymize._pipeline import PER_FEATURE_RULES
 
 __all__ = ["check_routes", "is_released_pipeline", "measure_mapping", "release_copy",
            "release_pipeline", "verify_mapping"]
@@ -289,7 +290,7 @@ def _check_calls(pipe: Any, m: Any, reps: pd.DataFrame, suppressed: np.ndarray,
     # representative (each QI's value from its own row) stays inside its group's region only
     # where the regions are products over the columns (trees, Mondrian cuts, R+-tree boxes);
     # a Hilbert run or a SaNGreeA cluster is not, so there the check does not apply.
-    per_feature = getattr(m, "representative", None) in ("per_feature", "majority_per_feature")
+    per_feature = getattr(m, "representative", None) in PER_FEATURE_RULES
     product = type(m).__name__ not in ("HilbertAnonymizer", "SaNGreeAAnonymizer")
     if per_feature and not product:
         out.append("representatives not re-routed: a per-feature representative need not lie "
@@ -527,14 +528,21 @@ def _column_codes(train: pd.Series, reps: pd.Series) -> tuple[np.ndarray, np.nda
 def _representatives_held(m: Any, frame: pd.DataFrame, groups: np.ndarray,
                           live: np.ndarray) -> dict:
     """Whether each live group's representative is a value its own training rows hold: the
-    whole QI combination (record rules) or each QI value (per-feature rules)."""
+    whole QI combination (record rules), each QI value (per-feature rules), or each QI value
+    and the combination of the categorical QIs (``"per_feature_joint"``)."""
     reps = m.representatives_
     qi = list(m.qi_)
     rule = str(getattr(m, "representative", "") or "")
-    per_feature = rule in ("per_feature", "majority_per_feature")
+    per_feature = rule in PER_FEATURE_RULES
     if m.recoding_ != "representative" or not qi:
         return {"rule": rule, "checked": 0, "not_in_group": None,
                 "note": "generalized labels, not values: nothing to compare"}
+    if not per_feature:
+        joint_cols = set(qi)
+    elif rule == "per_feature_joint":
+        joint_cols = set(getattr(m, "categorical_", None) or ()) & set(qi)
+    else:
+        joint_cols = set()
     G = reps.shape[0]
     ok_rows = (groups >= 0) & (groups < G)
     g = groups[ok_rows]
@@ -548,21 +556,25 @@ def _representatives_held(m: Any, frame: pd.DataFrame, groups: np.ndarray,
             has = np.isin(np.arange(G, dtype=np.int64) * u + rc, g * u + tc)
             first_col[(first_col < 0) & ~has] = j
             held &= has
-        else:  # one combined key per row, re-coded after each column to stay small
+        if c in joint_cols:  # one combined key per row, re-coded after each column to stay small
             both = np.concatenate([joint_t, joint_r]) * u + np.concatenate([tc, rc])
             both = pd.factorize(both)[0].astype(np.int64)
             joint_t, joint_r = both[:g.size], both[g.size:]
-    if not per_feature:
+    if joint_cols:
         u = int(max(joint_t.max(initial=0), joint_r.max(initial=0))) + 1
-        held = np.isin(np.arange(G, dtype=np.int64) * u + joint_r, g * u + joint_t)
+        held &= np.isin(np.arange(G, dtype=np.int64) * u + joint_r, g * u + joint_t)
     bad = np.flatnonzero(~held & live)
+    if not per_feature:
+        note = ("each representative is the whole QI combination of one of its group's "
+                "training rows")
+    elif joint_cols:
+        note = ("each value of a representative is one its group's training rows hold, and its "
+                "combination of categorical QIs is that of one of them")
+    else:
+        note = "each value of a representative is one its group's training rows hold"
     out = {"rule": rule or "unknown", "checked": int(live.sum()), "not_in_group": int(bad.size),
-           "first_group": int(bad[0]) if bad.size else None,
-           "note": ("each value of a representative is one its group's training rows hold"
-                    if per_feature else
-                    "each representative is the whole QI combination of one of its group's "
-                    "training rows")}
-    if bad.size and per_feature:
+           "first_group": int(bad[0]) if bad.size else None, "note": note}
+    if bad.size and per_feature and first_col[bad[0]] >= 0:
         out["first_column"] = str(qi[int(first_col[bad[0]])])
     return out
 
