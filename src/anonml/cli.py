@@ -57,6 +57,7 @@ class Progress:
         self._tty = sys.stderr.isatty()
 
     def _write(self, line: str) -> None:
+        line = one_line(line, 100_000)  # names from a file cannot steer the terminal
         if self._bars:
             from tqdm import tqdm
 

@@ -26,14 +26,15 @@ pipe; the worker answers on another with a JSON header (at most :data:`MAX_HEADE
 only), each length checked before it is read. Nothing the worker sends is ever unpickled by the
 auditor. The worker's own stdout goes nowhere; its stderr is kept only as a bounded tail.
 
-**The limits** (applied before the worker's interpreter starts): address space
+**The limits** (the first thing the worker does, hard): address space
 (:data:`DEFAULT_MEMORY`, or 40x the file), CPU seconds over the worker's life
-(:data:`DEFAULT_CPU_SECONDS`), file size 0 (the worker cannot write a file: a write kills it
-with ``SIGXFSZ``), no core dumps, at most :data:`MAX_OPEN_FILES` descriptors, and (for a user
-other than root, for whom the kernel enforces it) the user's process count. Inside the worker
-native thread pools run one thread, every ``n_jobs`` the model holds is set to 1, and Python's
-process creation (``fork``, ``posix_spawn``, ``subprocess``) is switched off; threads past
-:data:`MAX_THREADS` are refused. Every request has a wall-clock budget (:data:`CALL_TIMEOUT`):
+(:data:`DEFAULT_CPU_SECONDS`), file size 0 (a write past it fails), no core dumps, at most
+:data:`MAX_OPEN_FILES` descriptors, and (for a user other than root, for whom the kernel
+enforces it) the user's process count; then every capability is dropped and the seccomp
+filter of :mod:`anonml.safemodel._seccomp` is installed on every thread, before anything is
+imported or read. Inside the worker native thread pools run one thread, every ``n_jobs`` the
+model holds is set to 1, an audit hook refuses processes, writes, signals, the network and
+``ctypes`` at the Python level, and threads past :data:`MAX_THREADS` are refused. Every request has a wall-clock budget (:data:`CALL_TIMEOUT`):
 a worker that does not answer in time is killed. A crash, hang or limit is one
 :class:`~anonml._errors.InputError` line naming the file, the step and what happened.
 """
@@ -138,7 +139,7 @@ def _read_exact(fd: int, n: int, deadline: float | None) -> bytes:
         if not chunk:
             raise _Broken("closed")
         buf += chunk
-    return bytes(buf)
+    return buf  # no copy: callers read it as bytes
 
 
 def _frame(data: bytes) -> bytes:
@@ -168,7 +169,7 @@ def _read_npy(data: bytes) -> np.ndarray:
     except Exception as exc:  # noqa: BLE001 - a malformed array from the worker
         raise _Broken(f"sent a malformed array ({type(exc).__name__})") from None
     if not isinstance(a, np.ndarray) or a.dtype.kind not in _ARRAY_KINDS or \
-            a.dtype.fields is not None or a.ndim > 2:
+            a.dtype.fields is not None or a.ndim > 2 or a.dtype.itemsize > 4096:
         raise _Broken("sent an array of a refused kind")
     return a
 
@@ -205,6 +206,13 @@ def _apply_limits(memory: int, cpu_seconds: int, nproc: int | None) -> None:  # 
             fh.write("1000")
     except OSError:
         pass
+    # the kernel's walls, before anything else is imported or read: no capabilities (as root,
+    # they would let the worker past the kernel's checks), then the seccomp filter on every
+    # thread (imports only read files, which it allows)
+    from anonml.safemodel import _seccomp
+
+    _seccomp.drop_capabilities()
+    _seccomp.install()
 
 
 def _user_tasks() -> int | None:
@@ -346,9 +354,11 @@ class _Worker:
                           f"{code}); the model is malformed or hostile, so anonml will not use "
                           "it")
 
-    def request(self, op: str, step: str, timeout: float = CALL_TIMEOUT,
+    def request(self, op: str, step: str, timeout: float = CALL_TIMEOUT, *,
+                answer_bytes: int = 64 * 2**20, blobs: int = 0,
                 **kwargs: Any) -> tuple[dict, list, list]:
-        """Send one request and read the answer: ``(header, arrays, blobs)``."""
+        """Send one request and read the answer: ``(header, arrays, blobs)``, the arrays
+        within ``answer_bytes`` in all and exactly ``blobs`` blobs (or an error)."""
         with self._lock:
             if self._closed:
                 raise InputError(f"model file {self.name!r}: the sandbox was already stopped; "
@@ -365,9 +375,10 @@ class _Worker:
                     raise _Broken("sent a malformed answer")
                 n_arrays, n_blobs = header.get("n_arrays", 0), header.get("n_blobs", 0)
                 if not (isinstance(n_arrays, int) and isinstance(n_blobs, int)
-                        and 0 <= n_arrays <= 100_000 and 0 <= n_blobs <= 16):
+                        and 0 <= n_arrays <= 100_000
+                        and n_blobs == (0 if header.get("status") == "error" else blobs)):
                     raise _Broken("sent a malformed answer")
-                arrays, budget = [], MAX_ANSWER_BYTES
+                arrays, budget = [], min(int(answer_bytes), MAX_ANSWER_BYTES)
                 for _ in range(n_arrays):
                     n = _read_len(self._r, deadline, budget, "set of arrays")
                     budget -= n
@@ -393,10 +404,14 @@ class _Worker:
 
 
 # --- tables over the channel -----------------------------------------------------------------
-def _decode_result(header: dict, arrays: list, index: Any = None) -> Any:
-    """Rebuild what the worker encoded with :func:`_encode_result`: an array or a table."""
+def _decode_result(header: dict, arrays: list, index: Any = None, rows: int | None = None
+                   ) -> Any:
+    """Rebuild what the worker encoded with :func:`_encode_result`: an array or a table
+    (``rows``: the number of rows it must have, checked before any conversion)."""
     import pandas as pd
 
+    if rows is not None and any(a.ndim == 0 or a.shape[0] != rows for a in arrays):
+        raise InputError(f"the sandbox sent an answer that is not {rows:,} rows long")
     kind = header.get("result")
     if kind == "array":
         if len(arrays) != 1 or arrays[0].ndim == 0:
@@ -427,6 +442,12 @@ def _decode_result(header: dict, arrays: list, index: Any = None) -> Any:
     raise InputError("the sandbox sent an answer of an unknown kind")
 
 
+def _answer_budget(X: Any) -> int:
+    """Bytes of arrays a call on ``X`` may return: 16 MiB, plus 4 KiB a row (512 float
+    columns, or a row of text)."""
+    return 16 * 2**20 + 4096 * _rows(X)
+
+
 def _rows(X: Any) -> int:
     return X.shape[0] if hasattr(X, "shape") else len(X)
 
@@ -442,9 +463,9 @@ def _checked_output(worker: _Worker, name: str, method: str, header: dict, array
                           "malformed or hostile, so anonml stopped it")
 
     try:
-        out = _decode_result(header, arrays, getattr(X, "index", None))
-    except InputError:
-        raise bad("sent a malformed answer") from None
+        out = _decode_result(header, arrays, getattr(X, "index", None), rows=_rows(X))
+    except InputError as exc:
+        raise bad(f"sent a malformed answer ({exc})") from None
     if _rows(out) != _rows(X):
         raise bad(f"returned {_rows(out):,} rows for {_rows(X):,}")
     if method == "predict_proba":
@@ -524,7 +545,8 @@ class SandboxedModel:
 
     def _call(self, method: str, X: Any) -> Any:
         header, arrays, _ = self._worker.request(
-            "call", f"{method} on {_rows(X):,} rows", handle="model", method=method, X=X)
+            "call", f"{method} on {_rows(X):,} rows", handle="model", method=method, X=X,
+            answer_bytes=_answer_budget(X))
         return _checked_output(self._worker, self.path, method, header, arrays, X,
                                self.classes_)
 
@@ -546,15 +568,21 @@ class SandboxedModel:
         def count(d: Any, key: str) -> bool:
             return isinstance(d.get(key), int) and not isinstance(d.get(key), bool)
 
-        ok = isinstance(facts, dict) and all(count(facts, k) for k in (
-            "k", "n_groups", "smallest_group"))
+        def strings(v: Any) -> bool:
+            return isinstance(v, list) and all(isinstance(x, str) for x in v)
+
+        ok = (isinstance(facts, dict) and all(count(facts, k) for k in (
+            "k", "n_groups", "smallest_group")) and isinstance(facts.get("method"), str)
+            and strings(facts.get("quasi_identifiers"))
+            and (facts.get("n_training_rows") is None or count(facts, "n_training_rows")))
         if ok and X_train is not None:
             got = facts.get("measured")
-            ok = (isinstance(got, dict) and count(got, "k_measured")
-                  and count(got, "n_groups_measured") and isinstance(got.get("claims_match"),
-                                                                     bool)
-                  and isinstance(got.get("mismatches"), list)
-                  and all(isinstance(m, str) for m in got["mismatches"])
+            ok = (isinstance(got, dict) and all(count(got, k) for k in (
+                      "k_measured", "n_groups_measured", "n_rows"))
+                  and isinstance(got.get("claims_match"), bool)
+                  and strings(got.get("mismatches"))
+                  and isinstance(got.get("claims"), dict)
+                  and all(count(got["claims"], k) for k in ("k", "n_groups"))
                   and (got["claims_match"] or bool(got["mismatches"])))
         if not ok:
             raise InputError(f"model file {self.path!r}: the sandbox sent malformed mapping "
@@ -575,7 +603,7 @@ class SandboxedModel:
         if self._source is None:
             header, _, blobs = self._worker.request("refit_blob",
                                                     "rebuilding the estimator for a refit",
-                                                    clip=bool(self.clip_refit))
+                                                    blobs=1, clip=bool(self.clip_refit))
             if len(blobs) != 1:
                 raise InputError(f"model file {self.path!r}: the sandbox sent no estimator")
             adjustments = header.get("adjustments") or []
@@ -709,7 +737,7 @@ class SandboxedEstimator:
     def _call(self, method: str, X: Any) -> Any:
         header, arrays, _ = self._worker.request(
             "call", f"{method} of a refitted model on {_rows(X):,} rows", handle="model",
-            method=method, X=X)
+            method=method, X=X, answer_bytes=_answer_budget(X))
         return _checked_output(self._worker, self.source.name, method, header, arrays, X,
                                self.classes_)
 
@@ -717,7 +745,7 @@ class SandboxedEstimator:
         """The ``.skops`` bytes of ``Pipeline([(mapping_name, mapping), ("model", this)])``,
         written by the worker (the auditor only stores them)."""
         _, _, blobs = self._worker.request("dumps_pipeline", "writing the released pipeline",
-                                           mapping_name=mapping_name, mapping=mapping)
+                                           blobs=1, mapping_name=mapping_name, mapping=mapping)
         if len(blobs) != 1:
             raise InputError("the sandbox sent no pipeline")
         return blobs[0]
@@ -849,7 +877,10 @@ def open_model(path: Any, *, trust: bool = False, memory: int | None = None,
                              "model is malformed or hostile")
         info["classes"] = ({"result": "array"}, arrays[:1])
     model = SandboxedModel(worker, info, sha256=digest, path=str(p))
-    model.seccomp = header.get("seccomp") is True
+    from anonml.safemodel._seccomp import filtered
+
+    # read from /proc by this process, not taken from the worker's word
+    model.seccomp = filtered(worker.proc.pid)
     model._trust = bool(trust)
     if data is not None:
         model._bytes = data
@@ -932,7 +963,15 @@ def _checked_facts(facts: Any, name: str, family: str) -> dict:
             raise bad(f"model_section.{key}")
     if not isinstance(section.get("params"), dict):
         raise bad("model_section.params")
-    return facts
+    evidence = facts.get("stores_training_records_evidence")
+    # a new dict of the keys the auditor reads, nothing else of the worker's passes
+    out = {"family": family, "params": facts["params"], "measures": facts["measures"],
+           "structure": facts["structure"], "tamper": tamper, "n_samples": None,
+           "model_section": {k: section.get(k) for k in (
+               "class", "inner_class", "params", "fingerprint", "n_features")}}
+    if isinstance(evidence, str):
+        out["stores_training_records_evidence"] = evidence[:1000]
+    return out
 
 
 def _copy_regular(src: Path, dst: Path, max_bytes: int) -> tuple[int, str]:
@@ -1042,9 +1081,9 @@ def _guard_processes() -> bool:  # pragma: no cover - runs in the child
         joblib.parallel_config(backend="sequential")
     except Exception:  # noqa: BLE001 - older joblib
         pass
-    from anonml.safemodel._seccomp import install
+    from anonml.safemodel._seccomp import filtered as _filtered
 
-    filtered = install()
+    filtered = _filtered(os.getpid())  # installed at start (_apply_limits)
     start = _thread.start_new_thread
 
     def limited(*args: Any, **kwargs: Any) -> Any:
