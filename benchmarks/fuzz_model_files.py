@@ -5,7 +5,7 @@ containers kept valid (:mod:`anonml.safemodel._fuzz`), and each mutant is opened
 questioned through :func:`anonml.safemodel.open_model` in a batch subprocess. Prints and
 records the outcome counts per format and every finding (seed, index and edit reproduce it).
 
-    python benchmarks/fuzz_model_files.py --mutants 500 --seed 18 --jobs 2
+    python benchmarks/fuzz_model_files.py --mutants 600 --seed 18 --jobs 2
 """
 
 from __future__ import annotations
@@ -17,14 +17,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from anonml.safemodel._fuzz import FINDINGS, campaign
+from anonml.safemodel._fuzz_run import FINDINGS, campaign
 
 OUT = Path(__file__).parent / "results" / "fuzz_model_files.json"
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--mutants", type=int, default=500)
+    ap.add_argument("--mutants", type=int, default=600)
     ap.add_argument("--seed", type=int, default=18)
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per mutant")
     ap.add_argument("--jobs", type=int, default=1, help="batch processes at a time")

@@ -12,7 +12,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from anonml.safemodel import _fuzz
+from anonml.safemodel import _fuzz, _fuzz_run
 from anonml.safemodel._validate_xgboost import decode_xgboost_raw
 
 pytest.importorskip("skops")
@@ -26,7 +26,7 @@ SEED = 18
 
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
-    return _fuzz.genuine_files(tmp_path_factory.mktemp("genuine"))
+    return _fuzz_run.genuine_files(tmp_path_factory.mktemp("genuine"))
 
 
 def _container_ok(data: bytes, suffix: str) -> None:
@@ -108,7 +108,7 @@ def test_short_fuzz_budget_finds_nothing(corpus, tmp_path):
     if "xgboost_ubj" in corpus:  # a genuine XGBoost file opens in the sandbox (its worker
         paths.insert(2, corpus["xgboost_ubj"][0])  # looks up XGBoost's own C functions)
         rows.insert(2, corpus["xgboost_ubj"][1])
-    outcomes = _fuzz.run_mutants(paths, rows, timeout=120.0, workdir=tmp_path)
+    outcomes = _fuzz_run.run_mutants(paths, rows, timeout=120.0, workdir=tmp_path)
     ok, marker = outcomes[0], outcomes[1]
     assert ok.outcome == "ok", ok
     assert marker.outcome == "refused" and "vetted" in marker.detail, marker
@@ -117,7 +117,7 @@ def test_short_fuzz_budget_finds_nothing(corpus, tmp_path):
     outcomes = outcomes[len(paths) - len(made):]
     assert len(outcomes) == len(made) >= 10
     findings = [f"{m.source} seed {m.seed} index {m.index} [{m.edit}]: {o.outcome}: {o.detail}"
-                for m, o in zip(made, outcomes) if o.outcome in _fuzz.FINDINGS]
+                for m, o in zip(made, outcomes) if o.outcome in _fuzz_run.FINDINGS]
     assert not findings, "\n".join(findings)
     assert {o.outcome for o in outcomes} <= {"ok", "refused"}
     for o in outcomes:
@@ -130,8 +130,8 @@ def test_long_fuzz_budget_records_counts(tmp_path):
     """The long budget (a fixed seed): counts go to ``benchmarks/results``."""
     from pathlib import Path
 
-    result = _fuzz.campaign(tmp_path, 520, seed=SEED, timeout=120.0, jobs=2)
+    result = _fuzz_run.campaign(tmp_path, 600, seed=SEED, timeout=120.0, jobs=2)
     out = Path(__file__).parents[1] / "benchmarks" / "results" / "fuzz_model_files.json"
     out.write_text(json.dumps(result, indent=1) + "\n")
-    assert result["n_mutants"] == 520
+    assert result["n_mutants"] == 600
     assert not result["findings"], json.dumps(result["findings"], indent=1)[:4000]
