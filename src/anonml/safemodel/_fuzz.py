@@ -27,7 +27,6 @@ import io
 import json
 import math
 import struct
-import sys
 import warnings
 import zipfile
 from dataclasses import dataclass
@@ -451,8 +450,3 @@ def mutants(data: bytes, suffix: str, seed: int, n: int, *, source: str = "",
             edits.append(edit)
         yield Mutant(source, seed, i, " + ".join(edits), out, suffix)
 
-
-if __name__ == "__main__":  # pragma: no cover - batches started by an older runner
-    from anonml.safemodel._fuzz_run import _batch
-
-    sys.exit(_batch(json.loads(sys.argv[1])))

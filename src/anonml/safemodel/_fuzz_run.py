@@ -260,7 +260,9 @@ def campaign(folder: Any, n_mutants: int, seed: int = 0, *, timeout: float = 120
         ``model.skops``, ``mapping.skops``, ``xgboost.json``, ``xgboost.ubj``),
         ``per_source`` and ``per_edit`` (the same by genuine file and by kind of edit),
         ``refusals`` (the most common first words
-        of the refusals) and ``findings`` (every one: source, seed, index, edit, outcome,
+        of the refusals), ``late_refusals`` (files that loaded and validated but whose model
+        failed when called: one line each, but a check the validation could make) and
+        ``findings`` (every one: source, seed, index, edit, outcome,
         detail).
     """
     from collections import Counter
@@ -296,7 +298,7 @@ def campaign(folder: Any, n_mutants: int, seed: int = 0, *, timeout: float = 120
     per_source: dict = {}
     per_edit: dict = {}
     refusals: Counter = Counter()
-    findings = []
+    findings, late = [], []
     for (m, dst, _), o in zip(todo, outcomes):
         for table, key in ((per_format, fmt(m.source)), (per_source, m.source),
                            (per_edit, _edit_kind(m.edit))):
@@ -304,12 +306,16 @@ def campaign(folder: Any, n_mutants: int, seed: int = 0, *, timeout: float = 120
         if o.outcome == "refused":
             words = o.detail.split(": ", 1)[-1].replace(str(dst), "<file>")
             refusals[" ".join(words.split()[:8])] += 1
+            if " failed in the sandbox: " in o.detail and "reading the file" not in o.detail:
+                late.append({"source": m.source, "seed": m.seed, "index": m.index,
+                             "edit": m.edit, "detail": o.detail.replace(str(dst), "<file>")})
         if o.outcome in FINDINGS:
             findings.append({"source": m.source, "seed": m.seed, "index": m.index,
                              "edit": m.edit, "outcome": o.outcome, "detail": o.detail})
     return {"seed": seed, "n_mutants": len(todo), "per_format": per_format,
             "per_source": per_source, "per_edit": dict(sorted(per_edit.items())),
-            "refusals": refusals.most_common(25), "findings": findings}
+            "refusals": refusals.most_common(25), "late_refusals": late,
+            "findings": findings}
 
 
 def _edit_kind(edit: str) -> str:
