@@ -1048,10 +1048,16 @@ _REFUSED_EVENTS = {
     "signal.pthread_kill": "signals",
 }
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+#: the native libraries loaded before the guards whose own symbols the worker may look up
+#: (XGBoost resolves each C function of its library on first use)
+_KNOWN_LIBRARIES: list = []
 
 
 def _audit(event: str, args: tuple) -> None:  # pragma: no cover - runs in the child
     what = _REFUSED_EVENTS.get(event)
+    if what is not None and event == "ctypes.dlsym" and args and \
+            any(args[0] is lib for lib in _KNOWN_LIBRARIES):
+        return
     if what is None and event == "open" and len(args) >= 3:
         mode, flags = args[1], args[2]
         if (isinstance(mode, str) and any(c in mode for c in "wax+")) or \
@@ -1286,6 +1292,12 @@ def _worker_main(argv: list[str]) -> int:  # pragma: no cover - runs in the chil
 
     import anonml.safemodel._model_file  # noqa: F401
     import anonml.safemodel._seccomp  # noqa: F401
+    try:  # loaded before the guards, which refuse loading native libraries
+        import xgboost.core
+
+        _KNOWN_LIBRARIES.append(xgboost.core._LIB)
+    except Exception:  # noqa: BLE001 - not installed, or another layout
+        pass
     filtered = _guard_processes()
     state: dict = {"filtered": filtered}
 
