@@ -25,28 +25,11 @@ from anonml._errors import InputError
 from anonml._io import open_regular, read_array, read_header, read_table, safe_copy, write_table
 from anonml.cli import main
 from anonml.encoding import check_lookalike_columns, normalize_name
+from test_cli_hostile import csv_in, table  # noqa: F401 - the same small table, shared
 
 ROWS = 60
 SRC = str(Path(__file__).resolve().parents[1] / "src")
 SECRET = "raw-value-4711"
-
-
-@pytest.fixture
-def table() -> pd.DataFrame:
-    rng = np.random.default_rng(0)
-    return pd.DataFrame({
-        "age": rng.integers(20, 70, ROWS),
-        "sex": rng.choice(["F", "M"], ROWS),
-        "zip": rng.integers(1000, 1010, ROWS),
-        "income": rng.choice(["<=50K", ">50K"], ROWS),
-    })
-
-
-@pytest.fixture
-def csv_in(tmp_path, table) -> Path:
-    path = tmp_path / "in.csv"
-    table.to_csv(path, index=False)
-    return path
 
 
 def run(argv, capsys):
