@@ -45,10 +45,26 @@ def _pow10(p: np.ndarray) -> np.ndarray:
         return np.power(10.0, p.astype(np.float64))
 
 
-def _roundest_pos(a: np.ndarray, b: np.ndarray, incl_a: bool, incl_b: bool) -> np.ndarray:
+def _decimal(m: np.ndarray, p: np.ndarray, s: np.ndarray, neg: np.ndarray) -> np.ndarray:
+    """The double nearest to ``m * 10^p``: one correctly rounded operation where ``10^|p|`` is
+    exact (``|p| <= 22``), else parsed from its decimal text."""
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        c = np.where(neg, m / s, m * s)
+    far = (np.abs(p) > 22) & np.isfinite(m) & (np.abs(m) < 2.0**62)
+    if far.any():
+        text = np.char.add(np.char.add(m[far].astype(np.int64).astype(str), "e"),
+                           p[far].astype(str))
+        c[far] = text.astype(np.float64)
+    return c
+
+
+def _roundest_pos(a: np.ndarray, b: np.ndarray, incl_a: bool,
+                  incl_b: bool) -> tuple[np.ndarray, np.ndarray]:
     """Roundest number in the interval from ``a`` to ``b`` (0 <= a < b, finite), ends included
-    as asked; NaN where none was found (the caller falls back)."""
+    as asked, and the decimal level ``p`` it was found at; NaN where none was found (the
+    caller falls back)."""
     out = np.full(a.shape, np.nan)
+    level = np.zeros(a.shape, dtype=np.int64)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         p = np.floor(np.log10(b)).astype(np.int64)
     todo = np.arange(a.size)
@@ -58,30 +74,36 @@ def _roundest_pos(a: np.ndarray, b: np.ndarray, incl_a: bool, incl_b: bool) -> n
         pa, pb, pp = a[todo], b[todo], p[todo]
         neg = pp < 0
         s = np.where(neg, _pow10(-pp), _pow10(pp))  # divide by 10^-p: correctly rounded
+        # below 1e-300 (subnormals), 10^-p overflows: scale in two steps (the candidates are
+        # then parsed from text, and checked against the interval as doubles)
+        tiny = neg & (-pp > 300)
+        s2 = _pow10(np.where(tiny, -pp - 300, 0))
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            q_a = np.where(neg, pa * s, pa / s)
-            q_b = np.where(neg, pb * s, pb / s)
+            q_a = np.where(tiny, (pa * 1e300) * s2, np.where(neg, pa * s, pa / s))
+            q_b = np.where(tiny, (pb * 1e300) * s2, np.where(neg, pb * s, pb / s))
             m_lo = np.floor(q_a) + 1 if not incl_a else np.ceil(q_a)
             m_hi = np.ceil(q_b) - 1 if not incl_b else np.floor(q_b)
             mid = np.rint(q_a / 2 + q_b / 2)
             m = np.clip(mid, m_lo, m_hi)
-            c = np.where(neg, m / s, m * s)
+        c = _decimal(m, pp, s, neg)
         ok_a = (c >= pa) if incl_a else (c > pa)
         ok_b = (c <= pb) if incl_b else (c < pb)
-        ok = np.isfinite(c) & (m_lo <= m_hi) & ok_a & ok_b & np.isfinite(s) & (s > 0)
+        with np.errstate(invalid="ignore"):
+            ok = np.isfinite(c) & (m_lo <= m_hi) & ok_a & ok_b
         # the clipped middle may round out of the interval: try the ends of the level too
-        for alt in (m_lo, m_hi):
-            with np.errstate(invalid="ignore", over="ignore"):
-                c2 = np.where(neg, alt / s, alt * s)
-            ok2 = ~ok & np.isfinite(c2) & (m_lo <= m_hi) & ((c2 >= pa) if incl_a else (c2 > pa)) \
-                & ((c2 <= pb) if incl_b else (c2 < pb)) & np.isfinite(s) & (s > 0)
+        # (and their neighbours: q_a, q_b are rounded where 10^p is not exact)
+        for alt in (m_lo, m_hi, m_lo - 1, m_hi + 1):
+            c2 = _decimal(alt, pp, s, neg)
+            ok2 = ~ok & np.isfinite(c2) & ((c2 >= pa) if incl_a else (c2 > pa)) \
+                & ((c2 <= pb) if incl_b else (c2 < pb))
             c = np.where(ok2, c2, c)
             ok |= ok2
         out[todo[ok]] = c[ok]
+        level[todo[ok]] = pp[ok]
         keep = ~ok & (pp > -400)
         todo = todo[keep]
         p[todo] -= 1
-    return out
+    return out, level
 
 
 def roundest_in_gap(lo: Any, hi: Any, closed: str = "neither") -> np.ndarray:
@@ -112,6 +134,12 @@ def roundest_in_gap(lo: Any, hi: Any, closed: str = "neither") -> np.ndarray:
     >>> roundest_in_gap([22040.0, 22.0, -3.7], [25000.0, 23.0, 1.2]).tolist()
     [24000.0, 22.5, 0.0]
     """
+    return _roundest(lo, hi, closed)[0]
+
+
+def _roundest(lo: Any, hi: Any, closed: str = "neither") -> tuple[np.ndarray, np.ndarray]:
+    """:func:`roundest_in_gap`, and the number of significant digits of each result (0 for
+    zero, 17 for a fallback that is no short decimal)."""
     if closed not in ("neither", "right", "left"):
         raise ValueError(f"closed={closed!r}; use 'neither', 'right' or 'left'")
     lo = np.asarray(lo, dtype=np.float64)
@@ -136,12 +164,14 @@ def roundest_in_gap(lo: Any, hi: Any, closed: str = "neither") -> np.ndarray:
     todo = np.isnan(out)
     zero = todo & (((lo < 0) | (incl_lo & (lo == 0))) & ((hi > 0) | (incl_hi & (hi == 0))))
     out[zero] = 0.0
+    level = np.zeros(lo.shape, dtype=np.int64)
     pos = todo & ~zero & (lo >= 0)
     negs = todo & ~zero & (hi <= 0)
     if pos.any():
-        out[pos] = _roundest_pos(lo[pos], hi[pos], incl_lo, incl_hi)
+        out[pos], level[pos] = _roundest_pos(lo[pos], hi[pos], incl_lo, incl_hi)
     if negs.any():  # mirror: (lo, hi) below zero is -(−hi, −lo), ends swapped
-        out[negs] = -_roundest_pos(-hi[negs], -lo[negs], incl_hi, incl_lo)
+        got, level[negs] = _roundest_pos(-hi[negs], -lo[negs], incl_hi, incl_lo)
+        out[negs] = -got
     # no decimal found (adjacent doubles, or the ends met): a double inside, or the end allowed
     miss = np.isnan(out)
     if miss.any():
@@ -150,7 +180,11 @@ def roundest_in_gap(lo: Any, hi: Any, closed: str = "neither") -> np.ndarray:
         inside = (m > a) & (m < b)
         fallback = b if incl_hi else a
         out[miss] = np.where(inside, m, fallback)
-    return out.reshape(shape)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lead = np.floor(np.log10(np.abs(out)))
+    digits = np.where(out == 0, 0, lead - level + 1)
+    digits = np.where(miss | ~np.isfinite(digits), 17, digits).astype(np.int64)
+    return out.reshape(shape), digits.reshape(shape)
 
 
 # ----------------------------------------------------------------------------- the tree
@@ -180,6 +214,11 @@ class RoutingTree:
         Whether the named categories go left; any other value goes the other way.
     categories_ : list
         The categories named by the splits, one list for all (plain str/int/float/bool).
+    text_index_ : ndarray of int64
+        Text splits (categories told apart without naming them): rows whose value, as text,
+        is ``<= text_thresholds_[i]`` go left, missing values right (-1 elsewhere).
+    text_thresholds_ : list of str
+        Their thresholds: the shortest strings between the categories they separate.
     """
 
     def __init__(self, columns: Sequence[Any], categorical: Sequence[Any]):
@@ -212,6 +251,15 @@ class RoutingTree:
         X = np.zeros((n, len(self.columns)), dtype=np.float64)
         member, member_off = self._membership(frame, X, is_cat_col, feature)
         named_left = np.asarray(self.named_left_, dtype=bool)
+        text_index = np.asarray(getattr(self, "text_index_", np.full(feature.size, -1)),
+                                dtype=np.int64)
+        text_thr = np.asarray(list(getattr(self, "text_thresholds_", [])) or [""], dtype=str)
+        texts_of: dict[int, tuple] = {}
+        for j in np.unique(feature[text_index >= 0]):
+            col = frame[self.columns[int(j)]]
+            present = ~col.isna().to_numpy()
+            strs = np.asarray([str(v) for v in col.to_numpy(dtype=object)], dtype=str)
+            texts_of[int(j)] = (strs, present)
         node = np.zeros(n, dtype=np.int64)
         act = np.flatnonzero(feature[node] >= 0) if n else np.zeros(0, dtype=np.int64)
         d = X.shape[1]
@@ -227,6 +275,13 @@ class RoutingTree:
                 idx = np.where(cat & (code >= 0), member_off[nd] + code, 0)
                 named = cat & (code >= 0) & member[idx]
                 go = np.where(cat, named == named_left[nd], go)
+            ti = text_index[nd]
+            if (ti >= 0).any():  # text thresholds: x <= t in string order; missing right
+                for j in np.unique(f[ti >= 0]):
+                    sel = np.flatnonzero((ti >= 0) & (f == j))
+                    strs, present = texts_of[int(j)]
+                    rows = act[sel]
+                    go[sel] = present[rows] & (strs[rows] <= text_thr[ti[sel]])
             node[act] = np.where(go, left[nd], right[nd])
             act = act[feature[node[act]] >= 0]
         return np.asarray(self.group_, dtype=np.int64)[node]
@@ -372,13 +427,12 @@ def build_routing(
     out_feature = np.where(inner, efeat_col[np.maximum(feature, 0)], -1)
     out_thr = np.full(n_nodes, np.nan)
     num_nodes = inner & ~is_cat[np.maximum(out_feature, 0)]
-    if num_nodes.any():
-        out_thr[num_nodes] = roundest_in_gap(lo[num_nodes], hi[num_nodes])
-    cat_offset = np.full(n_nodes, -1, dtype=np.int64)
-    cat_count = np.zeros(n_nodes, dtype=np.int64)
-    cat_missing = np.zeros(n_nodes, dtype=bool)
-    named_left = np.zeros(n_nodes, dtype=bool)
-    categories: list = []
+    for j in np.flatnonzero(~is_cat):
+        nodes = np.flatnonzero(inner & (out_feature == j))
+        if nodes.size:
+            out_thr[nodes] = _threshold_avoiding(lo[nodes], hi[nodes], np.unique(R[:, j]))
+    specs: dict[int, tuple] = {}  # categorical split -> (column, left values, right values,
+    #                                  side of the missing value or None)
     if trip_node:
         tn = np.concatenate(trip_node)
         tc = np.concatenate(trip_code)
@@ -392,39 +446,149 @@ def build_routing(
             i = int(key[s, 0])
             j = int(out_feature[i])
             vals = cat_values[j]
-            sides = {1: [], 0: []}
+            sides: dict[int, list] = {1: [], 0: []}
+            miss = None
             for code, is_left in key[s:t, 1:]:
-                sides[int(is_left)].append(int(code))
-            seen = (shown or {}).get(columns[j])
-
-            def cost(codes: list) -> tuple:
-                hidden = 0
-                if seen is not None:
-                    hidden = sum(1 for c in codes if c < len(vals) and _plain(vals[c]) not in seen)
-                return (hidden, len(codes))
-            name_left = cost(sides[1]) <= cost(sides[0])
-            named = sides[1] if name_left else sides[0]
-            names = [_plain(vals[c]) for c in named if c < len(vals)]
-            cat_offset[i] = len(categories)
-            cat_count[i] = len(names)
-            cat_missing[i] = any(c >= len(vals) for c in named)
-            named_left[i] = name_left
-            categories.extend(names)
-    # a categorical split no training row reached: it names nothing, all go right
-    for i in np.flatnonzero(inner & is_cat[np.maximum(out_feature, 0)] & (cat_offset < 0)):
-        cat_offset[i] = len(categories)
+                if code >= len(vals):
+                    miss = "left" if is_left else "right"
+                else:
+                    sides[int(is_left)].append(_plain(vals[code]))
+            specs[i] = (j, sides[1], sides[0], miss)
+    all_cats = {j: {_plain(v) for v in cat_values[j]} for j in cat_values}
     rt = RoutingTree(columns, categorical)
-    rt.feature_ = out_feature
-    rt.threshold_ = out_thr
-    rt.left_ = np.where(inner, left, -1)
-    rt.right_ = np.where(inner, right, -1)
-    rt.group_ = np.where(inner, -1, group)
-    rt.cat_offset_ = cat_offset
-    rt.cat_count_ = cat_count
-    rt.cat_missing_ = cat_missing
-    rt.named_left_ = named_left
-    rt.categories_ = categories
+    _set_nodes(rt, out_feature, out_thr, np.where(inner, left, -1), np.where(inner, right, -1),
+               np.where(inner, -1, group), inner & is_cat[np.maximum(out_feature, 0)], specs,
+               shown or {}, all_cats)
     return _simplify(rt)
+
+
+def _set_nodes(rt: RoutingTree, feature: np.ndarray, thr: np.ndarray, left: np.ndarray,
+               right: np.ndarray, group: np.ndarray, is_cat_node: np.ndarray, specs: dict,
+               shown: dict, all_cats: dict) -> None:
+    """Fill the routing tree's node arrays. A categorical split names the categories of one
+    side, the side whose categories the anonymized table shows (``shown``) when it can, else
+    the smaller one. When both sides hold categories the table does not show, the split
+    becomes a small subtree: the shown categories of each side are named, and the hidden ones
+    are told apart by text thresholds between them in string order (the shortest strings that
+    separate them, never a category of the column), so no hidden category is named."""
+    feature, thr = list(feature), list(thr)
+    left, right, group = list(left), list(right), list(group)
+    n = len(feature)
+    off, cnt = [-1] * n, [0] * n
+    miss_named, named_left, text_idx = [False] * n, [False] * n, [-1] * n
+    cats: list = []
+    texts: list = []
+
+    def new_node(j: int) -> int:
+        for arr, v in ((feature, j), (thr, np.nan), (left, -1), (right, -1), (group, -1),
+                       (off, -1), (cnt, 0), (miss_named, False), (named_left, False),
+                       (text_idx, -1)):
+            arr.append(v)
+        return len(feature) - 1
+
+    def name(i: int, values: list, missing: bool, to_left: bool) -> None:
+        off[i], cnt[i] = len(cats), len(values)
+        cats.extend(values)
+        miss_named[i], named_left[i] = missing, to_left
+
+    for i in np.flatnonzero(is_cat_node):
+        i = int(i)
+        if i not in specs:  # no training row reached it: names nothing, all go right
+            name(i, [], False, False)
+            continue
+        j, lv, rv, miss = specs[i]
+        seen = shown.get(rt.columns[j])
+        hid_l = [v for v in lv if seen is not None and v not in seen]
+        hid_r = [v for v in rv if seen is not None and v not in seen]
+        if not (hid_l and hid_r):
+            name_left = (len(hid_l), len(lv)) <= (len(hid_r), len(rv))
+            if name_left:
+                name(i, lv, miss == "left", True)
+            else:
+                name(i, rv, miss == "right", False)
+            continue
+        l_child, r_child = left[i], right[i]
+        # i: the shown categories of the left side go left; the rest on to b
+        b = new_node(j)
+        name(i, [v for v in lv if v in seen], miss == "left", True)
+        left[i], right[i] = l_child, b
+        # b: the shown categories of the right side go right; the hidden ones on to the chain
+        name(b, [v for v in rv if v in seen], miss == "right", False)
+        right[b] = r_child
+        chain = sorted([(str(v), l_child) for v in hid_l] + [(str(v), r_child) for v in hid_r])
+        runs = [chain[0]]
+        bounds = []
+        for prev, cur in zip(chain, chain[1:]):
+            if cur[1] != runs[-1][1]:
+                bounds.append(_text_between(prev[0], cur[0], all_cats.get(j, set())))
+                runs.append(cur)
+        parent, side = b, "left"
+        for t, run in zip(bounds, runs):
+            c = new_node(j)
+            name(c, [], False, False)
+            text_idx[c] = len(texts)
+            texts.append(t)
+            if side == "left":
+                left[parent] = c
+            else:
+                right[parent] = c
+            left[c] = run[1]
+            parent, side = c, "right"
+        right[parent] = runs[-1][1]
+    rt.feature_ = np.asarray(feature, dtype=np.int64)
+    rt.threshold_ = np.asarray(thr, dtype=np.float64)
+    rt.left_ = np.asarray(left, dtype=np.int64)
+    rt.right_ = np.asarray(right, dtype=np.int64)
+    rt.group_ = np.asarray(group, dtype=np.int64)
+    rt.cat_offset_ = np.asarray(off, dtype=np.int64)
+    rt.cat_count_ = np.asarray(cnt, dtype=np.int64)
+    rt.cat_missing_ = np.asarray(miss_named, dtype=bool)
+    rt.named_left_ = np.asarray(named_left, dtype=bool)
+    rt.text_index_ = np.asarray(text_idx, dtype=np.int64)
+    rt.categories_ = cats
+    rt.text_thresholds_ = texts
+
+
+def _text_between(a: str, b: str, avoid: set) -> str:
+    """The shortest string ``t`` with ``a < t < b`` (string order) that is no category of
+    the column: a middle character after the common prefix where there is room, else a
+    prefix of ``b``, else ``a`` followed by the smallest character."""
+    i = 0
+    while i < len(a) and i < len(b) and a[i] == b[i]:
+        i += 1
+    cands = []
+    if i < len(a) and i < len(b) and ord(b[i]) - ord(a[i]) >= 2:
+        cands.append(a[:i] + chr((ord(a[i]) + ord(b[i])) // 2))
+    cands += [b[:L] for L in range(i + 1, len(b))]
+    cands += [a[:L] + chr(ord(a[L]) + 1) for L in range(i + 1, len(a)) if ord(a[L]) < 0x10FFFF]
+    cands.append(a + "\x00")
+    ok = [t for t in cands if a < t < b and t not in avoid and str(t) not in
+          {str(v) for v in avoid}]
+    return min(ok, key=len) if ok else a + "\x00"
+
+
+def _threshold_avoiding(lo: np.ndarray, hi: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """For each gap ``(lo, hi)`` between a node's training rows, the roundest number in it
+    that equals no training value of the column at all (rows of other nodes may hold values
+    inside a node's gap): the roundest over the sub-gaps those values cut it into."""
+    i0 = np.searchsorted(values, lo, side="right")
+    i1 = np.searchsorted(values, hi, side="left")
+    count = np.maximum(i1 - i0, 0)
+    n_sub = count + 1
+    owner = np.repeat(np.arange(lo.size), n_sub)
+    first = np.cumsum(n_sub) - n_sub
+    rank = np.arange(owner.size) - first[owner]  # 0 .. count within each gap
+    inside = i0[owner] + rank  # index of the training value closing each sub-gap
+    a = np.where(rank == 0, lo[owner], values[np.clip(inside - 1, 0, values.size - 1)])
+    b = np.where(rank == count[owner], hi[owner], values[np.clip(inside, 0, values.size - 1)])
+    c, digits = _roundest(a, b)
+    with np.errstate(invalid="ignore"):
+        mid = np.where(np.isfinite(lo) & np.isfinite(hi), lo / 2 + hi / 2, 0.0)
+        dist = np.abs(c - mid[owner])
+    dist = np.where(np.isfinite(dist), dist, np.inf)
+    order = np.lexsort((dist, digits, owner))
+    best = order[np.r_[0, np.cumsum(n_sub)[:-1]]]  # first of each owner after the sort
+    return c[best]
 
 
 def _simplify(rt: RoutingTree) -> RoutingTree:
@@ -477,6 +641,16 @@ def _simplify(rt: RoutingTree) -> RoutingTree:
     out.cat_missing_ = rt.cat_missing_[order] & inner
     out.named_left_ = rt.named_left_[order] & inner
     out.categories_ = new_cats
+    texts = list(getattr(rt, "text_thresholds_", []))
+    tidx = np.asarray(getattr(rt, "text_index_", np.full(feature.size, -1)),
+                      dtype=np.int64)[order]
+    tidx = np.where(inner, tidx, -1)
+    new_texts: list = []
+    for p in np.flatnonzero(tidx >= 0):
+        new_texts.append(texts[tidx[p]])
+        tidx[p] = len(new_texts) - 1
+    out.text_index_ = tidx
+    out.text_thresholds_ = new_texts
     return out
 
 

@@ -284,6 +284,11 @@ def _check_routing_tree(obj: Any, where: str, feature: np.ndarray, inner: np.nda
         raise _bad(where, "a split names categories outside the routing tree's list")
     if not all(type(v) in (str, int, float, bool) for v in cats):
         raise _bad(where, "the routing tree names a category that is not a plain value")
+    texts = d.get("text_thresholds_", [])
+    tidx = np.asarray(d.get("text_index_", np.full(n, -1)))
+    if not isinstance(texts, list) or not all(type(t) is str for t in texts) or \
+            tidx.shape != (n,) or (tidx >= len(texts)).any():
+        raise _bad(where, "the routing tree's text thresholds do not match its splits")
 
 
 MAX_NESTING = 50
