@@ -809,8 +809,9 @@ def _mondrian_spec(m: Any, frame: pd.DataFrame, final: Any) -> dict | None:
     off = np.asarray(t.child_offset_, dtype=np.int64)
     nodes = np.asarray(t.child_nodes_, dtype=np.int64)
     inner = feature >= 0
-    left = np.where(inner, nodes[np.where(inner, off, 0)], -1)
-    right = np.where(inner, nodes[np.where(inner, off + 1, 0)], -1)
+    padded = np.append(nodes, [-1, -1])  # a tree without cuts has no child array
+    left = np.where(inner, padded[np.where(inner, off, nodes.size)], -1)
+    right = np.where(inner, padded[np.where(inner, off + 1, nodes.size)], -1)
     l2g = np.asarray(m.leaf_to_group_, dtype=np.int64)
     tree = {"feature": feature, "threshold": np.asarray(t.threshold_, dtype=np.float64),
             "left": left, "right": right, "group": np.where(inner, -1, final(l2g))}
