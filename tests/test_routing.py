@@ -111,3 +111,17 @@ def test_digits_are_reported():
     values, digits = _roundest([22040.0, 22.0, -3.7, 0.1], [25000.0, 23.0, 1.2, 0.1000001])
     assert digits.tolist() == [2, 3, 0, 8]  # 24000, 22.5, 0, 0.10000005
     assert digits[2] == 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(min_size=1, max_size=8), min_size=2, max_size=12, unique=True))
+def test_text_thresholds_separate_without_naming_a_category(names):
+    from anonml.anonymize._routing import _text_between
+
+    v = sorted(names)
+    avoid = set(v)
+    for a, b in zip(v, v[1:]):
+        t = _text_between(a, b, avoid)
+        assert a < t < b or t == a + "\x01"
+        if a < t < b:
+            assert t not in avoid and not t.endswith("\x00")

@@ -256,10 +256,10 @@ class RoutingTree:
         text_thr = np.asarray(list(getattr(self, "text_thresholds_", [])) or [""], dtype=str)
         texts_of: dict[int, tuple] = {}
         for j in np.unique(feature[text_index >= 0]):
-            col = frame[self.columns[int(j)]]
-            present = ~col.isna().to_numpy()
-            strs = np.asarray([str(v) for v in col.to_numpy(dtype=object)], dtype=str)
-            texts_of[int(j)] = (strs, present)
+            codes, uniques = pd.factorize(frame[self.columns[int(j)]], use_na_sentinel=True)
+            texts = np.asarray([str(v) for v in np.asarray(uniques, dtype=object)] or [""],
+                               dtype=str)
+            texts_of[int(j)] = (codes, texts)
         node = np.zeros(n, dtype=np.int64)
         act = np.flatnonzero(feature[node] >= 0) if n else np.zeros(0, dtype=np.int64)
         d = X.shape[1]
@@ -279,9 +279,12 @@ class RoutingTree:
             if (ti >= 0).any():  # text thresholds: x <= t in string order; missing right
                 for j in np.unique(f[ti >= 0]):
                     sel = np.flatnonzero((ti >= 0) & (f == j))
-                    strs, present = texts_of[int(j)]
-                    rows = act[sel]
-                    go[sel] = present[rows] & (strs[rows] <= text_thr[ti[sel]])
+                    codes, texts = texts_of[int(j)]
+                    code = codes[act[sel]]
+                    # compare each distinct value once per threshold, then gather
+                    t_ids, t_inv = np.unique(ti[sel], return_inverse=True)
+                    table = texts[None, :] <= text_thr[t_ids][:, None]
+                    go[sel] = (code >= 0) & table[t_inv, np.maximum(code, 0)]
             node[act] = np.where(go, left[nd], right[nd])
             act = act[feature[node[act]] >= 0]
         return np.asarray(self.group_, dtype=np.int64)[node]
@@ -293,7 +296,7 @@ class RoutingTree:
         off = np.asarray(self.cat_offset_, dtype=np.int64)
         cnt = np.asarray(self.cat_count_, dtype=np.int64)
         miss = np.asarray(self.cat_missing_, dtype=bool)
-        cats = list(self.categories_)
+        cats = np.asarray(self.categories_, dtype=object).tolist()
         vocab: dict[int, pd.Index] = {}
         for j, c in enumerate(self.columns):
             if not is_cat_col[j]:
@@ -561,10 +564,11 @@ def _text_between(a: str, b: str, avoid: set) -> str:
         cands.append(a[:i] + chr((ord(a[i]) + ord(b[i])) // 2))
     cands += [b[:L] for L in range(i + 1, len(b))]
     cands += [a[:L] + chr(ord(a[L]) + 1) for L in range(i + 1, len(a)) if ord(a[L]) < 0x10FFFF]
-    cands.append(a + "\x00")
-    ok = [t for t in cands if a < t < b and t not in avoid and str(t) not in
-          {str(v) for v in avoid}]
-    return min(ok, key=len) if ok else a + "\x00"
+    cands += [a + "\x01", a + "\x01\x01"]
+    # (text arrays drop trailing NULs: no candidate may end with one)
+    shown = {str(v) for v in avoid}
+    ok = [t for t in cands if a < t < b and not t.endswith("\x00") and t not in shown]
+    return min(ok, key=len) if ok else a + "\x01"
 
 
 def _threshold_avoiding(lo: np.ndarray, hi: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -650,7 +654,10 @@ def _simplify(rt: RoutingTree) -> RoutingTree:
         new_texts.append(texts[tidx[p]])
         tidx[p] = len(new_texts) - 1
     out.text_index_ = tidx
-    out.text_thresholds_ = new_texts
+    out.text_thresholds_ = np.asarray(new_texts, dtype=str) if new_texts else \
+        np.zeros(0, dtype="<U1")
+    if new_cats and all(type(v) is str for v in new_cats):  # text in one array (compact)
+        out.categories_ = np.asarray(new_cats, dtype=str)
     return out
 
 

@@ -285,7 +285,7 @@ class _Walker:
             self.row(f"{path}.threshold_[{c!r}]", part, thr[sel],
                      "routing splits on this column: rows with x <= threshold go left "
                      "(rounded thresholds)", column=c, compare=True)
-        cats = list(rt.categories_)
+        cats = np.asarray(rt.categories_, dtype=object).tolist()
         off = np.asarray(rt.cat_offset_, dtype=np.int64)
         cnt = np.asarray(rt.cat_count_, dtype=np.int64)
         for j, c in enumerate(columns):

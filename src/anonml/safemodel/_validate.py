@@ -271,6 +271,8 @@ def _check_routing_tree(obj: Any, where: str, feature: np.ndarray, inner: np.nda
     if any(a.shape != (n,) for a in arrays.values()):
         raise _bad(where, "the routing tree's node arrays differ in length")
     columns, categorical, cats = d.get("columns"), d.get("categorical"), d.get("categories_")
+    if isinstance(cats, np.ndarray) and cats.dtype.kind == "U" and cats.ndim == 1:
+        cats = cats.tolist()
     if not isinstance(columns, list) or not isinstance(categorical, list) or \
             not isinstance(cats, list) or not set(categorical) <= set(columns):
         raise _bad(where, "the routing tree lacks its columns or categories")
@@ -285,6 +287,8 @@ def _check_routing_tree(obj: Any, where: str, feature: np.ndarray, inner: np.nda
     if not all(type(v) in (str, int, float, bool) for v in cats):
         raise _bad(where, "the routing tree names a category that is not a plain value")
     texts = d.get("text_thresholds_", [])
+    if isinstance(texts, np.ndarray) and texts.dtype.kind == "U" and texts.ndim == 1:
+        texts = texts.tolist()
     tidx = np.asarray(d.get("text_index_", np.full(n, -1)))
     if not isinstance(texts, list) or not all(type(t) is str for t in texts) or \
             tidx.shape != (n,) or (tidx >= len(texts)).any():
