@@ -49,6 +49,18 @@ _WHAT = {
     "route_.named_left_": "routing tree: whether the named categories go left",
     "route_.columns": "routing tree: the columns its splits read",
     "route_.categorical": "routing tree: the categorical ones among them",
+    "route_.text_index_": "routing tree: text split of each node (-1 elsewhere)",
+    "route_.text_thresholds_": "text splits: categories as text <= threshold go left (the "
+                               "shortest strings between them, never a category)",
+    "representatives_": "each group's representative values (the k-anonymous table's values)",
+    "n_groups_": "number of groups",
+    "qi_": "quasi-identifier columns",
+    "categorical_": "the categorical ones among them",
+    "columns_": "columns of the input",
+    "feature_names_in_": "column names of the input",
+    "n_features_in_": "number of input columns",
+    "recoding_": "how groups are recoded",
+    "tree_method_": "which tree was fitted (exact or hist)",
     "suppressed_groups_": "whether each group is suppressed",
     "merge_map_": "partition group -> merged group",
     "tree_.value": "per-node class counts or means of the fitted target",
@@ -359,6 +371,12 @@ def inventory(obj: Any, X_train: Any = None, anonymized: Any = None) -> list[dic
 
     part = "mapping" if isinstance(obj, BaseAnonymizer) else "model"
     walker.walk(obj, "", part)
+    if m is not None:  # the anonymizer's constructor parameters, named as such
+        params = set(m.get_params(deep=False))
+        for row in walker.rows:
+            last = row["path"].split(".")[-1].split("[")[0]
+            if row["part"] == "mapping" and not row["what"] and last in params:
+                row["what"] = "constructor parameter"
     return walker.rows
 
 
