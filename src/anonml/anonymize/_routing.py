@@ -656,6 +656,10 @@ def _simplify(rt: RoutingTree) -> RoutingTree:
     out.text_index_ = tidx
     out.text_thresholds_ = np.asarray(new_texts, dtype=str) if new_texts else \
         np.zeros(0, dtype="<U1")
+    if order.size < 2**31 - 1 and len(new_cats) < 2**31 - 1:  # ids in 4 bytes: half the file
+        for name in ("feature_", "left_", "right_", "group_", "cat_offset_", "cat_count_",
+                     "text_index_"):
+            setattr(out, name, getattr(out, name).astype(np.int32))
     if new_cats and all(type(v) is str for v in new_cats):  # text in one array (compact)
         out.categories_ = np.asarray(new_cats, dtype=str)
     return out

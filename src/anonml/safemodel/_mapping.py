@@ -6,8 +6,11 @@ This module makes the saved mapping hold no more than it must, and re-verifies a
 from a file from the mapping alone.
 
 * :func:`~anonml.anonymize._model.release_copy` is what :func:`~anonml.safemodel.save_model` writes for an anonymizer:
-  the fitted anonymizer without its per-row state (``groups_``, ``suppressed_``,
-  ``representative_rows_``, the privacy model's per-row sensitive codes, timings). A SaNGreeA
+  only what routing needs (issue 19): the parameters, the representatives and a routing tree
+  on raw values (``route_``: rounded thresholds that equal no training value, categorical
+  splits that name only categories the anonymized table shows), with no encoder, fitted tree,
+  per-node or per-group counts, and no per-row state. A file of the earlier form (every fitted
+  attribute but the per-row ones) is still read and verified with its counts. A SaNGreeA
   mapping routes training rows by their exact QI vectors and so holds every distinct training
   QI vector; it is refused inside a released pipeline.
 * :func:`verify_mapping` re-checks a mapping read from a file: its k, that every group's stored
