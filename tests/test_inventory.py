@@ -15,7 +15,8 @@ from anonml.anonymize._model import release_copy
 from anonml.anonymize._rtree import RTreeAnonymizer
 from anonml.datasets import load_adult
 from anonml.safemodel import load_model, save_model
-from anonml.safemodel._inventory import inventory, leaked_total
+from anonml.safemodel import inventory
+from anonml.safemodel._inventory import leaked_total
 
 pytest.importorskip("skops.io")
 
@@ -152,3 +153,16 @@ def test_inventory_without_tables_lists_members_only(adult):
     rows = inventory(release_copy(a))
     assert rows and all(r["training_values_not_shown"] is None for r in rows)
     assert any(r["path"] == "route_.left_" for r in rows)
+
+
+def test_release_copy_holds_exactly_its_listed_attributes(adult):
+    from anonml.anonymize._model import RELEASE_ATTRIBUTES, RELEASE_OPTIONAL
+    from anonml.anonymize._routing import ROUTING_ATTRIBUTES
+
+    X, y, qi = adult
+    for make in (METHODS["ag_hist"], METHODS["mondrian"], METHODS["hilbert"], METHODS["rtree"]):
+        a = make(100, qi).fit(X, y)
+        copy = release_copy(a)
+        listed = set(a.get_params(deep=False)) | set(RELEASE_ATTRIBUTES[type(a).__name__])
+        assert listed <= set(vars(copy)) <= listed | set(RELEASE_OPTIONAL)
+        assert set(vars(copy.route_)) == set(ROUTING_ATTRIBUTES)

@@ -87,7 +87,8 @@ def release_copy(anonymizer: Any, *, in_pipeline: bool = False, _legacy: bool = 
     (:class:`anonml.anonymize._routing.RoutingTree`: splits on raw values whose thresholds are
     the roundest numbers between the training values they separate, categorical splits that
     name one side's categories only). No encoder (value lists), no fitted tree (per-node
-    counts), no group sizes.
+    counts), no group sizes, no generalization hierarchies (the ``hierarchies`` parameter is
+    set to None: routing does not read them).
 
     Parameters
     ----------
@@ -117,6 +118,8 @@ def release_copy(anonymizer: Any, *, in_pipeline: bool = False, _legacy: bool = 
         set(RELEASE_OPTIONAL)
     out.__dict__.update({k: v for k, v in d.items() if k in keep})
     out.merge_map_ = None  # folded into the routing tree's leaves
+    if out.__dict__.get("hierarchies") is not None:
+        out.hierarchies = None  # their category lists are not needed to route
     return out
 
 

@@ -32,7 +32,12 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-__all__ = ["RoutingTree", "roundest_in_gap", "build_routing"]
+__all__ = ["ROUTING_ATTRIBUTES", "RoutingTree", "roundest_in_gap", "build_routing"]
+
+#: every attribute a fitted routing tree holds (and a saved one may hold), in one place
+ROUTING_ATTRIBUTES = ("columns", "categorical", "feature_", "threshold_", "left_", "right_",
+                      "group_", "cat_offset_", "cat_count_", "cat_missing_", "named_left_",
+                      "categories_", "text_index_", "text_thresholds_")
 
 #: most decimal levels searched for a round number (doubles span ~10^-324 .. 10^308)
 _MAX_LEVELS = 700
