@@ -264,7 +264,13 @@ class RoutingTree:
             codes, uniques = pd.factorize(frame[self.columns[int(j)]], use_na_sentinel=True)
             texts = np.asarray([str(v) for v in np.asarray(uniques, dtype=object)] or [""],
                                dtype=str)
-            texts_of[int(j)] = (codes, texts)
+            order = np.argsort(texts, kind="stable")
+            rank = np.empty(order.size, dtype=np.int64)
+            rank[order] = np.arange(order.size)
+            # value <= threshold  <=>  its rank among the distinct values < the threshold's
+            # insertion point: one integer compare per row and level
+            pos = np.searchsorted(texts[order], text_thr, side="right")
+            texts_of[int(j)] = (np.where(codes >= 0, rank[np.maximum(codes, 0)], -1), pos)
         node = np.zeros(n, dtype=np.int64)
         act = np.flatnonzero(feature[node] >= 0) if n else np.zeros(0, dtype=np.int64)
         d = X.shape[1]
@@ -284,12 +290,9 @@ class RoutingTree:
             if (ti >= 0).any():  # text thresholds: x <= t in string order; missing right
                 for j in np.unique(f[ti >= 0]):
                     sel = np.flatnonzero((ti >= 0) & (f == j))
-                    codes, texts = texts_of[int(j)]
-                    code = codes[act[sel]]
-                    # compare each distinct value once per threshold, then gather
-                    t_ids, t_inv = np.unique(ti[sel], return_inverse=True)
-                    table = texts[None, :] <= text_thr[t_ids][:, None]
-                    go[sel] = (code >= 0) & table[t_inv, np.maximum(code, 0)]
+                    ranks, pos = texts_of[int(j)]
+                    r = ranks[act[sel]]
+                    go[sel] = (r >= 0) & (r < pos[ti[sel]])
             node[act] = np.where(go, left[nd], right[nd])
             act = act[feature[node[act]] >= 0]
         return np.asarray(self.group_, dtype=np.int64)[node]
@@ -505,6 +508,19 @@ def _set_nodes(rt: RoutingTree, feature: np.ndarray, thr: np.ndarray, left: np.n
             name(i, [], False, False)
             continue
         j, lv, rv, miss = specs[i]
+        if lv and rv:  # sides apart in text order: one text threshold, no category named
+            ls, rs = sorted(str(v) for v in lv), sorted(str(v) for v in rv)
+            if ls[-1] < rs[0] and miss != "left":
+                text_idx[i] = len(texts)
+                texts.append(_text_between(ls[-1], rs[0], all_cats.get(j, set())))
+                name(i, [], False, False)
+                continue
+            if rs[-1] < ls[0] and miss != "right":  # right side first: children swapped
+                text_idx[i] = len(texts)
+                texts.append(_text_between(rs[-1], ls[0], all_cats.get(j, set())))
+                name(i, [], False, False)
+                left[i], right[i] = right[i], left[i]
+                continue
         seen = shown.get(rt.columns[j])
         hid_l = [v for v in lv if seen is not None and v not in seen]
         hid_r = [v for v in rv if seen is not None and v not in seen]
