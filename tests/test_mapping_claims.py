@@ -68,6 +68,13 @@ def _copy(pipe):
     return sio.loads(blob, trusted=sio.get_untrusted_types(data=blob))
 
 
+def _legacy(result):
+    """The pipeline as saved before issue 19 (group sizes, tree counts, encoder)."""
+    from anonml.anonymize._model import release_pipeline as _release
+
+    return _release(result.anonymizer, result.model, _legacy=True)
+
+
 def _times_ten(pipe):
     """k, every group count and every node count of the tree, multiplied by 10: consistent
     with each other, so the checks from the mapping alone all pass."""
@@ -108,10 +115,14 @@ def test_honest_pipeline_measures_its_own_claims(result, data):
     got = measure_mapping(result.pipeline, data[0])
     assert _plain(got) and json.loads(json.dumps(got)) == got
     assert got["claims_match"] and got["mismatches"] == []
-    assert got["k_measured"] >= K and got["k_measured"] == got["claims"]["smallest_group"]
+    # a released mapping holds no counts: its only claim is that each group holds >= k
+    assert got["k_measured"] >= K and got["claims"]["smallest_group"] == K
+    assert got["claims"]["n_training_rows"] is None and got["tree_counts"] is None
     assert got["n_groups_measured"] == got["claims"]["n_groups"] == result.anonymizer.n_groups_
     assert got["n_rows"] == len(data[0]) and got["rows_in_no_group"] == 0
-    assert got["tree_counts"]["leaves_differing"] == 0
+    legacy = measure_mapping(_legacy(result), data[0])
+    assert legacy["claims_match"] and legacy["k_measured"] == legacy["claims"]["smallest_group"]
+    assert legacy["tree_counts"]["leaves_differing"] == 0
     assert got["representatives"]["checked"] == got["n_groups_measured"]
     assert got["representatives"]["not_in_group"] == 0
 
@@ -149,7 +160,7 @@ def test_verify_mapping_without_training_rows_is_unchanged(result, data):
 
 # ----------------------------------------------------------------------------- tampered claims
 def test_claims_times_ten_pass_the_mapping_alone_but_not_the_rows(result, data):
-    pipe = _times_ten(_copy(result.pipeline))
+    pipe = _times_ten(_copy(_legacy(result)))
     alone = verify_mapping(pipe, data[1])  # consistent with itself: nothing to see
     assert alone["k"] == 10 * K and alone["smallest_group"] >= 10 * K
     got = measure_mapping(pipe, data[0])
@@ -159,7 +170,7 @@ def test_claims_times_ten_pass_the_mapping_alone_but_not_the_rows(result, data):
     text = "\n".join(got["mismatches"])
     assert f"the file claims k = {10 * K}; the training rows give k = {true['k_measured']}" \
         in text
-    sizes = result.pipeline.steps[0][1].group_sizes_
+    sizes = result.anonymizer.group_sizes_
     assert (f"group 0: the file claims {10 * int(sizes[0]):,} rows; the training rows give "
             f"{int(sizes[0]):,}") in text
     n = len(data[0])
@@ -171,7 +182,7 @@ def test_claims_times_ten_pass_the_mapping_alone_but_not_the_rows(result, data):
 
 def test_claims_times_ten_through_a_saved_file(result, data, tmp_path):
     path = tmp_path / "x10.skops"
-    sio.dump(_times_ten(_copy(result.pipeline)), path)
+    sio.dump(_times_ten(_copy(_legacy(result))), path)
     back = load_model(path, isolate=False)  # vetted, validated: structurally fine
     facts = verify_mapping(back, data[1], X_train=data[0])
     assert facts["k"] == 10 * K
@@ -180,6 +191,18 @@ def test_claims_times_ten_through_a_saved_file(result, data, tmp_path):
     assert any(f"the file claims k = {10 * K}; the training rows give k = "
                f"{got['k_measured']}" == line for line in got["mismatches"])
     assert not any("training rows mapped through it" in c for c in facts["checks"])
+
+
+def test_minimal_mapping_times_ten_is_refuted_by_the_rows(result, data):
+    pipe = _copy(result.pipeline)
+    pipe.steps[0][1].k = 10 * K  # the only count a released mapping claims
+    alone = verify_mapping(pipe, data[1])
+    assert alone["k"] == 10 * K
+    got = measure_mapping(pipe, data[0])
+    true = measure_mapping(result.pipeline, data[0])
+    assert not got["claims_match"] and got["k_measured"] == true["k_measured"] < 10 * K
+    assert got["mismatches"][0] == (f"the file claims k = {10 * K}; the training rows give "
+                                    f"k = {true['k_measured']}")
 
 
 def test_a_representative_from_another_group_is_counted(result, data):
@@ -198,7 +221,7 @@ def test_a_representative_from_another_group_is_counted(result, data):
 # ----------------------------------------------------------------------------- the audit
 def test_request_release_blocks_on_the_measured_claims(result, data):
     Xtr, Xte, ytr, yte = data
-    pipe = _times_ten(_copy(result.pipeline))
+    pipe = _times_ten(_copy(_legacy(result)))
     mapping = verify_mapping(pipe, Xte, X_train=Xtr)
     k_true = mapping["measured"]["k_measured"]
     with warnings.catch_warnings():
@@ -223,7 +246,7 @@ def test_request_release_blocks_on_the_measured_claims(result, data):
 def test_claims_rule_still_reads_the_mapping_with_a_declared_anonymization(result, data):
     """--anonymized-qi/--k verify the table; the mapping's claims are checked all the same."""
     Xtr, Xte, ytr, yte = data
-    pipe = _times_ten(_copy(result.pipeline))
+    pipe = _times_ten(_copy(_legacy(result)))
     mapping = verify_mapping(pipe, Xte, X_train=Xtr)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -253,7 +276,7 @@ def test_request_release_honest_pipeline_passes_the_claims_rule(result, data):
 def test_cli_audit_blocks_a_file_with_inflated_claims(result, data, tmp_path, capsys):
     train, test = _csvs(data, tmp_path)
     bad = tmp_path / "x10.skops"
-    sio.dump(_times_ten(_copy(result.pipeline)), bad)
+    sio.dump(_times_ten(_copy(_legacy(result))), bad)
     out = tmp_path / "report"
     code = main(["audit", "--model", str(bad), "--train", str(train), "--test", str(test),
                  "--target", "income", "--attacks", "none", "--formats", "json,html",
@@ -328,7 +351,7 @@ def hist_pipe(data):
     Xtr, _, ytr, _ = data
     a = AccuracyGuidedAnonymizer(k=K, quasi_identifiers=QI, tree="hist", refine="none")
     X_anon = a.fit_transform(Xtr, ytr)
-    return release_pipeline(a, _model(Xtr).fit(X_anon, ytr))
+    return release_pipeline(a, _model(Xtr).fit(X_anon, ytr), _legacy=True)
 
 
 @pytest.mark.parametrize("depth", [MAX_ROUTE_DEPTH + 1, 200_000])
@@ -356,7 +379,7 @@ def test_deep_route_in_a_saved_file_is_refused_on_load_in_one_line(data, tmp_pat
     Xtr, _, ytr, _ = data
     a = RTreeAnonymizer(k=K, quasi_identifiers=QI)
     X_anon = a.fit_transform(Xtr, ytr)
-    pipe = _copy(release_pipeline(a, _model(Xtr).fit(X_anon, ytr)))
+    pipe = _copy(release_pipeline(a, _model(Xtr).fit(X_anon, ytr), _legacy=True))
     m = pipe.steps[0][1]
     m._tree = _rtree_chain(m._tree, 5_000)
     path = tmp_path / "deep.skops"
@@ -382,7 +405,7 @@ def test_mondrian_cut_tree_deeper_than_the_bound_is_refused(data):
     from anonml.anonymize._model import release_copy
 
     Xtr, _, ytr, _ = data
-    m = release_copy(MondrianAnonymizer(k=K, quasi_identifiers=QI).fit(Xtr, ytr))
+    m = release_copy(MondrianAnonymizer(k=K, quasi_identifiers=QI).fit(Xtr, ytr), _legacy=True)
     t = m.tree_
     depth = MAX_ROUTE_DEPTH + 1
     n = 2 * depth + 1
@@ -438,3 +461,31 @@ def test_per_feature_joint_combinations_are_measured(data):
     assert got["representatives"]["not_in_group"] == 1
     assert got["representatives"]["first_group"] == g
     assert "first_column" not in got["representatives"]  # every value alone is the group's
+
+
+@pytest.mark.parametrize("depth", [MAX_ROUTE_DEPTH + 1, 5_000])
+def test_routing_tree_deeper_than_the_bound_is_refused(result, data, tmp_path, depth):
+    """A released mapping's routing tree is bounded like every route."""
+    pipe = _copy(result.pipeline)
+    route = pipe.steps[0][1].route_
+    n = 2 * depth + 1
+    inner = np.arange(0, n - 1, 2)
+    route.feature_ = np.full(n, -1, dtype=np.int64)
+    route.feature_[inner] = 0
+    route.threshold_ = np.full(n, 1e300)
+    route.left_ = np.full(n, -1, dtype=np.int64)
+    route.right_ = np.full(n, -1, dtype=np.int64)
+    route.left_[inner], route.right_[inner] = inner + 1, inner + 2
+    route.group_ = np.where(route.feature_ < 0, 0, -1)
+    for a in ("cat_offset_",):
+        setattr(route, a, np.full(n, -1, dtype=np.int64))
+    route.cat_count_ = np.zeros(n, dtype=np.int64)
+    route.cat_missing_ = np.zeros(n, dtype=bool)
+    route.named_left_ = np.zeros(n, dtype=bool)
+    with pytest.raises(InputError, match="routing tree has a route deeper than"):
+        check_routes(pipe)
+    path = tmp_path / "deep.skops"
+    sio.dump(pipe, path)
+    with pytest.raises(InputError) as info:
+        load_model(path, isolate=False)
+    assert "\n" not in str(info.value) and "deeper than" in str(info.value)

@@ -626,16 +626,16 @@ def _edit_member_array(path: Path, dst: Path, owner_class: str, field: str, edit
 
 
 def test_crafted_histogram_tree_cycle_is_refused(tmp_path, mappings):
-    path = _edit_member_array(mappings["ag"][0], tmp_path / "h.skops", "HistTree",
-                              "children_left_", lambda a: a.__setitem__(0, 0))
+    path = _edit_member_array(mappings["ag"][0], tmp_path / "h.skops", "RoutingTree",
+                              "left_", lambda a: a.__setitem__(0, 0))
     _refused(path, "not after it")
 
 
 def test_crafted_mondrian_cut_tree_is_refused(tmp_path, mappings):
     def back_to_root(a):
         a[:] = 0
-    path = _edit_member_array(mappings["mondrian"][0], tmp_path / "m.skops", "_CutTree",
-                              "child_nodes_", back_to_root)
+    path = _edit_member_array(mappings["mondrian"][0], tmp_path / "m.skops", "RoutingTree",
+                              "right_", back_to_root)
     _refused(path, "not after its node")
 
 
@@ -839,17 +839,35 @@ def test_rtree_mapping_with_a_routing_cycle_is_refused(tmp_path, mappings):
     from anonml.safemodel._model_file import _read_and_validate
 
     est = _read_and_validate(mappings["rtree"][0])
-    est._tree["left"][0] = 0
-    est._tree["right"][0] = 0
+    est.route_.left_[0] = 0
+    est.route_.right_[0] = 0
     _refused(_saved(tmp_path, est), "not after it")
+    # a file of the earlier form (the R+-tree's own split tree) is checked all the same
+    import skops.io as sio
+
+    from anonml.anonymize._model import release_copy
+
+    old = release_copy(mappings["rtree"][1], _legacy=True)
+    old._tree = {k: np.array(v, copy=True) for k, v in old._tree.items()}
+    old._tree["left"][0] = 0
+    old._tree["right"][0] = 0
+    path = tmp_path / "old.skops"
+    sio.dump(old, path)
+    _refused(path, "not after it")
 
 
 def test_hilbert_mapping_with_an_absurd_curve_order_is_refused(tmp_path, mappings):
     from anonml.safemodel._model_file import _read_and_validate
 
-    est = _read_and_validate(mappings["hilbert"][0])
+    import skops.io as sio
+
+    from anonml.anonymize._model import release_copy
+
+    est = release_copy(mappings["hilbert"][1], _legacy=True)  # the earlier form holds a curve
     est.bits_ = 10**12
-    _refused(_saved(tmp_path, est), "curve order")
+    path = tmp_path / "h.skops"
+    sio.dump(est, path)
+    _refused(path, "curve order")
 
 
 def test_one_hot_encoder_output_offsets_must_match_its_categories(tmp_path):

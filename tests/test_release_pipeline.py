@@ -72,6 +72,16 @@ def _copy(result):
         data=sio.dumps(result.pipeline)))
 
 
+def _copy_legacy(result):
+    """A copy of the pipeline as saved before issue 19 (encoder, tree counts, group sizes):
+    files of that form must still be verified (and refused when tampered)."""
+    from anonml.anonymize._model import release_pipeline
+
+    pipe = release_pipeline(result.anonymizer, result.model, _legacy=True)
+    blob = sio.dumps(pipe)
+    return sio.loads(blob, trusted=sio.get_untrusted_types(data=blob))
+
+
 def _refused(path: Path, *needles: str) -> str:
     with pytest.raises(InputError) as info:
         load_model(path, isolate=False)
@@ -118,7 +128,9 @@ def test_saved_file_holds_no_rows_and_only_vetted_types(saved, result, data):
     assert all(n not in s for s in shapes), "an array with one entry per training row"
     back = load_model(saved)  # vetted, isolated reader, validated
     mapping = back.steps[0][1]
-    assert mapping.model_.codes.size == 0
+    assert "model_" not in mapping.__dict__  # no privacy model (per-row codes, shares)
+    for attr in ("encoder_", "tree_", "refine_tree_", "group_sizes_", "min_class_size_"):
+        assert attr not in mapping.__dict__, attr
     pd.testing.assert_frame_equal(back.predict_proba(data[1]) if False else
                                   pd.DataFrame(back.predict_proba(data[1])),
                                   pd.DataFrame(result.pipeline.predict_proba(data[1])))
@@ -127,21 +139,48 @@ def test_saved_file_holds_no_rows_and_only_vetted_types(saved, result, data):
 def test_verify_mapping_reports_k_and_checks(saved, data):
     facts = verify_mapping(load_model(saved, isolate=False), data[1])
     assert facts["k"] == K and facts["smallest_group"] >= K
-    assert facts["n_training_rows"] == len(data[0])
+    assert facts["n_training_rows"] is None  # no row counts in a released mapping
     joined = " ".join(facts["checks"])
     assert "maps to itself" in joined and "model.predict(mapping.transform(X))" in joined
-    assert "group counts equal the tree's leaf counts" in joined  # refined groups too
+    assert "no per-node counts" in joined and "holds no group sizes" in joined
+    assert any(r.startswith("routing tree:") for r in facts["routes"])
 
 
 # ----------------------------------------------------------------------------- hostile files
 def test_mapping_claiming_a_k_it_does_not_have_is_refused(result, tmp_path):
-    pipe = _copy(result)
+    pipe = _copy_legacy(result)
     pipe.steps[0][1].k = 10_000
     _refused(_dump(pipe, tmp_path / "k.skops"), "fewer than its k=10000")
 
 
-def test_inflated_group_counts_disagree_with_the_tree(result, tmp_path):
+def test_minimal_mapping_claiming_a_k_is_refuted_by_the_training_rows(result, data, tmp_path):
+    """A released mapping holds no counts: its k is a claim the training rows re-derive."""
     pipe = _copy(result)
+    pipe.steps[0][1].k = 10_000
+    back = load_model(_dump(pipe, tmp_path / "k.skops"), isolate=False)
+    got = verify_mapping(back, data[1], X_train=data[0])["measured"]
+    assert not got["claims_match"] and got["k_measured"] < 10_000
+    assert any("the file claims k = 10,000" in line for line in got["mismatches"])
+
+
+def test_routing_leaf_outside_the_groups_is_refused(result, tmp_path):
+    pipe = _copy(result)
+    route = pipe.steps[0][1].route_
+    route.group_ = np.where(route.group_ >= 0, pipe.steps[0][1].n_groups_ + 5, -1)
+    _refused(_dump(pipe, tmp_path / "g.skops"), "leaves point outside the groups")
+
+
+def test_routing_tree_with_a_loop_is_refused(result, tmp_path):
+    pipe = _copy(result)
+    route = pipe.steps[0][1].route_
+    inner = np.flatnonzero(route.feature_ >= 0)
+    route.left_ = route.left_.copy()
+    route.left_[inner[-1]] = 0
+    _refused(_dump(pipe, tmp_path / "loop.skops"), "child")
+
+
+def test_inflated_group_counts_disagree_with_the_tree(result, tmp_path):
+    pipe = _copy_legacy(result)
     m = pipe.steps[0][1]
     m.k = 10_000
     m.group_sizes_ = np.full_like(m.group_sizes_, 10_000)
@@ -149,7 +188,7 @@ def test_inflated_group_counts_disagree_with_the_tree(result, tmp_path):
 
 
 def test_tampered_group_map_is_refused(result, tmp_path):
-    pipe = _copy(result)
+    pipe = _copy_legacy(result)
     m = pipe.steps[0][1]
     m.leaf_to_group_ = m.leaf_to_group_.copy()
     m.leaf_to_group_[m.leaf_to_group_ >= 0] = m.n_groups_ + 5
@@ -159,8 +198,8 @@ def test_tampered_group_map_is_refused(result, tmp_path):
 def test_swapped_group_map_fails_the_tree_counts(data, tmp_path):
     Xtr, _, ytr, _ = data
     plain = anonymize_model(_model(Xtr), Xtr, K, QI, y=ytr, tree="exact", refine="none")
-    assert "group counts equal the tree's leaf counts" in verify_mapping(plain.pipeline)["checks"]
-    pipe = _copy(plain)
+    pipe = _copy_legacy(plain)
+    assert "group counts equal the tree's leaf counts" in verify_mapping(pipe)["checks"]
     m = pipe.steps[0][1]
     l2g = m.leaf_to_group_.copy()
     used = np.flatnonzero(l2g >= 0)
@@ -255,7 +294,7 @@ def test_audit_round_trip_without_trust_model(saved, data, tmp_path, capsys):
 
 def test_audit_refuses_a_crafted_mapping_in_one_line(result, data, tmp_path, capsys):
     Xtr, Xte, ytr, yte = data
-    pipe = _copy(result)
+    pipe = _copy_legacy(result)
     pipe.steps[0][1].k = 10_000
     bad = _dump(pipe, tmp_path / "bad.skops")
     train, test = tmp_path / "train.csv", tmp_path / "test.csv"
@@ -290,7 +329,11 @@ def test_every_method_round_trips_as_a_released_pipeline(make, data, tmp_path):
     np.testing.assert_array_equal(back.predict(Xte), pipe.predict(Xte))
     facts = verify_mapping(back, Xte)
     assert facts["k"] == K and facts["smallest_group"] >= K
-    assert facts["n_training_rows"] == len(Xtr)
+    assert facts["n_training_rows"] is None  # no counts in the file
+    measured = verify_mapping(back, Xte, X_train=Xtr)
+    assert measured["n_training_rows"] == len(Xtr) and measured["measured"]["claims_match"]
+    # the training rows map through the released copy exactly as in fit_transform
+    pd.testing.assert_frame_equal(back.steps[0][1].transform(Xtr), X_anon)
 
 
 def test_suppressed_groups_are_verified_without_their_representatives(data):
@@ -371,12 +414,12 @@ def test_proba_guided_pipeline_round_trips_with_its_regression_tree(data, tmp_pa
                         refine="none")
     back = load_model(save_model(r.pipeline, tmp_path / "p.skops"), isolate=False)
     facts = verify_mapping(back, Xte)
-    assert "group counts equal the tree's leaf counts" in facts["checks"]
+    assert "no per-node counts in this mapping's routing tree" in facts["checks"]
     np.testing.assert_array_equal(back.predict(Xte), r.pipeline.predict(Xte))
 
 
 def test_refined_group_counts_moved_between_tree_groups_are_refused(result, tmp_path):
-    pipe = _copy(result)
+    pipe = _copy_legacy(result)
     m = pipe.steps[0][1]
     assert m.refine_tree_ is not None
     sizes = m.group_sizes_.copy()

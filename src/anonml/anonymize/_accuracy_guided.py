@@ -107,8 +107,9 @@ class AccuracyGuidedAnonymizer(BaseAnonymizer):
     task : {"auto", "classification", "regression"}, default "auto"
         Type of ``y``; "auto" decides with :func:`sklearn.utils.multiclass.type_of_target`.
     handle_unknown : {"error", "ignore"}, default "error"
-        What :meth:`transform` does with a categorical value not seen in fit: raise, or route
-        it as a category the tree never split out (to the "other categories" branch).
+        What :meth:`transform` does with a categorical value not seen in fit: raise, or route it by the routing tree ``route_``
+        (the structure a released copy keeps): a split that names categories sends it to the
+        side it does not name, a split on a range of categories places it by its text order.
     max_bins : int, default 255
         Quantile bins per numeric column for ``tree="hist"`` (2 to 65,535).
     random_state : int, Generator or None

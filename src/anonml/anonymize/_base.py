@@ -37,6 +37,7 @@ from anonml.anonymize._pipeline import (
     verify_k_anonymity,
     verify_model,
 )
+from anonml.anonymize._routing import anonymizer_routing
 from anonml.privacy import build_privacy_model
 from anonml.encoding import (
     TableEncoder,
@@ -138,15 +139,34 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
         self._check_columns(frame)
         if frame.shape[0] == 0:
             return from_frame(frame.copy(), X)
-        check_table(frame, self.encoder_.columns, self.encoder_.categorical)
-        groups = self._assign(frame)
-        if self.merge_map_ is not None:
-            groups = self.merge_map_[groups]
+        groups = self._groups(frame)
         out = recode(
             frame, self.qi_, groups, self.representatives_,
             cast=self.recoding_ == "representative",
         )
         return from_frame(out, X)
+
+    def _groups(self, frame: pd.DataFrame) -> np.ndarray:
+        """Group of every row (after any merge): through the routing tree ``route_`` (splits on
+        raw values, the structure a release copy keeps, so the fitted anonymizer and its
+        released copy map every row alike), else through the fitted structures (SaNGreeA,
+        or a mapping saved before routing trees).
+
+        On the training rows both give the groups of the fit."""
+        d = self.__dict__
+        route = d.get("route_")
+        if route is not None:
+            check_table(frame, route.columns, route.categorical)
+            encoder = d.get("encoder_")
+            if encoder is not None and self.handle_unknown == "error":
+                for c in encoder.categorical:  # a value unseen in fit is refused
+                    encoder.codes(frame, c, "error")
+            return route.apply(frame)
+        check_table(frame, self.encoder_.columns, self.encoder_.categorical)
+        groups = self._assign(frame)
+        if self.merge_map_ is not None:
+            groups = self.merge_map_[groups]
+        return groups
 
     # -- the pipeline ----------------------------------------------------------------------------
     def _fit(self, X: Any, y: Any) -> pd.DataFrame:
@@ -262,12 +282,16 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
         self.suppressed_groups_ = suppressed
         self.representative_rows_ = rep_rows
         self.representatives_ = representatives  # set last: marks the estimator as fitted
+        # the routing a released copy keeps: splits on raw values with rounded thresholds
+        self.route_ = anonymizer_routing(self, frame, groups, merge_map)
+        t6 = time.perf_counter()
         self.timings_ = {
             "check_and_encode": t1 - t0,
             "partition": t2 - t1,
             "representatives": t3 - t2,
             "recode": t4 - t3,
             "verify": t5 - t4,
+            "routing": t6 - t5,
         }
         return out
 

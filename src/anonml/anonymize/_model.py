@@ -22,6 +22,25 @@ __all__ = ["AnonymizationResult", "anonymize_model", "release_copy", "release_pi
 PER_ROW_ATTRIBUTES = ("groups_", "suppressed_", "representative_rows_", "timings_",
                       "_partition_timings")
 
+#: the fitted attributes a release copy holds, per class, beside the constructor's parameters
+#: (``get_params``) and :data:`RELEASE_OPTIONAL`: what ``transform`` needs and nothing else.
+#: The routing tree ``route_`` replaces every encoder, tree, grid and curve (their value
+#: lists, per-node counts and thresholds between adjacent training values); group sizes and
+#: row counts are not kept (each group holds at least k rows, which ``measure_mapping``
+#: re-derives from the training rows).
+_RELEASE_COMMON = ("n_features_in_", "columns_", "qi_", "categorical_", "recoding_",
+                   "n_groups_", "suppressed_groups_", "merge_map_", "representatives_",
+                   "route_")
+RELEASE_ATTRIBUTES: dict[str, tuple[str, ...]] = {
+    "AccuracyGuidedAnonymizer": _RELEASE_COMMON + ("tree_method_",),
+    "MondrianAnonymizer": _RELEASE_COMMON,
+    "HilbertAnonymizer": _RELEASE_COMMON,
+    "RTreeAnonymizer": _RELEASE_COMMON,
+}
+#: fitted attributes a release copy holds when the anonymizer has them (column names of a
+#: DataFrame fitted with string column names)
+RELEASE_OPTIONAL = ("feature_names_in_",)
+
 
 @dataclass
 class AnonymizationResult:
@@ -58,8 +77,18 @@ class AnonymizationResult:
     pipeline: Any = None
 
 
-def release_copy(anonymizer: Any, *, in_pipeline: bool = False) -> Any:
-    """A copy of a fitted anonymizer without per-row state, for a file that leaves the holder.
+def release_copy(anonymizer: Any, *, in_pipeline: bool = False, _legacy: bool = False) -> Any:
+    """A copy of a fitted anonymizer that holds only what routing needs, for a file that
+    leaves the holder.
+
+    The copy keeps the constructor's parameters and the attributes
+    :data:`RELEASE_ATTRIBUTES` lists for its class: the columns, the representatives (the
+    only training values in it) and the routing tree ``route_``
+    (:class:`anonml.anonymize._routing.RoutingTree`: splits on raw values whose thresholds are
+    the roundest numbers between the training values they separate, categorical splits that
+    name one side's categories only). No encoder (value lists), no fitted tree (per-node
+    counts), no group sizes, no generalization hierarchies (the ``hierarchies`` parameter is
+    set to None: routing does not read them).
 
     Parameters
     ----------
@@ -70,28 +99,49 @@ def release_copy(anonymizer: Any, *, in_pipeline: bool = False) -> Any:
     Returns
     -------
     anonymizer
-        Same class and mapping (``transform`` gives the same output); the original is unchanged.
+        Same class; ``transform`` of the training rows gives the same output as
+        ``fit_transform``, and new rows are routed by the rounded thresholds. The original is
+        unchanged. (An anonymizer without a routing tree, SaNGreeA, is copied without its
+        per-row state only.)
     """
     if in_pipeline and "_train_points" in anonymizer.__dict__:
         raise InputError(
             f"a {type(anonymizer).__name__} mapping holds every distinct training QI vector "
             "(it routes training rows by them), so it cannot be released in a pipeline; fix: "
             "anonymize with the accuracy-guided, Mondrian, Hilbert or R+-tree method")
+    name = type(anonymizer).__name__
+    if _legacy or name not in RELEASE_ATTRIBUTES or anonymizer.__dict__.get("route_") is None:
+        return _legacy_copy(anonymizer)
+    out = object.__new__(type(anonymizer))
+    d = anonymizer.__dict__
+    keep = set(anonymizer.get_params(deep=False)) | set(RELEASE_ATTRIBUTES[name]) | \
+        set(RELEASE_OPTIONAL)
+    out.__dict__.update({k: v for k, v in d.items() if k in keep})
+    out.merge_map_ = None  # folded into the routing tree's leaves
+    if out.__dict__.get("hierarchies") is not None:
+        out.hierarchies = None  # their category lists are not needed to route
+    return out
+
+
+def _legacy_copy(anonymizer: Any) -> Any:
+    """The release copy before issue 19: every fitted attribute but the per-row ones (value
+    lists, per-node counts and all); kept for comparison (benchmarks) and for anonymizers
+    without a routing tree."""
     out = object.__new__(type(anonymizer))
     out.__dict__.update({k: v for k, v in anonymizer.__dict__.items()
-                         if k not in PER_ROW_ATTRIBUTES})
+                         if k not in PER_ROW_ATTRIBUTES and k != "route_"})
     model = out.__dict__.get("model_")
     if dataclasses.is_dataclass(model) and getattr(model, "codes", None) is not None:
         out.model_ = dataclasses.replace(model, codes=np.zeros(0, dtype=np.int64))
     return out
 
 
-def release_pipeline(anonymizer: Any, model: Any) -> Any:
+def release_pipeline(anonymizer: Any, model: Any, *, _legacy: bool = False) -> Any:
     """``Pipeline([("mapping", release_copy(anonymizer)), ("model", model)])``; the mapping
     routes categories unseen in fit instead of refusing them (any row can be scored)."""
     from sklearn.pipeline import Pipeline
 
-    mapping = release_copy(anonymizer)
+    mapping = release_copy(anonymizer, _legacy=_legacy)
     mapping.handle_unknown = "ignore"
     return Pipeline([("mapping", mapping), ("model", model)])
 

@@ -113,10 +113,10 @@ class MondrianAnonymizer(BaseAnonymizer):
         (its most frequent categorical combination).
     handle_unknown : {"error", "ignore"}, default "error"
         What :meth:`transform` does with a categorical value not seen in fit (a value the
-        hierarchy lists but the training data lacks counts as unseen): raise, or route it, at
-        every cut on that column, to the largest part (the one with most training rows). A new
-        value of a hierarchy column that lies outside a partition's LCA, or under a child that
-        held no training rows, is routed the same way.
+        hierarchy lists but the training data lacks counts as unseen): raise, or route it by the routing tree ``route_``
+        (the structure a released copy keeps): a split that names categories sends it to the
+        side it does not name, a split on a range of categories places it by its text order.
+        (The fitted cut tree's own ``_assign`` routes it to the largest part.)
     random_state : None
         Unused: Mondrian is deterministic. Accepted for a uniform interface.
 

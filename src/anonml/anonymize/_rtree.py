@@ -117,9 +117,10 @@ class RTreeAnonymizer(BaseAnonymizer):
         numeric QIs so and the categorical QIs together from one real record of the group
         (its most frequent categorical combination).
     handle_unknown : {"error", "ignore"}, default "error"
-        What :meth:`transform` does with a categorical value not seen in fit: raise, or place
-        it after every known value on its axis. (A new numeric value is placed like the largest
-        training value not above it.)
+        What :meth:`transform` does with a categorical value not seen in fit: raise, or route it by the routing tree ``route_``
+        (the structure a released copy keeps): a split that names categories sends it to the
+        side it does not name, a split on a range of categories places it by its text order.
+        New numeric values are routed by the routing tree's rounded thresholds.
     random_state : None
         Not used: the algorithm is deterministic. Kept for the common interface.
 

@@ -57,6 +57,7 @@ _LAZY = {
     "SandboxedEstimator": "anonml.safemodel._sandbox",
     "verify_mapping": "anonml.safemodel._mapping",
     "release_pipeline": "anonml.safemodel._mapping",
+    "inventory": "anonml.safemodel._inventory",
 }
 
 __all__ = [

@@ -6,8 +6,11 @@ This module makes the saved mapping hold no more than it must, and re-verifies a
 from a file from the mapping alone.
 
 * :func:`~anonml.anonymize._model.release_copy` is what :func:`~anonml.safemodel.save_model` writes for an anonymizer:
-  the fitted anonymizer without its per-row state (``groups_``, ``suppressed_``,
-  ``representative_rows_``, the privacy model's per-row sensitive codes, timings). A SaNGreeA
+  only what routing needs (issue 19): the parameters, the representatives and a routing tree
+  on raw values (``route_``: rounded thresholds that equal no training value, categorical
+  splits that name only categories the anonymized table shows), with no encoder, fitted tree,
+  per-node or per-group counts, and no per-row state. A file of the earlier form (every fitted
+  attribute but the per-row ones) is still read and verified with its counts. A SaNGreeA
   mapping routes training rows by their exact QI vectors and so holds every distinct training
   QI vector; it is refused inside a released pipeline.
 * :func:`verify_mapping` re-checks a mapping read from a file: its k, that every group's stored
@@ -47,11 +50,19 @@ __all__ = ["check_routes", "is_released_pipeline", "measure_mapping", "release_c
            "release_pipeline", "verify_mapping"]
 
 #: what releasing the mapping reveals (the report's "mapping" section and docs/release.md)
-REVEALS = ("each group's representative (the same values as in the k-anonymous table) and "
-           "its training count (each at least k); the routing structure: split thresholds, "
-           "cut points or curve boundaries between groups, and the distinct QI values and "
-           "categories seen in training that the encoder routes by; no training rows, row "
+REVEALS = ("each group's representative (the same values as in the k-anonymous table, the only "
+           "training values in the file); a routing tree on raw values: numeric thresholds "
+           "rounded to the roundest number between the training values they separate (never "
+           "a training value), categorical splits naming the categories of one side only; no "
+           "encoder value lists, no per-node or per-group row counts (each group holds at "
+           "least k training rows, re-derived from the training rows), no training rows, row "
            "indices or per-row arrays")
+#: what a mapping saved before issue 19 (or without a routing tree) reveals
+REVEALS_LEGACY = ("each group's representative (the same values as in the k-anonymous table) "
+                  "and its training count (each at least k); the routing structure: split "
+                  "thresholds, cut points or curve boundaries between groups, and the distinct "
+                  "QI values and categories seen in training that the encoder routes by; no "
+                  "training rows, row indices or per-row arrays")
 
 
 def _is_anonymizer(obj: Any) -> bool:
@@ -182,6 +193,8 @@ def verify_mapping(obj: Any, X: Any = None, *, where: str = "the mapping",
                     raise
                 raise _refuse(where, "mapping the training rows through it failed "
                               f"({exc})") from None
+            if facts["n_training_rows"] is None:  # not in the file: the rows give it
+                facts["n_training_rows"] = facts["measured"]["n_rows"]
             if facts["measured"]["claims_match"]:
                 facts["checks"].append(
                     f"the {facts['measured']['n_rows']:,} training rows mapped through it give "
@@ -225,6 +238,9 @@ def _verify(obj: Any, X: Any, where: str, released: bool) -> dict:
                       f"{[str(c) for c in reps.columns][:4]}, not ({n_groups}, {len(qi)}) on "
                       "its quasi-identifiers")
     sizes = d.get("group_sizes_")
+    minimal = sizes is None and d.get("route_") is not None and "encoder_" not in d
+    if minimal:  # a minimal release copy: no counts; each group holds >= k by its claim
+        sizes = np.full(n_groups, k, dtype=np.int64)
     if not isinstance(sizes, np.ndarray) or sizes.shape != (n_groups,) or \
             sizes.dtype.kind not in "iu":
         raise _refuse(where, f"it has no training count per group (group_sizes_ of "
@@ -252,8 +268,10 @@ def _verify(obj: Any, X: Any, where: str, released: bool) -> dict:
                 raise _refuse(where, f"its group map {name} points outside the groups")
     recoding = d.get("recoding_")
     encoder = d.get("encoder_")
-    if recoding == "representative" and encoder is not None:
-        numeric = set(getattr(encoder, "numeric", ()))
+    route = d.get("route_")
+    if recoding == "representative" and (encoder is not None or route is not None):
+        numeric = set(getattr(encoder, "numeric", ())) if encoder is not None else \
+            set(route.columns) - set(route.categorical)
         for c in qi:
             col = reps[c]
             live = col[~suppressed]
@@ -263,10 +281,13 @@ def _verify(obj: Any, X: Any, where: str, released: bool) -> dict:
                               f"numbers (dtype {col.dtype})")
     routes = check_routes(m, where)  # before anything routes a row
     checks = [f"k={k} is a whole number >= 2",
-              f"all {n_groups} groups hold at least k training rows (smallest "
+              (f"the file holds no group sizes (each of its {n_groups} groups holds at least "
+               "k training rows by its claim; the training rows re-derive them)") if minimal
+              else f"all {n_groups} groups hold at least k training rows (smallest "
               f"{int(sizes.min())})",
               "representative table is groups x quasi-identifiers",
-              _check_tree_counts(m, sizes, where)]
+              "no per-node counts in this mapping's routing tree" if minimal
+              else _check_tree_counts(m, sizes, where)]
     if X is not None and isinstance(X, pd.DataFrame) and len(X):
         rows = X.iloc[:1000]
         try:
@@ -276,9 +297,11 @@ def _verify(obj: Any, X: Any, where: str, released: bool) -> dict:
                 raise
             raise _refuse(where, f"calling it on the given rows failed ({exc})") from None
     return {"method": type(m).__name__, "k": k, "n_groups": n_groups,
-            "smallest_group": int(sizes.min()), "n_training_rows": int(sizes.sum()),
+            "smallest_group": int(sizes.min()),
+            "n_training_rows": None if minimal else int(sizes.sum()),
             "quasi_identifiers": [str(c) for c in qi], "recoding": str(recoding),
-            "checks": checks, "reveals": REVEALS, "routes": routes}
+            "checks": checks, "reveals": REVEALS if minimal else REVEALS_LEGACY,
+            "routes": routes}
 
 
 def _check_calls(pipe: Any, m: Any, reps: pd.DataFrame, suppressed: np.ndarray,
@@ -467,6 +490,20 @@ def check_routes(obj: Any, where: str = "the mapping") -> list:
                       _binary(np.asarray(refine.feature_) >= 0, left,
                               np.asarray(refine.children_right_, dtype=np.int64), where,
                               "refinement tree")))
+    route = d.get("route_")
+    if route is not None and "encoder_" not in d:  # a minimal release copy's routing tree
+        feature = np.asarray(route.feature_, dtype=np.int64)
+        left = np.asarray(route.left_, dtype=np.int64)
+        right = np.asarray(route.right_, dtype=np.int64)
+        if feature.ndim != 1 or left.shape != feature.shape or right.shape != feature.shape:
+            raise _refuse(where, "its routing tree's arrays differ in length")
+        group = np.asarray(route.group_, dtype=np.int64)
+        leaves = feature < 0
+        if group.shape != feature.shape or (group[leaves] < 0).any() or \
+                (group[leaves] >= int(d.get("n_groups_", 0))).any():
+            raise _refuse(where, "its routing tree's leaves point outside the groups")
+        trees.append(("routing tree", feature.size, [0],
+                      _binary(feature >= 0, left, right, where, "routing tree")))
     split = d.get("_tree")
     if isinstance(split, dict):  # the R+-tree's split tree
         axis = np.asarray(split.get("axis"), dtype=np.int64)
@@ -629,17 +666,22 @@ def _measure(m: Any, X_train: Any, where: str) -> dict:
     if n_rows == 0:
         raise _refuse(where, "the training table has no rows to measure it on")
     m._check_columns(frame)
-    check_table(frame, m.encoder_.columns, m.encoder_.categorical)
     k = int(m.k)
-    sizes_claimed = np.asarray(m.group_sizes_, dtype=np.int64)
     G = int(m.n_groups_)
+    minimal = m.__dict__.get("group_sizes_") is None and "encoder_" not in m.__dict__
+    sizes_claimed = np.full(G, k, dtype=np.int64) if minimal else \
+        np.asarray(m.group_sizes_, dtype=np.int64)
     chosen = m.handle_unknown
     try:  # a value the mapping never saw routes like a new row's (the released setting)
         m.handle_unknown = "ignore"
-        groups = np.asarray(m._assign(frame), dtype=np.int64)
+        if minimal:
+            groups = np.asarray(m._groups(frame), dtype=np.int64)
+        else:
+            check_table(frame, m.encoder_.columns, m.encoder_.categorical)
+            groups = np.asarray(m._assign(frame), dtype=np.int64)
     finally:
         m.handle_unknown = chosen
-    if m.merge_map_ is not None:
+    if m.merge_map_ is not None and not minimal:
         merge = np.asarray(m.merge_map_, dtype=np.int64)
         inside = (groups >= 0) & (groups < merge.size)
         groups = np.where(inside, merge[np.clip(groups, 0, max(merge.size - 1, 0))], -1)
@@ -653,7 +695,7 @@ def _measure(m: Any, X_train: Any, where: str) -> dict:
     if k_measured < k:
         lines.append(f"the file claims k = {k:,}; the training rows give k = {k_measured:,}")
     total = int(sizes_claimed.sum())
-    if total != n_rows:
+    if total != n_rows and not minimal:
         lines.append(f"the file claims {total:,} training rows; the training table has "
                      f"{n_rows:,}")
     if outside:
@@ -662,10 +704,10 @@ def _measure(m: Any, X_train: Any, where: str) -> dict:
     if int(filled.size) != G:
         lines.append(f"the file claims {G:,} groups; the training rows fill {int(filled.size):,}")
     smallest_claimed = int(sizes_claimed.min()) if sizes_claimed.size else 0
-    if smallest_claimed != k_measured:
+    if smallest_claimed != k_measured and not minimal:
         lines.append(f"the file claims its smallest group holds {smallest_claimed:,} rows; the "
                      f"training rows give {k_measured:,}")
-    differ = np.flatnonzero(sizes != sizes_claimed)
+    differ = np.flatnonzero(sizes != sizes_claimed) if not minimal else np.zeros(0, np.int64)
     for g in differ[:MAX_MISMATCH_LINES]:
         lines.append(f"group {int(g)}: the file claims {int(sizes_claimed[g]):,} rows; the "
                      f"training rows give {int(sizes[g]):,}")
@@ -687,9 +729,9 @@ def _measure(m: Any, X_train: Any, where: str) -> dict:
         "groups_below_k": int((filled < k).sum()),
         "representatives": reps,
         "tree_counts": tree,
-        "claims": {"k": k, "n_groups": G, "n_training_rows": total,
+        "claims": {"k": k, "n_groups": G, "n_training_rows": None if minimal else total,
                    "smallest_group": smallest_claimed,
-                   "group_sizes": _size_summary(sizes_claimed),
+                   "group_sizes": None if minimal else _size_summary(sizes_claimed),
                    "groups_differing": int(differ.size),
                    "tree_rows": tree["rows_claimed"] if tree else None},
         "mismatches": lines,

@@ -480,7 +480,7 @@ NOT_REFITTED: dict[tuple[str, str], str] = {
         ("anonml.anonymize._rtree", "RTreeAnonymizer"),
         ("anonml.anonymize._sangreea", "SaNGreeAAnonymizer"),
         ("anonml.anonymize._hist_tree", "HistTree"), ("anonml.anonymize._mondrian", "_CutTree"),
-        ("anonml.anonymize._mondrian", "_Dim"), ("anonml.anonymize._grid", "QIGrid"),
+        ("anonml.anonymize._routing", "RoutingTree"), ("anonml.anonymize._mondrian", "_Dim"), ("anonml.anonymize._grid", "QIGrid"),
         ("anonml.anonymize._grid", "Axis"), ("anonml.anonymize._sangreea_space", "_Space"),
         ("anonml.encoding", "TableEncoder"), ("anonml.encoding", "_CatSpec"),
         ("anonml.privacy._constraints", "PrivacyModel"),

@@ -79,6 +79,7 @@ VETTED_OBJECTS: frozenset[tuple[str, str]] = frozenset({
     ("anonml.anonymize._sangreea", "SaNGreeAAnonymizer"),
     ("anonml.anonymize._hist_tree", "HistTree"),
     ("anonml.anonymize._mondrian", "_CutTree"),
+    ("anonml.anonymize._routing", "RoutingTree"),
     ("anonml.anonymize._mondrian", "_Dim"),
     ("anonml.anonymize._grid", "QIGrid"),
     ("anonml.anonymize._grid", "Axis"),

@@ -241,6 +241,9 @@ def _check_anonml_tree(obj: Any, where: str) -> None:
     if feature.ndim != 1 or n < 1:
         raise _bad(where, "the tree has no node array")
     inner = np.flatnonzero(feature >= 0)
+    if type(obj).__name__ == "RoutingTree":
+        _check_routing_tree(obj, where, feature, inner, n)
+        return
     if type(obj).__name__ == "HistTree":
         if any(np.asarray(a).shape != (n,) for a in (obj.children_left_, obj.children_right_,
                                                      obj.threshold_, obj.offset_)):
@@ -258,6 +261,41 @@ def _check_anonml_tree(obj: Any, where: str) -> None:
     pos, ordinal, _ = _ranges(off, width)
     _forward(where, nodes[pos], inner[ordinal], n, "a cut's child")
     _forward(where, np.asarray(obj.largest_)[inner], inner, n, "a cut's child")
+
+
+def _check_routing_tree(obj: Any, where: str, feature: np.ndarray, inner: np.ndarray,
+                        n: int) -> None:
+    """A released mapping's routing tree: node arrays of one length, children after their
+    node, splits reading its own columns, categorical splits naming categories it holds."""
+    d = obj.__dict__
+    arrays = {a: np.asarray(d.get(a, np.empty(0))) for a in (
+        "threshold_", "left_", "right_", "group_", "cat_offset_", "cat_count_", "cat_missing_",
+        "named_left_")}
+    if any(a.shape != (n,) for a in arrays.values()):
+        raise _bad(where, "the routing tree's node arrays differ in length")
+    columns, categorical, cats = d.get("columns"), d.get("categorical"), d.get("categories_")
+    if isinstance(cats, np.ndarray) and cats.dtype.kind == "U" and cats.ndim == 1:
+        cats = cats.tolist()
+    if not isinstance(columns, list) or not isinstance(categorical, list) or \
+            not isinstance(cats, list) or not set(categorical) <= set(columns):
+        raise _bad(where, "the routing tree lacks its columns or categories")
+    for side in (arrays["left_"], arrays["right_"]):
+        _forward(where, side[inner], inner, n, "a split's child")
+    if inner.size and (feature[inner].max() >= len(columns)):
+        raise _bad(where, "a split reads a column the routing tree does not have")
+    off, cnt = arrays["cat_offset_"][inner], arrays["cat_count_"][inner]
+    named = off >= 0
+    if (cnt < 0).any() or (off[named] + cnt[named] > len(cats)).any():
+        raise _bad(where, "a split names categories outside the routing tree's list")
+    if not all(type(v) in (str, int, float, bool) for v in cats):
+        raise _bad(where, "the routing tree names a category that is not a plain value")
+    texts = d.get("text_thresholds_", [])
+    if isinstance(texts, np.ndarray) and texts.dtype.kind == "U" and texts.ndim == 1:
+        texts = texts.tolist()
+    tidx = np.asarray(d.get("text_index_", np.full(n, -1)))
+    if not isinstance(texts, list) or not all(type(t) is str for t in texts) or \
+            tidx.shape != (n,) or (tidx >= len(texts)).any():
+        raise _bad(where, "the routing tree's text thresholds do not match its splits")
 
 
 MAX_NESTING = 50
@@ -617,7 +655,7 @@ def _walk(obj: Any, where: str, seen: set[int], depth: int, strict: bool = True)
 
         validate_xgboost_model(json.loads(bytes(obj.get_booster().save_raw("json"))))
         return
-    if ours and type(obj).__name__ in ("HistTree", "_CutTree"):
+    if ours and type(obj).__name__ in ("HistTree", "_CutTree", "RoutingTree"):
         _check_anonml_tree(obj, where)
     if ours and type(obj).__name__ == "RTreeAnonymizer":
         _check_rtree_routes(obj, where)
