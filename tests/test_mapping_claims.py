@@ -313,6 +313,12 @@ def test_cli_audit_honest_file_reports_measured_and_claimed(result, data, tmp_pa
     assert got["claims_match"] and got["k_measured"] >= K and got["claims"]["k"] == K
     outcome = next(e for e in report["evidence"] if e["rule_id"] == "mapping-claims-match")
     assert outcome["outcome"] == "pass"
+    # the report's inventory of the file: every member, and no training value that the
+    # anonymized table does not show, in the mapping
+    inv = report["data"]["mapping"]["inventory"]
+    assert inv["members"] >= len(inv["rows"]) > 0
+    assert inv["hidden_values_mapping"] == 0
+    assert any(r["path"].startswith("steps[0]") and "route_" in r["path"] for r in inv["rows"])
 
 
 # ----------------------------------------------------------------------------- route bounds

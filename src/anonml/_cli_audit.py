@@ -104,6 +104,12 @@ def _cmd_audit(args: argparse.Namespace) -> int:
                 f"the training rows give k={got['k_measured']} in "
                 f"{got['n_groups_measured']:,} groups"
                 + ("" if got["claims_match"] else f" (MISMATCH: {got['mismatches'][0]})"))
+            inv = model.inventory(X_train)
+            mapping["inventory"] = inv
+            say(f"inventory: the file holds {inv['members']:,} members; "
+                f"{inv['hidden_values_mapping']:,} values in the mapping (and "
+                f"{inv['hidden_values_model']:,} in the model) are training values the "
+                "anonymized table does not show")
         target = Target(model, X_train, y_train, X_test, y_test)
     else:
         target = Target(None, None, y_train, None, y_test,

@@ -228,6 +228,12 @@ def _mapping(mp: dict | None) -> str:
         ("Re-verified", _e("; ".join(mp["checks"]))),
         ("Releasing it reveals", _e(mp["reveals"])),
     ]
+    inv = mp.get("inventory")
+    if inv:  # what the file holds, and the training values it reveals beyond the table
+        pairs.append(("Inventory of the file",
+                      f"{_n(inv['members'])} members; {_n(inv['hidden_values_mapping'])} values "
+                      f"in the mapping and {_n(inv['hidden_values_model'])} in the model are "
+                      "training values the anonymized table does not show"))
     got = mp.get("measured")
     if got:  # the training rows mapped through it: measured against claimed
         pairs.insert(2, ("Measured on the training rows",

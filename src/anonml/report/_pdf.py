@@ -342,6 +342,12 @@ def _model_data(pdf, report: dict) -> None:
             ("Mapping re-verified", "; ".join(mp["checks"])),
             ("Mapping reveals", mp["reveals"]),
         ]
+        inv = mp.get("inventory")
+        if inv:
+            pairs.append(("File inventory", (
+                f"{fmt(inv['members'])} members; {fmt(inv['hidden_values_mapping'])} values in "
+                f"the mapping and {fmt(inv['hidden_values_model'])} in the model are training "
+                "values the anonymized table does not show")))
         got = mp.get("measured")
         if got:  # the training rows mapped through it: measured against claimed
             pairs += [

@@ -77,6 +77,8 @@ MAX_ANSWER_BYTES = 4 * 2**30
 MAX_BLOB_BYTES = 512 * 2**20
 #: file descriptors a worker may hold
 MAX_OPEN_FILES = 256
+#: members of a released file's inventory kept in the report (all are counted)
+MAX_INVENTORY_ROWS = 500
 #: Python threads a worker may run at once
 MAX_THREADS = 16
 
@@ -598,6 +600,40 @@ class SandboxedModel:
         """What a refit changed in the file's hyperparameters (empty until a refit was asked
         for, and when nothing was outside the bounds)."""
         return list(self._source.adjustments) if self._source is not None else []
+
+    def inventory(self, X_train: Any) -> dict:
+        """What a released pipeline's file holds, member by member, and how many of its values
+        are training values that the anonymized training table does not show
+        (:func:`anonml.safemodel.inventory`, run in the worker on ``X_train`` and the mapping's
+        own ``transform`` of it): ``members``, ``hidden_values_mapping``,
+        ``hidden_values_model`` and the first :data:`MAX_INVENTORY_ROWS` ``rows``."""
+        header, _, _ = self._worker.request("inventory", "the file's inventory",
+                                            X_train=X_train)
+        inv = header.get("inventory")
+
+        def count(v: Any) -> bool:
+            return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+        ok = (isinstance(inv, dict) and all(count(inv.get(k)) for k in (
+            "members", "hidden_values_mapping", "hidden_values_model"))
+            and isinstance(inv.get("rows"), list) and all(
+                isinstance(r, dict) and isinstance(r.get("path"), str)
+                and r.get("part") in ("mapping", "model") and count(r.get("size"))
+                and (r.get("what") is None or isinstance(r.get("what"), str))
+                and (r.get("training_values_not_shown") is None
+                     or count(r.get("training_values_not_shown")))
+                for r in inv["rows"]))
+        if not ok:
+            self._worker.close()
+            raise InputError(f"model file {self.path!r}: the sandbox sent a malformed "
+                             "inventory; the file is malformed or hostile")
+        return {"members": inv["members"],
+                "hidden_values_mapping": inv["hidden_values_mapping"],
+                "hidden_values_model": inv["hidden_values_model"],
+                "rows": [{"path": r["path"][:300], "part": r["part"],
+                          "what": (r["what"] or "")[:300], "size": r["size"],
+                          "training_values_not_shown": r["training_values_not_shown"]}
+                         for r in inv["rows"]]}
 
     def _refit_source(self) -> _Source:
         if self._source is None:
@@ -1341,6 +1377,20 @@ def _worker_main(argv: list[str]) -> int:  # pragma: no cover - runs in the chil
                 except TypeError:  # a verify_mapping without the training rows
                     facts = verify_mapping(state["model"], kw["X"], where=kw["where"])
                 send({"status": "ok", "mapping": _to_json(facts)})
+            elif op == "inventory":
+                from anonml.safemodel._inventory import inventory, leaked_total
+
+                model = state["model"]
+                X = kw["X_train"]
+                anonymized = model.steps[0][1].transform(X)
+                rows = inventory(model, X, anonymized)
+                send({"status": "ok", "inventory": _to_json({
+                    "members": len(rows),
+                    "hidden_values_mapping": leaked_total(rows, "mapping"),
+                    "hidden_values_model": leaked_total(rows, "model"),
+                    "rows": [{k: r.get(k) for k in ("path", "part", "what", "size",
+                                                    "training_values_not_shown")}
+                             for r in rows[:MAX_INVENTORY_ROWS]]})})
             elif op == "refit_blob":
                 est, adjustments = _for_refit(state["model"], clip=bool(kw.get("clip")))
                 send({"status": "ok", "adjustments": _to_json(adjustments)},
