@@ -1328,6 +1328,16 @@ def _worker_main(argv: list[str]) -> int:  # pragma: no cover - runs in the chil
 
     import anonml.safemodel._model_file  # noqa: F401
     import anonml.safemodel._seccomp  # noqa: F401
+    try:  # skops' import lists scikit-learn's estimators, whose test helpers look up the
+        import skops.io  # noqa: F401 - native thread pools (ctypes), which the guards refuse
+    except ImportError:
+        pass
+    try:
+        from sklearn.utils.parallel import _get_threadpool_controller
+
+        _get_threadpool_controller()  # made once here; scikit-learn reuses it later
+    except Exception:  # noqa: BLE001 - another scikit-learn layout
+        pass
     try:  # loaded before the guards, which refuse loading native libraries
         import xgboost.core
 
