@@ -25,6 +25,7 @@ from anonml._errors import InputError
 from anonml._io import open_regular, read_array, read_header, read_table, safe_copy, write_table
 from anonml.cli import main
 from anonml.encoding import check_lookalike_columns, normalize_name
+from test_cli_hostile import assert_hostile as one_line
 from test_cli_hostile import csv_in, table  # noqa: F401 - the same small table, shared
 
 ROWS = 60
@@ -37,16 +38,6 @@ def run(argv, capsys):
     code = main(argv if "-q" in argv else argv + ["-q"])
     out, err = capsys.readouterr()
     return code, out, err
-
-
-def one_line(code, err, *needles):
-    assert code == 1, err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("anonml: error:"), err
-    assert "Traceback" not in err
-    for needle in needles:
-        assert needle in lines[0], lines[0]
 
 
 def cli(argv, tmp_path, **env):

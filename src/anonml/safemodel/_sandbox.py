@@ -1011,54 +1011,13 @@ def _checked_facts(facts: Any, name: str, family: str) -> dict:
 
 
 def _copy_regular(src: Path, dst: Path, max_bytes: int) -> tuple[int, str]:
-    """Copy a regular file through one opened descriptor, checking its kind and size before
-    any byte is copied; return the size and the SHA-256 of exactly the bytes copied."""
-    import hashlib
-    import stat as st
+    """Copy a regular file through one opened descriptor (:func:`anonml._io.safe_copy`: its
+    kind and size checked before any byte is copied); return the size and the SHA-256 of
+    exactly the bytes copied."""
+    from anonml._io import safe_copy
 
-    try:
-        from anonml._io import safe_copy  # the shared reader of user files, where present
-    except ImportError:
-        safe_copy = None
-    if safe_copy is not None:
-        digest = safe_copy(src, dst, max_bytes=max_bytes, what="model file")
-        return dst.stat().st_size, digest
-    name = str(src)
-    try:
-        fd = os.open(src, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except FileNotFoundError:
-        raise InputError(f"model file {name!r} does not exist; fix: check the path") from None
-    except OSError as exc:
-        raise InputError(f"model file {name!r} cannot be opened ({exc.strerror}); fix: check "
-                         "the path and its permissions") from None
-    try:
-        info = os.fstat(fd)
-        if not st.S_ISREG(info.st_mode):
-            kind = ("a folder" if st.S_ISDIR(info.st_mode) else "a FIFO" if
-                    st.S_ISFIFO(info.st_mode) else "a device" if st.S_ISCHR(info.st_mode) or
-                    st.S_ISBLK(info.st_mode) else "a socket" if st.S_ISSOCK(info.st_mode)
-                    else "not a regular file")
-            raise InputError(f"model file {name!r} is {kind}, not a regular file; fix: give "
-                             "the model file itself")
-        if info.st_size > max_bytes:
-            raise InputError(f"model file {name!r} is {info.st_size:,} bytes, more than the "
-                             f"{max_bytes:,} anonml reads; fix: check the file")
-        h = hashlib.sha256()
-        total = 0
-        with os.fdopen(os.open(dst, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as out:
-            while True:
-                chunk = os.read(fd, 1 << 20)
-                if not chunk:
-                    break
-                total += len(chunk)
-                if total > max_bytes:
-                    raise InputError(f"model file {name!r} grew past {max_bytes:,} bytes while "
-                                     "being read; fix: check the file")
-                h.update(chunk)
-                out.write(chunk)
-        return total, h.hexdigest()
-    finally:
-        os.close(fd)
+    digest = safe_copy(src, dst, max_bytes=max_bytes, what="model file")
+    return dst.stat().st_size, digest
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1209,15 +1168,10 @@ def _seed_all(est: Any, seed: Any) -> None:  # pragma: no cover - runs in the ch
 
 def _for_refit(model: Any, clip: bool = False) -> tuple[Any, list]:  # pragma: no cover
     """An unfitted estimator rebuilt from the bounded refit schema (and what it changed)."""
-    from anonml.safemodel._release import plain_estimator
-
-    try:
-        from anonml.safemodel._refit_schema import rebuild_for_refit
-    except ImportError:  # the schema module is not there: clone with the auditor's settings
-        rebuild_for_refit = None
     from sklearn.pipeline import Pipeline
 
     from anonml.safemodel._mapping import _is_anonymizer
+    from anonml.safemodel._refit_schema import rebuild_for_refit
 
     steps = getattr(model, "steps", None) if isinstance(model, Pipeline) else None
     first = steps[0][1] if steps and len(steps) >= 2 else None
@@ -1231,20 +1185,8 @@ def _for_refit(model: Any, clip: bool = False) -> tuple[Any, list]:  # pragma: n
         rest = steps[1][1] if len(steps) == 2 else Pipeline(steps[1:])
         est, adjustments = _for_refit(rest, clip=clip)
         return Pipeline([(steps[0][0], FrozenEstimator(inner)), ("model", est)]), adjustments
-    if rebuild_for_refit is not None:
-        est, adjustments = rebuild_for_refit(model, n_jobs=1, clip=clip, unwrap=True)
-        return est, list(adjustments or [])
-    base = plain_estimator(model)
-    params = base.get_params(deep=True)
-    fixed = {k: v for k, v in (
-        *((k, None) for k in params if k == "memory" or k.endswith("__memory")),
-        *((k, 1) for k in params if k == "n_jobs" or k.endswith("__n_jobs")),
-        *((k, False if isinstance(params[k], bool) else 0) for k in params
-          if k == "verbose" or k.endswith("__verbose")),
-        *((k, False) for k in params if k == "warm_start" or k.endswith("__warm_start")))}
-    if fixed:
-        base.set_params(**fixed)
-    return base, []
+    est, adjustments = rebuild_for_refit(model, n_jobs=1, clip=clip, unwrap=True)
+    return est, list(adjustments or [])
 
 
 def _facts(model: Any, kw: dict) -> dict:  # pragma: no cover - runs in the child
