@@ -14,6 +14,7 @@ from typing import Any
 
 from anonml._errors import InputError, one_line
 from anonml.cli import Progress, _split_names
+from anonml.report._common import privacy_words
 
 __all__ = ["add_audit_parser"]
 
@@ -104,6 +105,9 @@ def _cmd_audit(args: argparse.Namespace) -> int:
                 f"the training rows give k={got['k_measured']} in "
                 f"{got['n_groups_measured']:,} groups"
                 + ("" if got["claims_match"] else f" (MISMATCH: {got['mismatches'][0]})"))
+            words = privacy_words(got.get("privacy"), mapping.get("privacy_claim"))
+            if words:
+                say(f"mapping l and t: {words}")
             inv = model.inventory(X_train)
             mapping["inventory"] = inv
             say(f"inventory: the file holds {inv['members']:,} members; "

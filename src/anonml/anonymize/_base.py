@@ -268,6 +268,9 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
         t4 = time.perf_counter()
         self.min_class_size_ = verify_k_anonymity(out, qi, k)
         self.privacy_ = verify_model(out, qi, model, hierarchies)
+        # the ground distance of a t claim, resolved ("auto" -> ordered, equal, hierarchical):
+        # a released file keeps it so the claim can be re-measured without the hierarchies
+        self.t_distance_ = model.distance if model.t is not None else None
         t5 = time.perf_counter()
         self.groups_ = groups
         self.n_groups_ = n_groups

@@ -30,7 +30,7 @@ PER_ROW_ATTRIBUTES = ("groups_", "suppressed_", "representative_rows_", "timings
 #: re-derives from the training rows).
 _RELEASE_COMMON = ("n_features_in_", "columns_", "qi_", "categorical_", "recoding_",
                    "n_groups_", "suppressed_groups_", "merge_map_", "representatives_",
-                   "route_")
+                   "route_", "t_distance_")
 RELEASE_ATTRIBUTES: dict[str, tuple[str, ...]] = {
     "AccuracyGuidedAnonymizer": _RELEASE_COMMON + ("tree_method_",),
     "MondrianAnonymizer": _RELEASE_COMMON,

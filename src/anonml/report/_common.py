@@ -228,3 +228,29 @@ def arr_axis(rows: Iterable[dict]) -> tuple[float, list[float]]:
     hi = math.ceil(hi / step) * step
     ticks = [i * step for i in range(round(hi / step) + 1)]
     return hi, ticks
+
+
+def privacy_words(got: Any, claim: Any = None) -> str | None:
+    """One line for the report: the l and t claimed against those measured on the training
+    rows (``got``: ``measure_privacy``'s answer or None), or, without training rows, that the
+    claim (``claim``, :func:`privacy_claim`'s words) could not be checked."""
+    if not got:
+        if claim:
+            return (f"the file claims {claim}; not checked: the audit had no training rows "
+                    "(--train)")
+        return None
+    parts = []
+    for name in ("l", "t"):
+        part = got.get(name)
+        if not part:
+            continue
+        if part.get("measured") is None:
+            parts.append(f"{name}: the file claims {part['claimed']:g}; not checked "
+                         f"({part.get('not_checked')})")
+            continue
+        ok = "below" if name == "l" else "above"
+        bad = part.get("classes_failing") or 0
+        parts.append(f"{name}: the file claims {part['claimed']:g}; the training rows give "
+                     f"{part['measured']:.4g}"
+                     + (f" ({bad:,} classes {ok} the claim)" if bad else ""))
+    return f"{got['sensitive']!r}: " + "; ".join(parts)

@@ -28,6 +28,7 @@ from anonml.report._common import (
     fmt_tick,
     humanize,
     label_of,
+    privacy_words,
     roc_axis,
     roc_minor,
     roc_x,
@@ -235,6 +236,9 @@ def _mapping(mp: dict | None) -> str:
                       f"in the mapping and {_n(inv['hidden_values_model'])} in the model are "
                       "training values the anonymized table does not show"))
     got = mp.get("measured")
+    words = privacy_words((got or {}).get("privacy"), mp.get("privacy_claim"))
+    if words:  # l and t: claimed against the training rows, or why not checked
+        pairs.append(("l and t against the training rows", _e(words)))
     if got:  # the training rows mapped through it: measured against claimed
         pairs.insert(2, ("Measured on the training rows",
                          f"k {_n(got['k_measured'])} (the file claims {_n(got['claims']['k'])})"

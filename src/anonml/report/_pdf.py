@@ -37,6 +37,7 @@ from anonml.report._common import (
     fmt_param,
     fmt_tick,
     label_of,
+    privacy_words,
     roc_axis,
     roc_minor,
     roc_x,
@@ -349,6 +350,9 @@ def _model_data(pdf, report: dict) -> None:
                 f"the mapping and {fmt(inv['hidden_values_model'])} in the model are training "
                 "values the anonymized table does not show")))
         got = mp.get("measured")
+        words = privacy_words((got or {}).get("privacy"), mp.get("privacy_claim"))
+        if words:  # l and t: claimed against the training rows, or why not checked
+            pairs.append(("Mapping l and t", words))
         if got:  # the training rows mapped through it: measured against claimed
             pairs += [
                 (

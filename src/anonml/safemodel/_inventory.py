@@ -63,6 +63,7 @@ _WHAT = {
     "tree_method_": "which tree was fitted (exact or hist)",
     "suppressed_groups_": "whether each group is suppressed",
     "merge_map_": "partition group -> merged group",
+    "t_distance_": "ground distance of the t-closeness claim (None without t)",
     "tree_.value": "per-node class counts or means of the fitted target",
     "tree_.n_node_samples": "training rows reaching each node",
     "tree_.weighted_n_node_samples": "weighted training rows reaching each node",

@@ -45,6 +45,8 @@ import pandas as pd
 from anonml._errors import InputError
 from anonml.anonymize._model import PER_ROW_ATTRIBUTES, release_copy, release_pipeline
 from anonml.anonymize._pipeline import PER_FEATURE_RULES
+from anonml.safemodel._mapping_privacy import (check_privacy_params, measure_privacy,
+                                               privacy_claim)
 
 __all__ = ["check_routes", "is_released_pipeline", "measure_mapping", "release_copy",
            "release_pipeline", "verify_mapping"]
@@ -279,6 +281,7 @@ def _verify(obj: Any, X: Any, where: str, released: bool) -> dict:
                                      pd.api.types.is_numeric_dtype(live.infer_objects().dtype)):
                 raise _refuse(where, f"its representatives of numeric column {c!r} are not "
                               f"numbers (dtype {col.dtype})")
+    check_privacy_params(m, lambda text: _refuse(where, text))
     routes = check_routes(m, where)  # before anything routes a row
     checks = [f"k={k} is a whole number >= 2",
               (f"the file holds no group sizes (each of its {n_groups} groups holds at least "
@@ -288,6 +291,10 @@ def _verify(obj: Any, X: Any, where: str, released: bool) -> dict:
               "representative table is groups x quasi-identifiers",
               "no per-node counts in this mapping's routing tree" if minimal
               else _check_tree_counts(m, sizes, where)]
+    claim = privacy_claim(m)
+    if claim:
+        checks.append(f"the file claims {claim}; the sensitive values are not in the file, so "
+                      "only the training rows (--train) can confirm it")
     if X is not None and isinstance(X, pd.DataFrame) and len(X):
         rows = X.iloc[:1000]
         try:
@@ -300,6 +307,7 @@ def _verify(obj: Any, X: Any, where: str, released: bool) -> dict:
             "smallest_group": int(sizes.min()),
             "n_training_rows": None if minimal else int(sizes.sum()),
             "quasi_identifiers": [str(c) for c in qi], "recoding": str(recoding),
+            "privacy_claim": claim,
             "checks": checks, "reveals": REVEALS if minimal else REVEALS_LEGACY,
             "routes": routes}
 
@@ -657,7 +665,7 @@ def _size_summary(sizes: np.ndarray) -> dict:
             "max": int(sizes.max()), "mean": round(float(sizes.mean()), 3)}
 
 
-def _measure(m: Any, X_train: Any, where: str) -> dict:
+def _measure(m: Any, X_train: Any, where: str, hierarchies: dict | None = None) -> dict:
     """See :func:`measure_mapping` (``m`` verified already)."""
     from anonml.encoding import as_frame, check_table
 
@@ -720,6 +728,7 @@ def _measure(m: Any, X_train: Any, where: str) -> dict:
         lines.append(f"{reps['not_in_group']:,} of {reps['checked']:,} groups have a "
                      "representative that is not a value of their own training rows (first: "
                      f"group {reps['first_group']}{col}); the file claims every one is")
+    privacy = measure_privacy(m, frame, groups, lines, hierarchies)
     return {
         "k_measured": k_measured,
         "n_groups_measured": int(filled.size),
@@ -729,6 +738,7 @@ def _measure(m: Any, X_train: Any, where: str) -> dict:
         "groups_below_k": int((filled < k).sum()),
         "representatives": reps,
         "tree_counts": tree,
+        "privacy": privacy,
         "claims": {"k": k, "n_groups": G, "n_training_rows": None if minimal else total,
                    "smallest_group": smallest_claimed,
                    "group_sizes": None if minimal else _size_summary(sizes_claimed),
@@ -739,7 +749,8 @@ def _measure(m: Any, X_train: Any, where: str) -> dict:
     }
 
 
-def measure_mapping(obj: Any, X_train: Any, *, where: str = "the mapping") -> dict:
+def measure_mapping(obj: Any, X_train: Any, *, where: str = "the mapping",
+                    hierarchies: dict | None = None) -> dict:
     """Map the training rows through a mapping and compare with what its file claims.
 
     The checks of :func:`verify_mapping` use the mapping alone, so a file whose k, group
@@ -755,6 +766,9 @@ def measure_mapping(obj: Any, X_train: Any, *, where: str = "the mapping") -> di
         The training rows the mapping was fitted on (the original rows, with its columns).
     where : str
         How messages name the mapping.
+    hierarchies : dict, optional
+        Column -> Hierarchy: only for a t-closeness claim made with the hierarchical distance
+        (a released file holds no hierarchies).
 
     Returns
     -------
@@ -766,6 +780,9 @@ def measure_mapping(obj: Any, X_train: Any, *, where: str = "the mapping") -> di
         ``representatives`` (how many live groups were checked and ``not_in_group``, the
         number whose representative is not a value of their own training rows), ``tree_counts``
         (the exact tree's stored leaf counts against the measured ones, or None),
+        ``privacy`` (None, or the l and t the file claims for its sensitive attribute against
+        those of the table the training rows become: see
+        :func:`anonml.safemodel._mapping_privacy.measure_privacy`),
         ``claims`` (what the file says: k, groups, training rows, smallest group, group-size
         summary, tree rows), ``mismatches`` (one line per disagreement, naming both numbers:
         ``"the file claims k = 400; the training rows give k = 40"``) and ``claims_match``.
@@ -779,7 +796,7 @@ def measure_mapping(obj: Any, X_train: Any, *, where: str = "the mapping") -> di
     try:
         _verify(obj, None, where, False)
         m = obj.steps[0][1] if is_released_pipeline(obj) else obj
-        return _measure(m, X_train, where)
+        return _measure(m, X_train, where, hierarchies)
     except InputError as exc:
         if str(exc).startswith(f"{where} is refused"):
             raise

@@ -147,7 +147,7 @@ def _model_section(model: Any, family: str, target: Any, model_file: Any,
 MAPPING_KEYS = ("method", "k", "n_groups", "smallest_group", "n_training_rows",
                 "quasi_identifiers", "recoding", "checks", "reveals")
 #: kept when present: the routes' bounds, and what the training rows gave (measured vs claimed)
-MAPPING_OPTIONAL_KEYS = ("routes", "measured", "inventory")
+MAPPING_OPTIONAL_KEYS = ("routes", "measured", "inventory", "privacy_claim")
 
 
 def _mapping_section(mapping: dict) -> dict:

@@ -90,8 +90,8 @@ MEASURES = {
     **{f"structure.{k}": v for k, v in _STRUCTURE.items()},
     "anonymization.k_achieved": "smallest group of the anonymized training data",
     "anonymization.verified": "the claimed k (l, t) verified from the table",
-    "mapping.claims_match": "a released mapping's k, group counts and tree counts equal what "
-                            "the training rows mapped through it give",
+    "mapping.claims_match": "a released mapping's k, l, t, group counts and tree counts equal "
+                            "what the training rows mapped through it give",
     "membership.worst_case.auc": "mean AUC of the worst-case membership attack",
     "membership.worst_case.share_significant": "share of worst-case repetitions with p < 0.05",
     "membership.rmia.auc": "AUC of RMIA",

@@ -576,8 +576,11 @@ class SandboxedModel:
         ok = (isinstance(facts, dict) and all(count(facts, k) for k in (
             "k", "n_groups", "smallest_group")) and isinstance(facts.get("method"), str)
             and strings(facts.get("quasi_identifiers"))
-            and (facts.get("n_training_rows") is None or count(facts, "n_training_rows")))
+            and (facts.get("n_training_rows") is None or count(facts, "n_training_rows"))
+            and (facts.get("privacy_claim") is None or isinstance(facts["privacy_claim"], str)))
         if ok and X_train is not None:
+            from anonml.safemodel._mapping_privacy import privacy_facts_ok
+
             got = facts.get("measured")
             ok = (isinstance(got, dict) and all(count(got, k) for k in (
                       "k_measured", "n_groups_measured", "n_rows"))
@@ -585,7 +588,8 @@ class SandboxedModel:
                   and strings(got.get("mismatches"))
                   and isinstance(got.get("claims"), dict)
                   and all(count(got["claims"], k) for k in ("k", "n_groups"))
-                  and (got["claims_match"] or bool(got["mismatches"])))
+                  and (got["claims_match"] or bool(got["mismatches"]))
+                  and privacy_facts_ok(got.get("privacy")))
         if not ok:
             raise InputError(f"model file {self.path!r}: the sandbox sent malformed mapping "
                              "facts; the mapping is malformed or hostile")
