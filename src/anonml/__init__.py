@@ -9,8 +9,17 @@ Heavy submodules are imported on first use, so ``import anonml`` stays cheap.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from anonml._errors import (
+    AnonmlError,
+    AnonmlWarning,
+    InputError,
+    OutputError,
+    PrivacyViolationError,
+    UntrustedModelError,
+)
+from anonml._lazy import lazy_attributes
 
 __version__ = "0.1.0"
 
@@ -22,43 +31,45 @@ __all__ = [
     "SaNGreeAAnonymizer",
     "AnonymizationResult",
     "anonymize_model",
+    "frontier",
+    "FrontierResult",
+    "AnonmlError",
+    "AnonmlWarning",
+    "InputError",
+    "NotFittedError",
+    "OutputError",
+    "PrivacyViolationError",
+    "UntrustedModelError",
+    "anonymize",
     "attacks",
     "datasets",
+    "dp",
+    "exceptions",
     "hierarchies",
     "privacy",
+    "report",
+    "safemodel",
     "__version__",
 ]
 
 _LAZY = {
-    "AccuracyGuidedAnonymizer": ("anonml.anonymize", "AccuracyGuidedAnonymizer"),
-    "MondrianAnonymizer": ("anonml.anonymize", "MondrianAnonymizer"),
-    "HilbertAnonymizer": ("anonml.anonymize", "HilbertAnonymizer"),
-    "RTreeAnonymizer": ("anonml.anonymize", "RTreeAnonymizer"),
-    "SaNGreeAAnonymizer": ("anonml.anonymize", "SaNGreeAAnonymizer"),
-    "AnonymizationResult": ("anonml.anonymize", "AnonymizationResult"),
-    "anonymize_model": ("anonml.anonymize", "anonymize_model"),
-    "frontier": ("anonml._frontier", "frontier"), "FrontierResult": ("anonml._frontier", "FrontierResult"),
-    "attacks": ("anonml.attacks", None),
-    "datasets": ("anonml.datasets", None),
-    "hierarchies": ("anonml.hierarchies", None),
-    "privacy": ("anonml.privacy", None),
+    "AccuracyGuidedAnonymizer": "anonml.anonymize",
+    "MondrianAnonymizer": "anonml.anonymize",
+    "HilbertAnonymizer": "anonml.anonymize",
+    "RTreeAnonymizer": "anonml.anonymize",
+    "SaNGreeAAnonymizer": "anonml.anonymize",
+    "AnonymizationResult": "anonml.anonymize",
+    "anonymize_model": "anonml.anonymize",
+    "frontier": "anonml._frontier",
+    "FrontierResult": "anonml._frontier",
+    "NotFittedError": "anonml.exceptions",
+    **{name: (f"anonml.{name}", None) for name in (
+        "anonymize", "attacks", "datasets", "dp", "exceptions", "hierarchies", "privacy",
+        "report", "safemodel")},
 }
 
 if TYPE_CHECKING:  # pragma: no cover
     from anonml import datasets, privacy
     from anonml.anonymize import AccuracyGuidedAnonymizer, AnonymizationResult, anonymize_model
 
-
-def __getattr__(name: str) -> Any:
-    try:
-        module_name, attr = _LAZY[name]
-    except KeyError:
-        raise AttributeError(f"module 'anonml' has no attribute {name!r}") from None
-    module = importlib.import_module(module_name)
-    value = module if attr is None else getattr(module, attr)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY, __all__)

@@ -4,9 +4,7 @@ See :mod:`anonml.anonymize._pipeline` for the shared *recode → verify* half an
 :mod:`anonml.anonymize._generalize` for generalized recoding, suppression and merging.
 """
 
-from importlib import import_module
-from typing import Any
-
+from anonml._lazy import lazy_attributes
 from anonml.anonymize._accuracy_guided import AccuracyGuidedAnonymizer
 from anonml.anonymize._model import AnonymizationResult, anonymize_model, retrain
 from anonml.anonymize._summary import summarize
@@ -22,7 +20,4 @@ __all__ = ["AccuracyGuidedAnonymizer", "AnonymizationResult", "anonymize_model",
            "summarize", *_LAZY]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(import_module(_LAZY[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY, __all__)

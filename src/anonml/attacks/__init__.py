@@ -21,8 +21,9 @@ raise an ``AttributeError`` that says so.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from anonml._lazy import lazy_attributes
 
 #: public name -> module that defines it (imported on first use)
 _LAZY: dict[str, str] = {
@@ -94,29 +95,4 @@ if TYPE_CHECKING:  # pragma: no cover
     from anonml.attacks._worst_case import WorstCaseMembership
 
 
-def __getattr__(name: str) -> Any:
-    try:
-        module_name = _LAZY[name]
-    except KeyError:
-        raise AttributeError(f"module 'anonml.attacks' has no attribute {name!r}") from None
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name != module_name:  # a real missing dependency inside the module: surface it
-            raise
-        raise AttributeError(
-            f"anonml.attacks.{name} is not available in this version ({module_name} is missing)"
-        ) from None
-    try:
-        value = getattr(module, name)
-    except AttributeError:
-        raise AttributeError(
-            f"anonml.attacks.{name} is not available in this version ({module_name} does not "
-            "define it)"
-        ) from None
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY, __all__)

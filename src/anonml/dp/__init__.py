@@ -16,6 +16,7 @@ Every mechanism needs public bounds on the data and fails closed without them. T
 libraries (diffprivlib, torch, opacus) are imported only when one of their estimators is fitted.
 """
 
+from anonml._lazy import lazy_attributes
 from anonml.dp._input_perturbation import InputPerturbation, randomized_response
 from anonml.dp._logistic import OutputPerturbationLogisticRegression
 from anonml.dp._masking import MaskedDataGenerator
@@ -41,14 +42,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str):
-    # the adapter modules import nothing heavy at top level, but keep them out of `import anonml.dp`
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'anonml.dp' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY, __all__)

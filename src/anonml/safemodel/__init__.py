@@ -11,9 +11,7 @@
 Based on SACRO-ML (AI-SDC) ``safemodel`` and its attack suite; see ``docs/release.md``.
 """
 
-from importlib import import_module
-from typing import Any
-
+from anonml._lazy import lazy_attributes
 from anonml.safemodel._family import model_family
 from anonml.safemodel._rules import (
     FAMILIES,
@@ -70,7 +68,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(import_module(_LAZY[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY, __all__)
