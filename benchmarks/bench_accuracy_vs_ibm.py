@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from anonml.anonymize import AccuracyGuidedAnonymizer
-from anonml.experiments._models import paper_nn
+from anonml._models import paper_nn
 from anonml.experiments.paper_accuracy import _fit_quiet, _load
 from anonml.privacy import k_anonymity
 

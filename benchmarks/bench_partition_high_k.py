@@ -38,7 +38,7 @@ from sklearn.tree import DecisionTreeClassifier
 from anonml.anonymize import AccuracyGuidedAnonymizer
 from anonml.anonymize._pipeline import recode, representative_values, select_representatives
 from anonml.encoding import TableEncoder
-from anonml.experiments._models import paper_nn
+from anonml._models import paper_nn
 from anonml.experiments.paper_accuracy import _fit_quiet, _load
 
 HERE = Path(__file__).resolve().parent

@@ -67,7 +67,7 @@ from sklearn.pipeline import make_pipeline
 
 from anonml.anonymize import AccuracyGuidedAnonymizer
 from anonml.datasets import load_adult, load_loan, load_nursery
-from anonml.experiments._models import paper_nn, preprocessor
+from anonml._models import paper_nn, preprocessor
 from anonml.privacy import k_anonymity
 
 HERE = Path(__file__).resolve().parent
@@ -96,7 +96,7 @@ def _table(name: str):
 
 MODELS = {
     "logistic": "one-hot + standardized numeric -> LogisticRegression(C=1, lbfgs, max_iter=2000)",
-    "nn": "the paper's NN (anonml.experiments._models.paper_nn: 100 ReLU, Adam, early stopping)",
+    "nn": "the paper's NN (anonml._models.paper_nn: 100 ReLU, Adam, early stopping)",
 }
 
 

@@ -41,7 +41,6 @@ from sklearn.exceptions import NotFittedError as SklearnNotFittedError
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import OneHotEncoder
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from anonml import AccuracyGuidedAnonymizer, AnonymizationResult, anonymize_model
 from anonml._errors import InputError, NotFittedError
@@ -652,43 +651,7 @@ def test_error_bad_criterion_for_regression(small) -> None:
     assert AG(k=2, tree="exact", criterion="absolute_error").fit(X, y).tree_.criterion == "absolute_error"
 
 
-# ================================================================================================
-# the scikit-learn contract
-# ================================================================================================
-EXPECTED_FAILED_CHECKS = {
-    "check_fit2d_1sample": "k=2 cannot be met by 1 row: anonml raises an InputError saying "
-    "k is larger than the number of rows, not scikit-learn's '1 sample' wording",
-    "check_requires_y_none": "the anonymizer needs y (the model's predictions) to fit; anonml "
-    "raises an InputError saying y is missing, not scikit-learn's wording",
-    "check_fit2d_predict1d": "a 1-D X is rejected with anonml's InputError ('must be 2-D ... "
-    "reshape it'), not with scikit-learn's 'Reshape your data' wording",
-    "check_estimators_empty_data_messages": "a table without columns is rejected with anonml's "
-    "InputError ('X has no columns'), not with scikit-learn's '0 feature(s)' wording",
-    "check_n_features_in_after_fitting": "transform rejects a different number of columns with "
-    "anonml's InputError naming the missing column, not with scikit-learn's 'X has 1 features, "
-    "but ... is expecting 4 features' wording",
-}
-
-
-if tuple(int(p) for p in sklearn.__version__.split(".")[:2]) < (1, 7):
-    EXPECTED_FAILED_CHECKS["check_positive_only_tag_during_fit"] = (
-        "scikit-learn 1.6's check casts X to int for an estimator that takes categorical "
-        "input, then subtracts a float mean in place (a bug of the check, fixed in 1.7)"
-    )
-
-# xfail_strict (scikit-learn >= 1.7) makes a check that starts to pass fail the run
-_STRICT = (
-    {"xfail_strict": True}
-    if "xfail_strict" in inspect.signature(parametrize_with_checks).parameters
-    else {}
-)
-
-
-@parametrize_with_checks(
-    [AG(k=2)], expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS, **_STRICT
-)
-def test_sklearn_compatible(estimator, check) -> None:
-    check(estimator)
+# the scikit-learn checks of this estimator run in tests/test_estimator_contract.py
 
 
 def test_sklearn_check_behaviour_one_row() -> None:

@@ -447,7 +447,7 @@ def test_audit_refuses_object_probabilities(tmp_path, audit_files, capsys):
 
 
 def test_demo_output_checked_first(tmp_path, capsys, monkeypatch):
-    import anonml.experiments._demo as demo
+    import anonml._demo as demo
 
     monkeypatch.setattr(demo, "load_adult", lambda: pytest.fail("started the work"))
     (tmp_path / "results").write_text("x")

@@ -13,7 +13,6 @@
 
 from __future__ import annotations
 
-import inspect
 import math
 
 import numpy as np
@@ -24,7 +23,6 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from scipy.special import xlogy
 from sklearn.base import clone
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from anonml._errors import InputError
 from anonml.anonymize._mondrian import MondrianAnonymizer
@@ -565,29 +563,7 @@ def test_fewer_than_2k_rows_make_one_group():
     assert m._assign(pd.DataFrame({"x": [100]})).tolist() == [0]
 
 
-# scikit-learn checks that fail only on the wording of an error (anonml's one-line InputError
-# says what is wrong and how to fix it); test_sklearn_check_behaviour asserts each behaviour
-EXPECTED_FAILED_CHECKS = {
-    "check_fit2d_1sample": "k=2 > 1 row: anonml's InputError says k is larger than the rows",
-    "check_fit2d_predict1d": "a 1-D X: anonml's InputError says 'must be 2-D ... reshape it'",
-    "check_estimators_empty_data_messages": "no columns: anonml's InputError 'X has no columns'",
-    "check_n_features_in_after_fitting": "other columns in transform: anonml's InputError names "
-    "the missing column",
-}
-if tuple(int(p) for p in sklearn.__version__.split(".")[:2]) < (1, 7):
-    EXPECTED_FAILED_CHECKS["check_positive_only_tag_during_fit"] = "a bug of scikit-learn 1.6"
-_STRICT = (
-    {"xfail_strict": True}
-    if "xfail_strict" in inspect.signature(parametrize_with_checks).parameters
-    else {}
-)
-
-
-@parametrize_with_checks(
-    [M(k=2)], expected_failed_checks=lambda est: EXPECTED_FAILED_CHECKS, **_STRICT
-)
-def test_sklearn_compatible(estimator, check) -> None:
-    check(estimator)
+# the scikit-learn checks of this estimator run in tests/test_estimator_contract.py
 
 
 def test_sklearn_check_behaviour():

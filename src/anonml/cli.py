@@ -500,7 +500,7 @@ def _cmd_transform(args: argparse.Namespace) -> int:
 
 def _cmd_demo(args: argparse.Namespace) -> int:
     from anonml._io import check_output_folder
-    from anonml.experiments._demo import run_demo
+    from anonml._demo import run_demo
 
     check_output_folder(args.output)
     say = Progress(args.quiet)

@@ -8,7 +8,7 @@ scikit-learn estimator, or a file read by :func:`anonml.safemodel.load_model`) o
 * ``"logistic_regression"``: L2 logistic regression (``max_iter=1000``) on one-hot categoricals
   and standardized numerics;
 * ``"neural_network"``: the paper's network (one hidden layer of 100 ReLU units, early
-  stopping; Goldsteen et al. 2022, Sec. 4), see :func:`anonml.experiments._models.paper_nn`.
+  stopping; Goldsteen et al. 2022, Sec. 4), see :func:`anonml._models.paper_nn`.
 
 The DP baseline of each family (forest: diffprivlib's ε-DP random forest, Fletcher & Islam
 2017; linear: objective-perturbation logistic regression, Chaudhuri et al. 2011; network:
@@ -49,7 +49,7 @@ def make_estimator(name: str, X: pd.DataFrame, random_state: Any = 0) -> Any:
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import OneHotEncoder
 
-    from anonml.experiments._models import paper_nn, preprocessor
+    from anonml._models import paper_nn, preprocessor
 
     categorical, numeric = _split_columns(X)
     if name == "random_forest":

@@ -10,6 +10,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.utils.validation import check_is_fitted
 
 from anonml._errors import AnonmlError, InputError, one_line
 from anonml._frontier._estimators import (ESTIMATORS, dp_baseline, family, fitted_or_fit,
@@ -76,12 +77,17 @@ class AnonymizeThenFit(ClassifierMixin, BaseEstimator):
         X_anon = anonymizer.fit_transform(X, guide)
         self.model_ = self._seeded(self.estimator).fit(X_anon, y)
         self.classes_ = self.model_.classes_
+        self.n_features_in_ = anonymizer.n_features_in_
+        if hasattr(anonymizer, "feature_names_in_"):
+            self.feature_names_in_ = anonymizer.feature_names_in_
         return self
 
     def predict_proba(self, X: Any) -> np.ndarray:
+        check_is_fitted(self, "model_")
         return self.model_.predict_proba(X)
 
     def predict(self, X: Any) -> np.ndarray:
+        check_is_fitted(self, "model_")
         return self.model_.predict(X)
 
 

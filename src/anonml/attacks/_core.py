@@ -46,6 +46,7 @@ import numpy as np
 import pandas as pd
 
 from anonml._errors import InputError
+from anonml._utils import n_rows as _n_rows
 
 __all__ = [
     "Target",
@@ -131,10 +132,6 @@ def json_safe(value: Any) -> Any:
     if value is None or isinstance(value, str):
         return value
     return str(value)
-
-
-def _n_rows(data: Any) -> int:
-    return int(data.shape[0]) if hasattr(data, "shape") else len(data)
 
 
 def _take_rows(data: Any, start: int, stop: int) -> Any:

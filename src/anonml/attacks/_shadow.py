@@ -31,6 +31,7 @@ import pandas as pd
 
 from anonml.attacks._membership import check_n_jobs  # noqa: F401 - shared check, re-exported
 from anonml._errors import InputError
+from anonml._utils import n_rows as _n_rows
 from anonml.attacks._core import counter
 
 __all__ = [
@@ -137,10 +138,6 @@ def take_rows(X: Any, idx: np.ndarray) -> Any:
     if isinstance(X, (pd.DataFrame, pd.Series)):
         return X.iloc[idx]
     return X[idx]
-
-
-def _n_rows(X: Any) -> int:
-    return int(X.shape[0])
 
 
 class Pool:

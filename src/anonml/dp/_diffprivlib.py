@@ -214,7 +214,8 @@ class _Base(ClassifierMixin, BaseEstimator):
         return X
 
     def predict(self, X: Any) -> np.ndarray:
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        proba = self.predict_proba(X)  # checks it is fitted first
+        return self.classes_[np.argmax(proba, axis=1)]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -3,6 +3,6 @@
 Run ``python -m anonml.experiments --help`` for the list. The results land in ``docs/``.
 """
 
-from anonml.experiments._models import paper_nn
+from anonml._models import paper_nn
 
 __all__ = ["paper_nn"]

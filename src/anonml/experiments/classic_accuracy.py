@@ -46,7 +46,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 from anonml._errors import InputError
 from anonml.datasets import load_adult, load_loan
-from anonml.experiments._models import paper_nn, preprocessor
+from anonml._models import paper_nn, preprocessor
 
 __all__ = ["FIGURES", "METHODS", "run", "run_malle", "summarize", "write_outputs", "write_malle"]
 

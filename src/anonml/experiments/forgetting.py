@@ -78,7 +78,7 @@ from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.svm import LinearSVC
 
 from anonml._errors import InputError
-from anonml.experiments._models import preprocessor
+from anonml._models import preprocessor
 
 __all__ = [
     "CLASSIFIERS",

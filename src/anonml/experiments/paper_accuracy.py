@@ -46,7 +46,7 @@ from sklearn.exceptions import ConvergenceWarning
 from anonml._errors import InputError
 from anonml.anonymize import AccuracyGuidedAnonymizer
 from anonml.datasets import load_adult
-from anonml.experiments._models import paper_nn
+from anonml._models import paper_nn
 
 __all__ = ["VARIANTS", "run", "summarize", "write_outputs"]
 

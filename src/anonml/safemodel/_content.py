@@ -32,6 +32,8 @@ from typing import Any
 
 import numpy as np
 
+from anonml._utils import n_rows as _n_rows
+
 __all__ = ["MAX_VALUES", "MIN_MATCHED_ROWS", "training_records_in_model"]
 
 #: fewest distinct table rows an array must hold to count as storing records
@@ -256,13 +258,3 @@ def training_records_in_model(model: Any, X_train: Any, X_test: Any = None, *,
             "n_arrays": len(arrays), "notes": notes}
 
 
-def _n_rows(X: Any) -> int:
-    if X is None:
-        return 0
-    shape = getattr(X, "shape", None)
-    if shape is not None and len(shape) >= 1:
-        return int(shape[0])
-    try:
-        return len(X)
-    except TypeError:
-        return 0

@@ -60,6 +60,7 @@ from typing import Any
 import numpy as np
 
 from anonml._errors import InputError, one_line
+from anonml._utils import n_rows as _rows
 
 #: address-space limit of a worker, in bytes (at least this, or 40 times the file's size)
 DEFAULT_MEMORY = 6 * 2**30
@@ -448,10 +449,6 @@ def _answer_budget(X: Any) -> int:
     """Bytes of arrays a call on ``X`` may return: 16 MiB, plus 4 KiB a row (512 float
     columns, or a row of text)."""
     return 16 * 2**20 + 4096 * _rows(X)
-
-
-def _rows(X: Any) -> int:
-    return X.shape[0] if hasattr(X, "shape") else len(X)
 
 
 def _checked_output(worker: _Worker, name: str, method: str, header: dict, arrays: list,

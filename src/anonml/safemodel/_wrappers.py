@@ -40,9 +40,10 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.neural_network import MLPClassifier
 from sklearn.tree import DecisionTreeClassifier
 from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted
 
 from anonml._errors import AnonmlWarning, InputError
-from anonml.attacks._core import _n_rows
+from anonml._utils import n_rows as _n_rows
 from anonml.safemodel._family import (
     STORES_RECORDS,
     _is_pipeline,
@@ -334,15 +335,27 @@ class SafeModel(SafeModelMixin, ClassifierMixin, MetaEstimatorMixin, BaseEstimat
             self.n_features_in_ = self.estimator_.n_features_in_
         return self
 
+    def __sklearn_tags__(self) -> Any:
+        # what the held estimator accepts (missing values, sparse input) is what this accepts
+        from sklearn.utils import get_tags
+
+        tags = super().__sklearn_tags__()
+        if self.estimator is not None:
+            tags.input_tags = get_tags(self.estimator).input_tags
+        return tags
+
     def predict(self, X: Any) -> Any:
+        check_is_fitted(self, "estimator_")
         return self.estimator_.predict(X)
 
     @available_if(_inner_has("predict_proba"))
     def predict_proba(self, X: Any) -> Any:
+        check_is_fitted(self, "estimator_")
         return self.estimator_.predict_proba(X)
 
     @available_if(_inner_has("decision_function"))
     def decision_function(self, X: Any) -> Any:
+        check_is_fitted(self, "estimator_")
         return self.estimator_.decision_function(X)
 
 

@@ -15,9 +15,9 @@ from typing import Any, Callable
 from sklearn.exceptions import ConvergenceWarning
 
 from anonml._io import atomic_write, write_table
+from anonml._models import paper_nn
 from anonml.anonymize import anonymize_model
 from anonml.datasets import load_adult
-from anonml.experiments._models import paper_nn
 
 __all__ = ["run_demo"]
 
