@@ -27,7 +27,7 @@ from sklearn.utils import estimator_checks as ec
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import anonml
-from anonml._frontier._sweep import AnonymizeThenFit
+from anonml.anonymize import AnonymizeThenFit
 from anonml.dp import DPLogisticRegression, DPRandomForestClassifier, \
     OutputPerturbationLogisticRegression
 from anonml.safemodel import (

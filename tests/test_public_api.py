@@ -77,3 +77,11 @@ def _written_paths():
 def test_every_public_path_written_down_resolves():
     bad = {p: where for p, where in _written_paths().items() if not _resolve(p)}
     assert not bad, f"public paths that do not resolve: {bad}"
+
+
+def test_anonymize_then_fit_docstring_example():
+    import doctest
+
+    from anonml.anonymize import _then_fit
+
+    assert doctest.testmod(_then_fit).failed == 0

@@ -9,13 +9,13 @@ from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator, ClassifierMixin, clone
-from sklearn.utils.validation import check_is_fitted
+from sklearn.base import clone
 
 from anonml._errors import AnonmlError, InputError, one_line
 from anonml._frontier._estimators import (ESTIMATORS, dp_baseline, family, fitted_or_fit,
                                          make_estimator, plain_clone)
 from anonml._frontier._measure import SharedReference, accuracy, attack_point
+from anonml.anonymize._then_fit import AnonymizeThenFit
 
 __all__ = ["METHODS", "AnonymizeThenFit", "frontier"]
 
@@ -34,61 +34,6 @@ def _anonymizer(method: str, k: int, qi: list, sensitive: Any, l: Any, t: Any,
     cls = getattr(an, METHODS[method])
     return cls(k=k, quasi_identifiers=qi, sensitive=sensitive, l=l, t=t,
                random_state=random_state)
-
-
-class AnonymizeThenFit(ClassifierMixin, BaseEstimator):
-    """The anonymizing training procedure as one estimator: anonymize, then fit.
-
-    ``fit(X, y)``: the accuracy-guided method is guided by the predictions of a clone of
-    ``estimator`` fitted on the raw ``(X, y)`` (as the frontier guides it by the undefended
-    model); the other methods group on the quasi-identifiers and use ``y`` for the
-    representatives. A clone of ``estimator`` is then fitted on the anonymized rows.
-    ``predict_proba(X)`` asks that model about raw rows, as the attacks do. Used as the
-    reference models of RMIA/LiRA that imitate a point's procedure
-    (``frontier(reference="matched")``).
-
-    Parameters
-    ----------
-    anonymizer : anonml anonymizer, unfitted
-    estimator : estimator, unfitted
-    random_state : int or None
-        Seeds the anonymizer and the estimator (their own ``random_state``, when present).
-    """
-
-    def __init__(self, anonymizer: Any = None, estimator: Any = None,
-                 random_state: Any = None) -> None:
-        self.anonymizer = anonymizer
-        self.estimator = estimator
-        self.random_state = random_state
-
-    def _seeded(self, est: Any) -> Any:
-        est = clone(est)
-        if self.random_state is not None:
-            names = [n for n in est.get_params(deep=True)
-                     if n == "random_state" or n.endswith("__random_state")]
-            est.set_params(**{n: int(self.random_state) for n in names})
-        return est
-
-    def fit(self, X: Any, y: Any) -> AnonymizeThenFit:
-        anonymizer = self._seeded(self.anonymizer)
-        guide = y
-        if type(anonymizer).__name__ == "AccuracyGuidedAnonymizer":
-            guide = self._seeded(self.estimator).fit(X, y).predict(X)
-        X_anon = anonymizer.fit_transform(X, guide)
-        self.model_ = self._seeded(self.estimator).fit(X_anon, y)
-        self.classes_ = self.model_.classes_
-        self.n_features_in_ = anonymizer.n_features_in_
-        if hasattr(anonymizer, "feature_names_in_"):
-            self.feature_names_in_ = anonymizer.feature_names_in_
-        return self
-
-    def predict_proba(self, X: Any) -> np.ndarray:
-        check_is_fitted(self, "model_")
-        return self.model_.predict_proba(X)
-
-    def predict(self, X: Any) -> np.ndarray:
-        check_is_fitted(self, "model_")
-        return self.model_.predict(X)
 
 
 # ----------------------------------------------------------------------------- checks ---------

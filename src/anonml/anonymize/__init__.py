@@ -14,6 +14,7 @@ _LAZY = {
     "HilbertAnonymizer": "anonml.anonymize._hilbert",
     "RTreeAnonymizer": "anonml.anonymize._rtree",
     "SaNGreeAAnonymizer": "anonml.anonymize._sangreea",
+    "AnonymizeThenFit": "anonml.anonymize._then_fit",
 }
 
 __all__ = ["AccuracyGuidedAnonymizer", "AnonymizationResult", "anonymize_model", "retrain",

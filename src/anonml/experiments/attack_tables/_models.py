@@ -8,10 +8,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin, clone
+from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from anonml._errors import InputError
+from anonml.anonymize._then_fit import AnonymizeThenFit
 from anonml.experiments.attack_tables._constants import _LOAN_WIDE, AG_PAPER, ATTACKS
 from anonml.experiments.attack_tables._data import TableData
 
@@ -291,12 +292,11 @@ def make_model(
     raise InputError(f"unknown model {kind!r}; choose from rf, nn, dt, dp-rf, dp-sgd")
 
 
-class AnonymizeThenTrain(ClassifierMixin, BaseEstimator):
-    """Train, k-anonymize the training data along the model's predictions, retrain.
-
-    The whole accuracy-guided procedure of Goldsteen et al. (2022) as one estimator, so an
-    attack that trains shadow models (LiRA, RMIA) can repeat it on other data: it knows the
-    algorithm, only the records differ.
+class AnonymizeThenTrain(AnonymizeThenFit):
+    """Train, k-anonymize the training data along the model's predictions, retrain: the
+    paper's accuracy-guided procedure (Goldsteen et al., 2022) as
+    :class:`anonml.anonymize.AnonymizeThenFit` with the paper's anonymizer built from ``k``,
+    ``quasi_identifiers`` and ``anonymizer_params``.
 
     Parameters
     ----------
@@ -340,25 +340,6 @@ class AnonymizeThenTrain(ClassifierMixin, BaseEstimator):
         if self.estimator is None:
             raise InputError("AnonymizeThenTrain needs estimator=, an unfitted classifier")
         params = dict(AG_PAPER if self.anonymizer_params is None else self.anonymizer_params)
-        first = clone(self.estimator).fit(X, y)
-        guide = first.predict(X)
-        ag = AccuracyGuidedAnonymizer(
-            k=self.k,
-            quasi_identifiers=self.quasi_identifiers,
-            random_state=self.random_state,
-            **params,
-        )
-        X_anon = ag.fit_transform(X, guide)
-        self.initial_estimator_ = first
-        self.anonymizer_ = ag
-        self.estimator_ = clone(self.estimator).fit(X_anon, y)
-        self.classes_ = self.estimator_.classes_
-        return self
-
-    def predict_proba(self, X: Any) -> np.ndarray:
-        check_is_fitted(self, "estimator_")
-        return self.estimator_.predict_proba(X)
-
-    def predict(self, X: Any) -> np.ndarray:
-        check_is_fitted(self, "estimator_")
-        return self.estimator_.predict(X)
+        ag = AccuracyGuidedAnonymizer(k=self.k, quasi_identifiers=self.quasi_identifiers,
+                                      **params)
+        return self._fit(ag, False, X, y)
