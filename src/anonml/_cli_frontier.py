@@ -15,11 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from anonml._errors import InputError
+from anonml._methods import DEFAULT_FRONTIER_METHODS
+from anonml._methods import METHODS as _REGISTRY
 
-# kept here so that ``anonml --help`` imports nothing heavy (a test checks they match the
-# library's anonml._frontier._estimators.ESTIMATORS and anonml._frontier.METHODS)
+# kept here so that ``anonml --help`` imports nothing heavy (a test checks it matches the
+# library's anonml._frontier._estimators.ESTIMATORS)
 ESTIMATORS = ("random_forest", "logistic_regression", "neural_network")
-METHODS = ("ag", "mondrian", "hilbert", "rtree", "sangreea")
+METHODS = tuple(_REGISTRY)
 FILES = ("frontier.csv", "frontier.json", "frontier.png", "frontier.html")
 
 EXAMPLES = """\
@@ -176,7 +178,7 @@ def add_parser(sub: Any) -> None:
     g.add_argument("--estimator", choices=list(ESTIMATORS), help="fit this estimator instead")
     p.add_argument("--trust-model", action="store_true", help="allow unpickling --model, and "
                    "any type in a .skops file")
-    p.add_argument("--methods", nargs="+", default=["ag", "mondrian", "hilbert", "rtree"],
+    p.add_argument("--methods", nargs="+", default=list(DEFAULT_FRONTIER_METHODS),
                    metavar="M", help=f"methods among {', '.join(METHODS)} (default ag "
                    "mondrian hilbert rtree)")
     p.add_argument("--k", nargs="+", type=int, default=[5, 10, 25, 50, 100], metavar="K",

@@ -18,6 +18,8 @@ from typing import Any
 
 from anonml import __version__
 from anonml._errors import AnonmlError, InputError, one_line
+from anonml._methods import METHOD_OPTIONS
+from anonml._methods import METHODS as _REGISTRY
 
 EXAMPLES = """\
 examples:
@@ -181,23 +183,8 @@ def _check_mapping_path(path: str | None, inputs: list, option: str = "--save-ma
     check_packages("skops", purpose=f"writing the mapping {path!r}")
 
 
-# the options that belong to one method only: option dest -> (method, constructor parameter)
-METHOD_OPTIONS = {
-    "tree": ("ag", "tree"),
-    "refine": ("ag", "refine"),
-    "features": ("ag", "features"),
-    "tree_criterion": ("ag", "criterion"),
-    "max_depth": ("ag", "max_depth"),
-    "mondrian_mode": ("mondrian", "mode"),
-    "mondrian_criterion": ("mondrian", "criterion"),
-    "hilbert_method": ("hilbert", "method"),
-    "split_sample": ("rtree", "split_sample"),
-    "min_fill": ("rtree", "min_fill"),
-    "weights": ("sangreea", "weights"),
-}
-METHODS = {"ag": "AccuracyGuidedAnonymizer", "mondrian": "MondrianAnonymizer",
-           "hilbert": "HilbertAnonymizer", "rtree": "RTreeAnonymizer",
-           "sangreea": "SaNGreeAAnonymizer"}
+# the methods and the options that belong to one method only: the one registry
+METHODS = {name: spec.class_name for name, spec in _REGISTRY.items()}
 
 
 def _weights(text: str) -> dict:

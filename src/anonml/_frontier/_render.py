@@ -13,9 +13,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from anonml._methods import METHODS
+
 __all__ = ["html_page", "plot", "png_bytes"]
 
-_MARKERS = {"ag": "o", "mondrian": "s", "hilbert": "^", "rtree": "v", "sangreea": "D"}
+_MARKERS = {name: spec.marker for name, spec in METHODS.items()}
 
 
 def _pyplot() -> Any:

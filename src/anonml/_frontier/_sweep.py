@@ -15,15 +15,15 @@ from anonml._errors import AnonmlError, InputError, one_line
 from anonml._frontier._estimators import (ESTIMATORS, dp_baseline, family, fitted_or_fit,
                                          make_estimator, plain_clone)
 from anonml._frontier._measure import SharedReference, accuracy, attack_point
+from anonml._methods import DEFAULT_FRONTIER_METHODS
+from anonml._methods import METHODS as _REGISTRY
 from anonml.anonymize._then_fit import AnonymizeThenFit
 
 __all__ = ["METHODS", "AnonymizeThenFit", "frontier"]
 
 #: short method name -> anonymizer class in anonml.anonymize
-METHODS = {"ag": "AccuracyGuidedAnonymizer", "mondrian": "MondrianAnonymizer",
-           "hilbert": "HilbertAnonymizer", "rtree": "RTreeAnonymizer",
-           "sangreea": "SaNGreeAAnonymizer"}
-DEFAULT_METHODS = ("ag", "mondrian", "hilbert", "rtree")
+METHODS = {name: spec.class_name for name, spec in _REGISTRY.items()}
+DEFAULT_METHODS = DEFAULT_FRONTIER_METHODS
 STEPS = ("anonymize", "retrain", "score", "attack", "worst-case attack", "attribute attack")
 
 
