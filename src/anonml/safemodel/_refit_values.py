@@ -15,9 +15,9 @@ from typing import Any, Callable
 import numpy as np
 
 from anonml._errors import InputError
+from anonml.safemodel._limits import MAX_CLASSES
 
 MAX_FEATURES = 100_000        # columns named in a list (masks, constraints, column specs)
-MAX_CLASSES = 10_000          # as in the structure checks
 MAX_CATEGORIES = 1_000_000    # categories over all columns of an encoder
 MAX_STEPS = 100
 MAX_TRANSFORMERS = 1_000

@@ -35,20 +35,9 @@ from typing import Any
 import numpy as np
 
 from anonml._errors import InputError, one_line
+from anonml.safemodel._limits import MAX_CLASSES, MAX_TREE_DEPTH, bad as _bad
 
 __all__ = ["validate_model"]
-
-
-#: deepest tree read (scikit-learn or XGBoost): genuine trees are far shallower, and XGBoost
-#: walks trees recursively (a chain 400,000 deep overflowed its stack)
-MAX_TREE_DEPTH = 10_000
-
-
-def _bad(where: str, text: str) -> InputError:
-    if len(where) > 160:  # deep paths: keep the start (the file) and the end (the part)
-        where = where[:60] + "..." + where[-90:]
-    return InputError(f"{where}: {text}; the file is malformed or was edited by hand, so anonml "
-                      "will not run it; fix: save the model again from the fitted estimator")
 
 
 # ----------------------------------------------------------------------------- scikit-learn
@@ -388,9 +377,6 @@ def _check_members(obj: Any, where: str, nf: int) -> None:
                            f"for the forest's {n_cls} classes")
 
 
-#: most classes a classifier read from an untrusted file may have (its probabilities are an
-#: n_rows x n_classes array the audit computes many times over)
-MAX_CLASSES = 10_000
 #: hyperparameters the audit's reference models (and ``--retrain``) are refitted with: bounds
 #: far above any genuine model, so a file cannot make the checker fit for ever
 REFIT_BOUNDS = {"n_estimators": 20_000, "max_iter": 1_000_000, "n_iter_no_change": 1_000_000,

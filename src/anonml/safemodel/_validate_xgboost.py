@@ -5,7 +5,7 @@ recursively, so a crafted model can read out of bounds, loop or overflow the sta
 decodes the document itself (JSON, or UBJSON with a small bounded decoder: XGBoost's Python
 package has none) and checks it before :class:`xgboost.XGBClassifier` sees the bytes: per-node
 arrays of ``num_nodes`` entries, children in range, every node reached once from the root (no
-cycle, no shared child) within :data:`~anonml.safemodel._validate.MAX_TREE_DEPTH` levels,
+cycle, no shared child) within :data:`~anonml.safemodel._limits.MAX_TREE_DEPTH` levels,
 consistent parents, split indices below ``num_feature``, finite split values, the category
 table, and the tree/class/iteration bookkeeping. The scikit-learn side is in
 :mod:`anonml.safemodel._validate`.
@@ -21,7 +21,8 @@ from typing import Any
 import numpy as np
 
 from anonml._errors import InputError
-from anonml.safemodel._validate import MAX_CLASSES, MAX_TREE_DEPTH, _bad
+from anonml.safemodel._limits import MAX_CLASSES, MAX_TREE_DEPTH
+from anonml.safemodel._limits import bad as _bad
 
 __all__ = ["decode_xgboost_raw", "validate_xgboost_model"]
 

@@ -1,0 +1,25 @@
+"""The bounds a model file read from a stranger must keep, and the one-line refusal: shared by
+the scikit-learn and the XGBoost validators (a leaf module: it imports nothing of anonml's but
+the errors)."""
+
+from __future__ import annotations
+
+from anonml._errors import InputError
+
+__all__ = ["MAX_CLASSES", "MAX_TREE_DEPTH", "bad"]
+
+#: deepest tree read (scikit-learn or XGBoost): genuine trees are far shallower, and XGBoost
+#: walks trees recursively (a chain 400,000 deep overflowed its stack)
+MAX_TREE_DEPTH = 10_000
+
+
+def bad(where: str, text: str) -> InputError:
+    if len(where) > 160:  # deep paths: keep the start (the file) and the end (the part)
+        where = where[:60] + "..." + where[-90:]
+    return InputError(f"{where}: {text}; the file is malformed or was edited by hand, so anonml "
+                      "will not run it; fix: save the model again from the fitted estimator")
+
+
+#: most classes a classifier read from an untrusted file may have (its probabilities are an
+#: n_rows x n_classes array the audit computes many times over)
+MAX_CLASSES = 10_000
