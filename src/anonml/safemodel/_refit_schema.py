@@ -754,7 +754,14 @@ def refit_params(model: Any, *, clip: bool = False) -> dict:
 
 
 def _display(key: tuple[str, str]) -> str:
-    return f"{key[0].split('.')[0]}.{key[1]}"
+    """``sklearn.DecisionTreeClassifier``; anonml's classes by their public path
+    (``anonml.dp.DPRandomForestClassifier``)."""
+    parts = key[0].split(".")
+    if parts[0] != "anonml":
+        return f"{parts[0]}.{key[1]}"
+    public = [p for p in parts[: next((i for i, p in enumerate(parts) if p.startswith("_")),
+                                      len(parts))]]
+    return f"{'.'.join(public)}.{key[1]}"
 
 
 def bounds_table() -> list[tuple[str, str, str, str]]:
