@@ -49,6 +49,9 @@ def add_dask_options(parser: argparse.ArgumentParser) -> None:
                    "(default: one per core)")
     g.add_argument("--worker-memory", metavar="SIZE", help="memory limit of each local worker, "
                    "e.g. 4GB (default: a safe share of this machine's memory)")
+    g.add_argument("--no-workers-timeout", type=float, metavar="SECONDS", help="give up (one "
+                   "line, nothing written) when the cluster has had no worker for this long "
+                   "(default 60); a worker lost while others live is survived")
 
 
 # ---------------------------------------------------------------------------- the dataset ----
@@ -283,6 +286,9 @@ def run_dask(args: argparse.Namespace, say: Any, method_params: dict,
              split_names: Callable[[str, str], list[str]]) -> int:
     """The body of ``anonml anonymize --engine dask``."""
     _check_args(args, method_params)
+    if args.no_workers_timeout is not None and not args.no_workers_timeout > 0:
+        raise InputError(f"--no-workers-timeout {args.no_workers_timeout:g} must be more than 0 "
+                         "seconds; fix: e.g. --no-workers-timeout 60")
     qi = split_names(args.qi, "qi")
     _require_dask()
     _check_cluster_args(args.scheduler, args.workers, args.worker_memory)
@@ -332,6 +338,8 @@ def run_dask(args: argparse.Namespace, say: Any, method_params: dict,
             label=args.target if args.labels else None, model=model, features=features,
             sensitive=args.sensitive, l=args.l, l_kind=args.l_kind or "distinct", c=args.c,
             t=args.t, client=client, progress=_Bars(say), **_tree_params(method_params),
+            no_workers_timeout=60.0 if args.no_workers_timeout is None else
+            args.no_workers_timeout,
         )
         seconds = time.perf_counter() - t
     finally:

@@ -272,6 +272,7 @@ def anonymize_dataset(
     max_depth: int | None = None,
     client: Any = None,
     progress: Callable[[str, int, int | None], None] | None = None,
+    no_workers_timeout: float = 60.0,
 ) -> DaskAnonymization:
     """k-anonymize a partitioned dataset on a Dask cluster; write a verified Parquet dataset.
 
@@ -314,12 +315,18 @@ def anonymize_dataset(
     criterion : {"gini", "entropy"}, default "gini"
     max_depth : int, optional
     client : distributed.Client, optional
-        Default: the current client; use :func:`local_cluster` to start one.
+        The cluster to run on: every task is submitted and awaited through this client (it
+        need not be the default one). Default: the current default client; use
+        :func:`local_cluster` to start one.
     progress : callable, optional
         ``progress(stage, done, total)``: stages "bins", "representatives", "recode_write"
         (per partition, total = partitions), "tree" and "refine" (per level, total None until
         the last call), "tree (local)" and "refine (local)" (per subtree batch finished in
         memory), "verify".
+    no_workers_timeout : float, default 60
+        Seconds the run waits while the cluster has no worker at all before it gives up with
+        :class:`~anonml.dask._cluster.ClusterError`. A worker that dies while others live is
+        survived: Dask recomputes what it held (every task has a recipe; nothing is scattered).
 
     Returns
     -------
@@ -334,6 +341,10 @@ def anonymize_dataset(
         The target exists, or its folder does not.
     PrivacyViolationError
         The independent check of the written table failed (nothing is left at the target).
+    ClusterError
+        The cluster lost work it could not recompute (a task killed its workers
+        ``allowed-failures`` times, the scheduler forgot results, no worker for
+        ``no_workers_timeout`` s); one line, nothing is left at the target.
 
     Notes
     -----
@@ -403,6 +414,12 @@ def anonymize_dataset(
                 "no Dask client; pass client=distributed.Client('tcp://host:8786') or "
                 "client=anonml.dask.local_cluster()"
             ) from None
+    if isinstance(no_workers_timeout, bool) or not isinstance(
+            no_workers_timeout, (int, float, np.number)) or not no_workers_timeout > 0:
+        raise InputError(f"no_workers_timeout={no_workers_timeout!r}; pass a number of seconds > 0")
+    from anonml.dask._cluster import ClusterError, Watched, lost_message, lost_types
+
+    client = Watched(client, float(no_workers_timeout))  # never a default client from here on
     needed = list(dict.fromkeys(
         qi + ([label] if label is not None else []) + (features or [])
         + ([sensitive] if sensitive is not None else [])
@@ -451,13 +468,21 @@ def anonymize_dataset(
             progress(stage, done, total)
 
     def run_parts(stage: str, futures: list) -> list:
-        if progress is not None:
-            for i, _ in enumerate(distributed.as_completed(futures), start=1):
-                tick(stage, i, len(futures))
-        return futures
+        """Wait for every future, checked (a failed or cancelled one raises here)."""
+        return client.wait(futures, tick=lambda done, total: tick(stage, done, total))
 
     tmp = target.parent / f".{target.name}.tmp-{uuid.uuid4().hex[:12]}"
+    # Dask picks "disk" (files local to each worker) when there is no default client; the
+    # engine's client may not be the default, so the shuffle method is named
     try:
+        import pyarrow  # noqa: F401
+
+        shuffle_method = "p2p"
+    except ImportError:  # pragma: no cover
+        shuffle_method = "tasks"
+    config = dask.config.set({"dataframe.shuffle.method": shuffle_method})
+    try:
+        config.__enter__()
         # ---- 1. global bins and codes, binned partitions kept on the workers
         t0 = time.perf_counter()
         summaries = client.compute([
@@ -479,7 +504,6 @@ def anonymize_dataset(
             dask.delayed(_bin_task)(p, spec_f, label, model, features) for p in parts
         ])
         run_parts("bins", states)
-        distributed.wait(states)
         seconds["bins"] = time.perf_counter() - t0
 
         # ---- 2. the tree (and AG's Mondrian refinement)
@@ -539,7 +563,7 @@ def anonymize_dataset(
             dask.delayed(K.pick_rows)(p, winners, i, qi) for i, p in enumerate(parts_of(qi))
         ])
         reps = client.submit(_reps_table, n_groups, qi, *picked, pure=False)
-        distributed.wait(reps)
+        client.wait([reps])
         del counts, med, med_parts, cands, winners, picked
         seconds["representatives"] = time.perf_counter() - t0
 
@@ -569,9 +593,13 @@ def anonymize_dataset(
         tick("verify", 1, 1)
         os.replace(tmp, target)
         seconds["verify"] = time.perf_counter() - t0
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(exc, lost_types()):
+            raise ClusterError(lost_message(exc)) from None
         raise
+    finally:
+        config.__exit__(None, None, None)
     return DaskAnonymization(
         n_rows=n_rows, n_groups=int(n_groups), min_class_size=int(smallest), achieved=achieved,
         seconds=seconds, target=target, n_levels=levels, n_merges=n_merges,
