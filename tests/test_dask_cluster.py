@@ -203,12 +203,14 @@ def _run_and_kill(argv: list, when: str, kill: Callable) -> tuple[int, str, str]
 
     reader = threading.Thread(target=read_err, daemon=True)
     reader.start()
+    guard = threading.Timer(240, proc.kill)  # a hang is a failure, not a stuck test run
+    guard.start()
     try:
-        out, _ = proc.communicate(timeout=240)
-    except subprocess.TimeoutExpired:  # pragma: no cover - a hang is a failure
-        proc.kill()
-        out, _ = proc.communicate()
-    reader.join(timeout=10)
+        out = proc.stdout.read()  # stderr is read by the thread only
+        proc.wait()
+    finally:
+        guard.cancel()
+    reader.join(timeout=30)
     assert fired.is_set(), f"no progress line with {when!r}: {''.join(err_lines)[-2000:]}"
     return proc.returncode, out, "".join(err_lines)
 
@@ -263,3 +265,25 @@ def test_every_worker_killed_is_one_line_and_nothing_written(cluster, tmp_path) 
     assert "Traceback" not in err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["data"]
     assert not cluster.alive()
+
+
+def test_scheduler_killed_is_one_line_and_nothing_written(tmp_path) -> None:
+    """The scheduler holds the task graph: when it dies the run cannot go on (Dask has no
+    scheduler failover). One line, exit code 1, nothing at the target, no traceback."""
+    c = RealCluster(tmp_path / "logs" if (tmp_path / "logs").mkdir() is None else None)
+    try:
+        c.ensure(2)
+        frame = _table(30000, 3)
+        data = _write(tmp_path / "data", frame, 6)
+        out = tmp_path / "out"
+        code, stdout, err = _run_and_kill(
+            _argv(data, out, c.address, "--no-workers-timeout", "5"), "tree",
+            lambda: os.kill(c.scheduler.pid, signal.SIGKILL))
+    finally:
+        c.close()
+    assert code == 1
+    lines = [line for line in err.splitlines() if line.startswith("anonml: error")]
+    assert len(lines) == 1, err[-3000:]
+    assert "Dask scheduler was lost" in lines[0] and "fix:" in lines[0]
+    assert "Traceback" not in err, err[-3000:]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data", "logs"]

@@ -315,10 +315,13 @@ def run_dask(args: argparse.Namespace, say: Any, method_params: dict,
         say(f"reading the model {args.model} in the sandbox")
         # each Dask worker process opens a sandbox of its own on the file's hashed bytes
         model = open_model(args.model, trust=bool(args.trust_model))
-    if not args.quiet:
-        logging.getLogger("distributed").setLevel(logging.ERROR)  # the bar, not worker logs
-    else:
-        logging.getLogger("distributed").setLevel(logging.CRITICAL)
+    # the bar and one-line errors, not Dask's logs (a lost worker or scheduler is reported
+    # once, by the engine, with the fix)
+    import distributed  # noqa: F401 - its loggers (dask's config gives some their own level)
+
+    for name in ["distributed", *logging.root.manager.loggerDict]:
+        if name == "distributed" or name.startswith("distributed."):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
     say(f"{'connecting to ' + args.scheduler if args.scheduler else 'starting a local cluster'}")
     with warnings.catch_warnings():  # a busy dashboard port is no business of this command
         warnings.filterwarnings("ignore", message=".*already in use", category=UserWarning)
@@ -344,7 +347,10 @@ def run_dask(args: argparse.Namespace, say: Any, method_params: dict,
         seconds = time.perf_counter() - t
     finally:
         cluster = getattr(client, "cluster", None) if ours else None
-        client.close()
+        try:
+            client.close(timeout=5)
+        except Exception:  # noqa: BLE001 - a scheduler that is gone cannot be said goodbye to
+            pass
         if cluster is not None:
             cluster.close()
     summary = {

@@ -417,7 +417,7 @@ def anonymize_dataset(
     if isinstance(no_workers_timeout, bool) or not isinstance(
             no_workers_timeout, (int, float, np.number)) or not no_workers_timeout > 0:
         raise InputError(f"no_workers_timeout={no_workers_timeout!r}; pass a number of seconds > 0")
-    from anonml.dask._cluster import ClusterError, Watched, lost_message, lost_types
+    from anonml.dask._cluster import Watched, lost_types
 
     client = Watched(client, float(no_workers_timeout))  # never a default client from here on
     needed = list(dict.fromkeys(
@@ -596,7 +596,7 @@ def anonymize_dataset(
     except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
         if isinstance(exc, lost_types()):
-            raise ClusterError(lost_message(exc)) from None
+            raise client.lost(exc) from None
         raise
     finally:
         config.__exit__(None, None, None)

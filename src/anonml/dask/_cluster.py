@@ -79,6 +79,15 @@ class Watched:
         return self.client.compute(*args, **kwargs)
 
     # waits -------------------------------------------------------------------------------
+    def lost(self, exc: BaseException) -> ClusterError:
+        """The one-line error for ``exc`` (a lost scheduler is named as such)."""
+        if getattr(self.client, "status", "running") != "running":
+            why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            return ClusterError(
+                f"the connection to the Dask scheduler was lost ({type(exc).__name__}: "
+                f"{why[:200]}); the run cannot go on without its scheduler; {_FIX}")
+        return ClusterError(lost_message(exc))
+
     def _check_workers(self) -> None:
         try:
             n = len(self.client.nthreads())
@@ -107,13 +116,13 @@ class Watched:
                 self._check_workers()
                 continue
             except lost_types() as err:
-                raise ClusterError(lost_message(err)) from None
+                raise self.lost(err) from None
             break
         if future.status == "cancelled":
-            raise ClusterError(lost_message(_cancelled(future)))
+            raise self.lost(_cancelled(future))
         if exc is not None:
             if isinstance(exc, lost_types()):
-                raise ClusterError(lost_message(exc)) from None
+                raise self.lost(exc) from None
             future.result()  # the task's own error, as raised on the worker
 
     def wait(self, futures: Iterable[Any],
@@ -134,7 +143,7 @@ class Watched:
         try:
             out = self.client.gather(items)
         except lost_types() as err:
-            raise ClusterError(lost_message(err)) from None
+            raise self.lost(err) from None
         return out[0] if single else out
 
 
