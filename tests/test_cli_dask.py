@@ -214,3 +214,76 @@ def test_own_local_cluster_with_progress(tmp_path, capsys) -> None:
     assert "starting a local cluster" in err and "tree" in err  # progress lines (no terminal)
     assert "Traceback" not in err and "warn" not in err.lower()
     assert len(pd.read_parquet(tmp_path / "out")) == len(frame)
+
+
+# -- one reading of the dataset (anonml/dask/_dataset.py, shared by the CLI and the engine) ----
+def _hidden_copies(data: Path, frame: pd.DataFrame) -> None:
+    """Files Arrow and Dask skip: an underscore file and a hidden folder's copy."""
+    frame.iloc[:500].to_parquet(data / "_extra.parquet")
+    (data / ".old").mkdir()
+    frame.to_parquet(data / ".old" / "part-0.parquet")
+    (data / "_tmp").mkdir()
+    frame.iloc[:10].to_parquet(data / "_tmp" / "part-1.parquet")
+
+
+def test_list_files_skips_hidden_and_underscore(tmp_path) -> None:
+    from anonml.dask._dataset import list_files
+
+    data = _write(tmp_path / "data", _table(300), parts=3)
+    _hidden_copies(data, _table(300))
+    (data / "sub").mkdir()
+    _table(30).to_parquet(data / "sub" / "part-9.parquet")
+    want = sorted(str(p) for p in [*data.glob("part-*.parquet"), data / "sub" / "part-9.parquet"])
+    assert list_files(data) == want
+    assert list_files(data.as_uri()) == want  # a file:// URL is the same folder
+    assert list_files(str(data / "*.parquet")) == want[:3]
+    assert list_files(str(data / "**" / "*.parquet")) == want
+
+
+@pytest.mark.parametrize("as_url", [False, True])
+def test_hidden_files_are_not_read_and_the_summary_counts_the_engines_files(
+        tmp_path, capsys, client, as_url) -> None:
+    """The dataset holds _extra.parquet, .old/part-0.parquet and _tmp/part-1.parquet: the
+    output has exactly the visible files' rows and files_in counts the visible files (the
+    engine's own count). The same through a file:// URL."""
+    frame = _table()
+    data = _write(tmp_path / "data", frame)
+    _hidden_copies(data, frame)
+    out = tmp_path / "out"
+    source = data.as_uri() if as_url else str(data)
+    code, stdout, err = _run(capsys, source, *BASE, "--scheduler", client.scheduler.address,
+                             "-o", str(out), "--json")
+    assert code == 0, err
+    import json
+
+    summary = json.loads(stdout.strip().splitlines()[-1])
+    assert summary["files_in"] == 3
+    assert summary["rows"] == len(frame)
+    written = pd.read_parquet(out)
+    assert len(written) == len(frame)
+    assert written["hours"].tolist() == frame["hours"].tolist()
+
+
+def test_api_counts_the_files_it_read(tmp_path, client) -> None:
+    from anonml.dask import anonymize_dataset
+
+    frame = _table()
+    data = _write(tmp_path / "data", frame)
+    _hidden_copies(data, frame)
+    res = anonymize_dataset(data.as_uri(), tmp_path / "out", k=20, quasi_identifiers=["age", "sex", "zip"],
+                            method="mondrian", client=client)
+    assert (res.n_files, res.n_rows) == (3, len(frame))
+    assert len(pd.read_parquet(tmp_path / "out")) == len(frame)
+
+
+@pytest.mark.parametrize("name", ["table.csv", "part-1.parquet"])
+def test_a_csv_given_to_the_dask_engine(tmp_path, capsys, name) -> None:
+    """A CSV (alone, or named .parquet inside a dataset) is one line saying the engine reads
+    Parquet and naming the file, not pyarrow's 'Parquet magic bytes not found'."""
+    data = _write(tmp_path / "data", _table())
+    _table(50).to_csv(data / name, index=False)
+    source = str(data / name) if name.endswith(".csv") else str(data)
+    code, _, err = _run(capsys, source, *BASE, "-o", str(tmp_path / "out"))
+    _one_line_error(code, err, "the Dask engine reads Parquet", name, "fix:")
+    assert "magic bytes" not in err
+    assert not (tmp_path / "out").exists()

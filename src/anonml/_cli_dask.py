@@ -11,7 +11,6 @@ writes to a temporary sibling folder, verifies it, and renames it into place.
 from __future__ import annotations
 
 import argparse
-import glob
 import json
 import logging
 import os
@@ -55,80 +54,20 @@ def add_dask_options(parser: argparse.ArgumentParser) -> None:
 
 
 # ---------------------------------------------------------------------------- the dataset ----
-def parquet_files(source: str) -> list[Path]:
-    """The Parquet files of a folder (searched recursively) or a glob, sorted; one-line errors."""
-    p = Path(source)
-    if p.is_dir():
-        # every entry but folders: a FIFO or device named *.parquet is refused, not skipped
-        files = sorted(f for f in p.rglob("*.parquet") if not f.is_dir()
-                       and not any(part.startswith((".", "_")) for part in
-                                   f.relative_to(p).parts))
-        if not files:
-            raise InputError(f"folder {source!r} holds no .parquet file; fix: give the folder of "
-                             "a Parquet dataset (or a glob such as 'data/*.parquet')")
-        return files
-    if glob.has_magic(source):
-        files = sorted(Path(f) for f in glob.glob(source, recursive=True)
-                       if not Path(f).is_dir())
-        if not files:
-            raise InputError(f"no file matches {source!r}; fix: check the pattern, e.g. "
-                             "'data/*.parquet'")
-        return files
-    if p.exists() or p.is_symlink():
-        return [p]  # a regular file or not: check_parquet_schema opens it and says which
-    raise InputError(f"Parquet dataset {source!r} does not exist; fix: give a folder of Parquet "
-                     "files or a glob such as 'data/*.parquet'")
+# one reading of the dataset, shared with the engine: anonml/dask/_dataset.py
+def parquet_files(source: str) -> list[str]:
+    """The Parquet files of a folder, glob, file or URL, as the engine reads them."""
+    from anonml.dask._dataset import list_files
+
+    return list_files(source)
 
 
-def _kind(arrow_type: Any) -> str:
-    """The logical type of an Arrow column: string and large_string, or a dictionary of
-    strings, are the same column for pandas."""
-    import pyarrow as pa
+def check_parquet_schema(files: list[str], columns: list[str], source: str = "") -> dict[str, str]:
+    """Every file's schema: each of ``columns`` and of the first file's columns in every
+    file with one type; returns column -> type (one-line errors)."""
+    from anonml.dask._dataset import check_schema
 
-    t = arrow_type
-    if pa.types.is_dictionary(t):
-        t = t.value_type
-    if pa.types.is_string(t) or pa.types.is_large_string(t) or (
-            hasattr(pa.types, "is_string_view") and pa.types.is_string_view(t)):
-        return "string"
-    if pa.types.is_null(t):
-        return "null"
-    return str(t)
-
-
-def check_parquet_schema(files: list[Path], columns: list[str]) -> dict[str, str]:
-    """Read every file's schema (metadata only) and check that each of ``columns`` is in
-    every file with one type; returns column -> type. One-line errors name the column, the
-    file and the fix."""
-    import pyarrow.parquet as pq
-
-    from anonml import _io
-
-    seen: dict[str, tuple[str, Path]] = {}
-    for f in files:
-        try:
-            with _io.open_regular(f, "Parquet file", max_bytes=_io.MAX_TABLE_BYTES) as fh:
-                schema = pq.read_schema(fh)
-        except InputError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - pyarrow raises several kinds for a bad file
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise InputError(f"{str(f)!r} is not a readable Parquet file ({first}); fix: remove "
-                             "it from the dataset or rewrite it") from None
-        names = set(schema.names)
-        for c in columns:
-            if c not in names:
-                raise InputError(f"column {c!r} is missing from {str(f)!r} (a partition of the "
-                                 f"dataset); fix: write that column in every file, or leave it "
-                                 "out of the command")
-            kind = _kind(schema.field(c).type)
-            if c not in seen or seen[c][0] == "null":
-                seen[c] = (kind, f)
-            elif kind != seen[c][0] and kind != "null":
-                raise InputError(f"column {c!r} is {seen[c][0]} in {str(seen[c][1])!r} but "
-                                 f"{kind} in {str(f)!r}; fix: rewrite the partitions with one "
-                                 f"type, e.g. cast it to {seen[c][0]}")
-    return {c: kind for c, (kind, _) in seen.items()}
+    return check_schema(files, columns, source)[1]
 
 
 def _sample(files: list[Path], columns: list[str], n: int = 1000) -> Any:
@@ -259,8 +198,11 @@ def _check_output(path: str, source: str) -> Path:
         raise InputError(f"output {path!r} exists; fix: choose a new folder, or remove it first "
                          "(the Dask engine never writes into an existing folder)")
     check_output_folder(out)
-    src = Path(source)
-    if src.is_dir() and (out.resolve() == src.resolve() or src.resolve() in out.resolve().parents):
+    from anonml.dask._dataset import _local_path
+
+    local = _local_path(source)
+    src = Path(local) if local is not None else None
+    if src is not None and src.is_dir() and (out.resolve() == src.resolve() or src.resolve() in out.resolve().parents):
         raise InputError(f"output {path!r} is inside the input dataset {source!r}; fix: write "
                          "it elsewhere")
     return out
@@ -297,15 +239,11 @@ def run_dask(args: argparse.Namespace, say: Any, method_params: dict,
     needed = list(dict.fromkeys(qi + [c for c in (args.target, args.sensitive) if c]))
     if args.target in qi:
         raise InputError(f"target {args.target!r} is also listed in --qi; remove it from --qi")
-    check_parquet_schema(files, needed)
-    import pyarrow.parquet as pq
-
-    from anonml._io import open_regular
+    from anonml.dask._dataset import check_schema
     from anonml.encoding import check_lookalike_columns
 
-    with open_regular(files[0], "Parquet file", max_bytes=None) as fh:
-        all_columns = pq.read_schema(fh).names
-    check_parquet_schema(files, all_columns)  # every column, since every one is written
+    # every column, since every one is written; the needed ones named first
+    all_columns, _ = check_schema(files, needed, args.input)
     check_lookalike_columns(all_columns, qi, where=f"the dataset {args.input!r}")
     model, features = None, None
     if args.model is not None:
@@ -359,7 +297,7 @@ def run_dask(args: argparse.Namespace, say: Any, method_params: dict,
         **{k: v for k, v in dict(result.achieved or {}).items()},
         "seconds": round(seconds, 3),
         "stage_seconds": {s: round(float(v), 3) for s, v in dict(result.seconds).items()},
-        "files_in": len(files), "output": str(result.target), "workers": n_workers,
+        "files_in": int(result.n_files), "output": str(result.target), "workers": n_workers,
     }
     if hasattr(result, "n_levels"):  # tree levels by where they were grown
         summary["levels"] = {str(s): int(v) for s, v in dict(result.n_levels).items()}

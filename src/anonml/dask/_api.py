@@ -3,7 +3,6 @@ partitioned Parquet dataset out, on a Dask cluster. See docs/dask.md for the des
 
 from __future__ import annotations
 
-import glob as _glob
 import os
 import shutil
 import time
@@ -15,7 +14,6 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from anonml import _io
 from anonml._errors import InputError, OutputError
 from anonml._install import install_hint
 from anonml.anonymize import _kernels as K
@@ -59,6 +57,9 @@ class DaskAnonymization:
         Tree levels grown ("tree", and "refine" for AG's Mondrian refinement).
     n_merges : int
         Groups merged into their nearest group to reach l or t.
+    n_files : int
+        Parquet files read (0 for a dask DataFrame source): the files listed by
+        :func:`anonml.dask._dataset.list_files`, hidden and ``_`` files skipped.
     """
 
     n_rows: int
@@ -69,6 +70,7 @@ class DaskAnonymization:
     target: Path
     n_levels: dict = field(default_factory=dict)
     n_merges: int = 0
+    n_files: int = 0
 
 
 def local_cluster(
@@ -103,68 +105,6 @@ def local_cluster(
 
 
 # -- input checks ------------------------------------------------------------------------------
-def _parquet_files(source: Any) -> list[str]:
-    text = os.fspath(source)
-    p = Path(text)
-    if any(ch in text for ch in "*?["):
-        files = sorted(_glob.glob(text, recursive=True))
-    elif p.is_dir():
-        files = sorted(str(f) for f in p.rglob("*.parquet") if not f.is_dir())
-    elif p.is_file():
-        files = [text]
-    else:
-        raise InputError(
-            f"Parquet source {text!r} does not exist; pass a folder of .parquet files, a glob "
-            "such as 'data/*.parquet', or a dask DataFrame"
-        )
-    if not files:
-        raise InputError(f"Parquet source {text!r} holds no .parquet files; check the path")
-    return files
-
-
-def _arrow_kind(t: Any) -> str:
-    import pyarrow as pa
-
-    if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t):
-        return "numeric"
-    if pa.types.is_null(t):
-        return "null"
-    return "categorical"
-
-
-def _check_files(files: list[str], needed: list) -> None:
-    """Every needed column in every file, with one kind (numeric/text) across files."""
-    try:
-        import pyarrow.parquet as pq
-    except ImportError:  # pragma: no cover
-        raise InputError(f"reading Parquet needs pyarrow; {install_hint('parquet')}") from None
-    kinds: dict = {}
-    for f in files:
-        try:
-            with _io.open_regular(f, "Parquet file", max_bytes=_io.MAX_TABLE_BYTES) as fh:
-                schema = pq.read_schema(fh)
-        except InputError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - any unreadable file is one input error
-            raise InputError(f"{f!r} is not a readable Parquet file ({type(exc).__name__}); remove or rewrite it") from None
-        names = set(schema.names)
-        for c in needed:
-            if c not in names:
-                raise InputError(
-                    f"column {c!r} is missing from {Path(f).name!r}; every file of the dataset "
-                    "needs the same columns (rewrite it with one schema)"
-                )
-            kind = _arrow_kind(schema.field(c).type)
-            if kind == "null":
-                continue
-            first = kinds.setdefault(c, (kind, f))
-            if first[0] != kind:
-                raise InputError(
-                    f"column {c!r} is {first[0]} in {Path(first[1]).name!r} but {kind} in "
-                    f"{Path(f).name!r}; cast it to one type in every file"
-                )
-
-
 def _positive_int(name: str, v: Any, low: int) -> int:
     if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
         raise InputError(f"{name}={v!r}; pass an integer >= {low}")
@@ -425,15 +365,15 @@ def anonymize_dataset(
         + ([sensitive] if sensitive is not None else [])
     ))
     if isinstance(source, (str, os.PathLike)):
-        files = _parquet_files(source)
-        _check_files(files, needed)
-        import pyarrow.parquet as pq
-
+        from anonml.dask._dataset import check_schema, list_files, read_schema
         from anonml.encoding import check_lookalike_columns
 
-        with _io.open_regular(files[0], "Parquet file", max_bytes=None) as fh:
-            check_lookalike_columns(pq.read_schema(fh).names, qi, where=repr(os.fspath(source)))
-        meta = pd.read_parquet(files[0], columns=needed).iloc[:0]
+        # the files and schemas the CLI checked too (one module): hidden and _ files skipped
+        files = list_files(source)
+        names, _ = check_schema(files, needed, source)
+        check_lookalike_columns(names, qi, where=repr(os.fspath(source)))
+        meta = read_schema(files[0]).empty_table().select(needed).to_pandas()
+        n_files = len(files)
 
         def parts_of(columns: list | None) -> list:  # one partition per file, read by pandas
             return [dask.delayed(_read_file, pure=False)(f, columns) for f in files]
@@ -449,6 +389,7 @@ def anonymize_dataset(
             )
         meta = source._meta
         delayed_parts = source.to_delayed()
+        n_files = 0
 
         def parts_of(columns: list | None) -> list:
             return delayed_parts
@@ -602,7 +543,7 @@ def anonymize_dataset(
         config.__exit__(None, None, None)
     return DaskAnonymization(
         n_rows=n_rows, n_groups=int(n_groups), min_class_size=int(smallest), achieved=achieved,
-        seconds=seconds, target=target, n_levels=levels, n_merges=n_merges,
+        seconds=seconds, target=target, n_levels=levels, n_merges=n_merges, n_files=n_files,
     )
 
 
