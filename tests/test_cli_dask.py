@@ -287,3 +287,70 @@ def test_a_csv_given_to_the_dask_engine(tmp_path, capsys, name) -> None:
     _one_line_error(code, err, "the Dask engine reads Parquet", name, "fix:")
     assert "magic bytes" not in err
     assert not (tmp_path / "out").exists()
+
+
+# -- the in-memory CLI's rules on the Dask path ---------------------------------------------
+def test_identifier_column_refused_then_dropped_or_kept(tmp_path, capsys, client) -> None:
+    """A column unique on every row (row_id) is refused as in memory, in one line naming the
+    --drop/--keep flags; --drop removes it from the output, --keep writes it. A column unique
+    inside each file but repeated across files (the row number in its file) is no identifier:
+    the exact count across partitions clears it."""
+    frame = _table().assign(row_id=lambda f: np.arange(len(f)) * 7 + 1000)
+    data = _write(tmp_path / "data", frame)
+    for i, f in enumerate(sorted(data.glob("*.parquet"))):  # row number within each file
+        part = pd.read_parquet(f)
+        part.assign(line=np.arange(len(part))).to_parquet(f)
+    addr = ["--scheduler", client.scheduler.address]
+    code, _, err = _run(capsys, str(data), *BASE, *addr, "-o", str(tmp_path / "out"))
+    _one_line_error(code, err, "'row_id'", "different value on every row", "--drop row_id",
+                    "--keep")
+    assert "'line'" not in err
+    assert not (tmp_path / "out").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data"]
+    code, _, err = _run(capsys, str(data), *BASE, *addr, "--drop", "row_id", "-o",
+                        str(tmp_path / "dropped"))
+    assert code == 0, err
+    dropped = pd.read_parquet(tmp_path / "dropped")
+    assert "row_id" not in dropped.columns and len(dropped) == len(frame)
+    assert dropped["line"].tolist() == pd.concat(
+        [pd.read_parquet(f) for f in sorted(data.glob("*.parquet"))])["line"].tolist()
+    code, _, err = _run(capsys, str(data), *BASE, *addr, "--keep", "row_id", "-o",
+                        str(tmp_path / "kept"))
+    assert code == 0, err
+    assert pd.read_parquet(tmp_path / "kept")["row_id"].tolist() == frame["row_id"].tolist()
+
+
+def test_drop_of_a_qi_or_unknown_column(tmp_path, capsys) -> None:
+    data = _write(tmp_path / "data", _table())
+    code, _, err = _run(capsys, str(data), *BASE, "--drop", "age", "-o", str(tmp_path / "o"))
+    _one_line_error(code, err, "--drop 'age'", "quasi-identifier")
+    code, _, err = _run(capsys, str(data), *BASE, "--keep", "nope", "-o", str(tmp_path / "o"))
+    _one_line_error(code, err, "--keep 'nope'", "not a column")
+
+
+def test_a_missing_label_is_named_as_the_user_knows_it(tmp_path, capsys, client) -> None:
+    frame = _table()
+    frame["income"] = frame["income"].astype(object)
+    frame.loc[5, "income"] = None
+    data = _write(tmp_path / "data", frame)
+    code, _, err = _run(capsys, str(data), *BASE, "--scheduler", client.scheduler.address,
+                        "-o", str(tmp_path / "out"))
+    _one_line_error(code, err, "'income'", "missing values")
+    assert "guide" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data"]
+
+
+def test_a_damaged_data_page_names_the_file(tmp_path, capsys, client) -> None:
+    """The footer (schema) is intact, so the checks before the run pass; the column chunks
+    are garbage. The worker's error is one line naming the file, nothing is written."""
+    data = _write(tmp_path / "data", _table())
+    bad = data / "part-1.parquet"
+    raw = bytearray(bad.read_bytes())
+    footer = int.from_bytes(raw[-8:-4], "little") + 8
+    for i in range(8, len(raw) - footer - 8):  # every byte of the data pages
+        raw[i] = (raw[i] * 31 + 17) % 256
+    bad.write_bytes(bytes(raw))
+    code, _, err = _run(capsys, str(data), *BASE, "--scheduler", client.scheduler.address,
+                        "-o", str(tmp_path / "out"))
+    _one_line_error(code, err, "part-1.parquet", "could not be read", "fix:")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data"]

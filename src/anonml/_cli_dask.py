@@ -26,8 +26,8 @@ __all__ = ["add_dask_options", "run_dask", "parquet_files", "check_parquet_schem
 #: options of ``anonml anonymize`` that the Dask engine does not read, and their defaults
 _UNSUPPORTED = {
     "predictions": None, "retrain": False, "test": None, "save_mapping": None,
-    "hierarchies": None, "suppression": 0.0, "recoding": "representative", "drop": None,
-    "keep": None, "na_values": None, "sep": None, "categorical": None,
+    "hierarchies": None, "suppression": 0.0, "recoding": "representative",
+    "na_values": None, "sep": None, "categorical": None,
     "representative": "majority_medoid", "t_distance": None,
 }
 _TREE_PARAMS = ("refine", "criterion", "max_depth")  # AG options the Dask engine reads too
@@ -245,11 +245,22 @@ def run_dask(args: argparse.Namespace, say: Any, method_params: dict,
     # every column, since every one is written; the needed ones named first
     all_columns, _ = check_schema(files, needed, args.input)
     check_lookalike_columns(all_columns, qi, where=f"the dataset {args.input!r}")
+    drop = split_names(args.drop, "drop") if args.drop else []
+    keep = split_names(args.keep, "keep") if args.keep else []
+    for flag, names in (("--drop", drop), ("--keep", keep)):
+        missing = [n for n in names if n not in set(all_columns)]
+        if missing:
+            raise InputError(f"{flag} {missing[0]!r} is not a column; columns are: "
+                             f"{', '.join(map(str, all_columns[:12]))}")
+    for name in drop:
+        if name in set(needed):
+            raise InputError(f"--drop {name!r} is also the --target, the --sensitive column or a "
+                             "quasi-identifier; fix: drop it from one of them")
     model, features = None, None
     if args.model is not None:
         from anonml.safemodel import open_model
 
-        features = [c for c in all_columns if c != args.target]
+        features = [c for c in all_columns if c != args.target and c not in set(drop)]
         say(f"reading the model {args.model} in the sandbox")
         # each Dask worker process opens a sandbox of its own on the file's hashed bytes
         model = open_model(args.model, trust=bool(args.trust_model))
@@ -266,6 +277,7 @@ def run_dask(args: argparse.Namespace, say: Any, method_params: dict,
         client, ours = connect(args.scheduler, args.workers, args.worker_memory)
     try:
         from anonml.dask import anonymize_dataset
+        from anonml.dask._identifiers import IdentifierColumnError
 
         info = client.scheduler_info()
         n_workers = len(info.get("workers", {}))
@@ -273,15 +285,16 @@ def run_dask(args: argparse.Namespace, say: Any, method_params: dict,
             f"({'AccuracyGuided' if args.method == 'ag' else 'Mondrian'}, k={args.k}, "
             f"{len(qi)} quasi-identifiers)")
         t = time.perf_counter()
-        result = anonymize_dataset(
-            args.input, target, k=args.k, quasi_identifiers=qi,
-            method="accuracy_guided" if args.method == "ag" else "mondrian",
-            label=args.target if args.labels else None, model=model, features=features,
-            sensitive=args.sensitive, l=args.l, l_kind=args.l_kind or "distinct", c=args.c,
-            t=args.t, client=client, progress=_Bars(say), **_tree_params(method_params),
-            no_workers_timeout=60.0 if args.no_workers_timeout is None else
-            args.no_workers_timeout,
-        )
+        try:
+            result = _anonymize(anonymize_dataset, args, client, target, qi, model, features,
+                                drop, keep, method_params, say)
+        except IdentifierColumnError as exc:  # the in-memory CLI's words, with its flags
+            names = ",".join(map(str, exc.columns))
+            shown = ", ".join(repr(c) for c in exc.columns[:5])
+            raise InputError(f"column {shown} has a different value on every row and is not a "
+                             "quasi-identifier: it would name every person in the output; fix: "
+                             f"--drop {names} (or --keep it if it must stay, or add it to --qi); "
+                             "nothing was written") from None
         seconds = time.perf_counter() - t
     finally:
         cluster = getattr(client, "cluster", None) if ours else None
@@ -291,6 +304,25 @@ def run_dask(args: argparse.Namespace, say: Any, method_params: dict,
             pass
         if cluster is not None:
             cluster.close()
+    return _print_summary(args, result, seconds, n_workers)
+
+
+def _anonymize(anonymize_dataset: Any, args: argparse.Namespace, client: Any, target: Path,
+               qi: list, model: Any, features: Any, drop: list, keep: list, method_params: dict,
+               say: Any) -> Any:
+    """The engine's call, with the command's options."""
+    return anonymize_dataset(
+        args.input, target, k=args.k, quasi_identifiers=qi,
+        method="accuracy_guided" if args.method == "ag" else "mondrian",
+        label=args.target if args.labels else None, model=model, features=features,
+        sensitive=args.sensitive, l=args.l, l_kind=args.l_kind or "distinct", c=args.c,
+        t=args.t, client=client, progress=_Bars(say), **_tree_params(method_params),
+        no_workers_timeout=60.0 if args.no_workers_timeout is None else
+        args.no_workers_timeout, drop=drop, keep=keep,
+    )
+
+
+def _print_summary(args: argparse.Namespace, result: Any, seconds: float, n_workers: int) -> int:
     summary = {
         "engine": "dask", "method": args.method, "k": args.k, "rows": int(result.n_rows),
         "groups": int(result.n_groups), "min_class_size": int(result.min_class_size),

@@ -17,6 +17,7 @@ import pandas as pd
 from anonml._errors import InputError, OutputError
 from anonml._install import install_hint
 from anonml.anonymize import _kernels as K
+from anonml.dask._identifiers import IdentifierColumnError, merge_flags, unique_flags
 from anonml.dask._tree import _put, compact, grow, tree_reduce
 
 __all__ = ["anonymize_dataset", "local_cluster", "DaskAnonymization"]
@@ -120,7 +121,8 @@ def _guide(part: pd.DataFrame, label: Any, model: Any, features: list | None) ->
     return None
 
 
-def _summary_task(part, numeric, categorical, label, model, features, max_bins, needed, sensitive):
+def _summary_task(part, numeric, categorical, label, model, features, max_bins, needed, sensitive,
+                  check=()):
     missing = [c for c in needed if c not in part.columns]
     if missing:
         raise InputError(
@@ -134,6 +136,7 @@ def _summary_task(part, numeric, categorical, label, model, features, max_bins, 
         vc = part[sensitive].value_counts(dropna=False)
         vc.index = pd.Index(np.asarray(vc.index, dtype=object), dtype=object)
         out["sensitive"] = vc
+    out["unique"] = unique_flags(part, list(check)) if check else None
     return out
 
 
@@ -141,13 +144,23 @@ def _merge_task(max_bins, *parts):
     acc = parts[0]
     for p in parts[1:]:
         sens = K._add_counts(acc.get("sensitive"), p.get("sensitive"))
+        flags = merge_flags(acc.get("unique"), p.get("unique"))
         acc = K.merge_summaries(acc, p, max_bins)
-        acc["sensitive"] = sens
+        acc["sensitive"], acc["unique"] = sens, flags
     return acc
 
 
 def _read_file(path: str, columns: list | None) -> pd.DataFrame:
-    return pd.read_parquet(path, columns=columns)
+    """One Parquet file (one partition); a damaged one is one line naming the file."""
+    try:
+        return pd.read_parquet(path, columns=columns)
+    except (MemoryError, KeyboardInterrupt):
+        raise
+    except Exception as exc:  # noqa: BLE001 - pyarrow's errors for damaged pages vary
+        why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(
+            f"Parquet file {path!r} could not be read ({type(exc).__name__}: {why[:200]}); "
+            "fix: the file is damaged: rewrite it, or remove it from the dataset") from None
 
 
 def _bin_task(part, spec, label, model, features):
@@ -181,9 +194,11 @@ def _reps_table(n_groups: int, qi: list, *picked: pd.DataFrame) -> pd.DataFrame:
     return reps[qi].reset_index(drop=True)
 
 
-def _write_task(part, groups, reps, qi, folder, i):
+def _write_task(part, groups, reps, qi, folder, i, drop=()):
     from anonml._io import write_parquet
 
+    if drop:
+        part = part.drop(columns=list(drop), errors="ignore")
     out = K.recode_partition(part, groups, reps, qi)
     # no metadata of the input (pandas attrs, schema key-values): the columns and their types
     write_parquet(out, os.path.join(folder, f"part.{i:05d}.parquet"))
@@ -213,6 +228,8 @@ def anonymize_dataset(
     client: Any = None,
     progress: Callable[[str, int, int | None], None] | None = None,
     no_workers_timeout: float = 60.0,
+    drop: Sequence[Any] | None = None,
+    keep: Sequence[Any] | None = None,
 ) -> DaskAnonymization:
     """k-anonymize a partitioned dataset on a Dask cluster; write a verified Parquet dataset.
 
@@ -268,6 +285,13 @@ def anonymize_dataset(
         :class:`~anonml.dask._cluster.ClusterError`. A worker that dies while others live is
         survived: Dask recomputes what it held (every task has a recipe; nothing is scattered).
 
+    drop : list, optional
+        Columns not written to the output (e.g. record ids).
+    keep : list, optional
+        Columns with a different value on every row written on purpose. Any other such column
+        (not a QI, not dropped) is refused, as by the in-memory CLI: it would name every person
+        in the output (:mod:`anonml.dask._identifiers`; checked in the first pass).
+
     Returns
     -------
     DaskAnonymization
@@ -276,7 +300,9 @@ def anonymize_dataset(
     ------
     InputError
         A bad parameter, a missing source, a column missing from a file or partition, a column
-        numeric in some files and text in others, missing values in a numeric QI, no client.
+        numeric in some files and text in others, missing values in a numeric QI, no client,
+        a damaged file (named), a column unique per row that is neither dropped nor kept
+        (:class:`~anonml.dask._identifiers.IdentifierColumnError`, with ``.columns``).
     OutputError
         The target exists, or its folder does not.
     PrivacyViolationError
@@ -371,8 +397,9 @@ def anonymize_dataset(
         # the files and schemas the CLI checked too (one module): hidden and _ files skipped
         files = list_files(source)
         names, _ = check_schema(files, needed, source)
+        names = list(names)
         check_lookalike_columns(names, qi, where=repr(os.fspath(source)))
-        meta = read_schema(files[0]).empty_table().select(needed).to_pandas()
+        meta = read_schema(files[0]).empty_table().to_pandas()  # every column, no row
         n_files = len(files)
 
         def parts_of(columns: list | None) -> list:  # one partition per file, read by pandas
@@ -390,6 +417,7 @@ def anonymize_dataset(
         meta = source._meta
         delayed_parts = source.to_delayed()
         n_files = 0
+        names = list(source.columns)
 
         def parts_of(columns: list | None) -> list:
             return delayed_parts
@@ -402,6 +430,15 @@ def anonymize_dataset(
         if not pd.api.types.is_numeric_dtype(meta[col]) or pd.api.types.is_bool_dtype(meta[col])
     ]
     numeric = [col for col in qi if col not in set(categorical)]
+    drop = _column_list("drop", drop, names)
+    keep = _column_list("keep", keep, names)
+    for name in drop:
+        if name in set(needed):
+            raise InputError(f"drop={name!r} is a quasi-identifier, the label, a model feature "
+                             "or the sensitive column; remove it from one of them")
+    # columns that must not be unique per row (as unique_columns in memory: not the QIs)
+    check = [c for c in names if c not in set(qi) | set(keep) | set(drop)]
+    written = [c for c in names if c not in set(drop)]
     parts = parts_of(needed)  # the columns the engine reads
 
     def tick(stage: str, done: int, total: int | None) -> None:
@@ -426,20 +463,24 @@ def anonymize_dataset(
         config.__enter__()
         # ---- 1. global bins and codes, binned partitions kept on the workers
         t0 = time.perf_counter()
+        read = list(dict.fromkeys(needed + check))
         summaries = client.compute([
             dask.delayed(_summary_task)(p, numeric, categorical, label, model, features, max_bins,
-                                        needed, sensitive)
-            for p in parts
+                                        needed, sensitive, check)
+            for p in (parts_of(read) if check else parts)
         ])
         run_parts("bins", summaries)
         import functools
 
         summary = client.gather(tree_reduce(client, summaries, functools.partial(_merge_task, max_bins)))
         del summaries
-        spec = K.finalize_bins(summary, qi, categorical, max_bins, label="guide" if (label is not None or model is not None) else None)
+        guide_name = label if label is not None else (
+            "the model's predictions" if model is not None else None)
+        spec = K.finalize_bins(summary, qi, categorical, max_bins, label=guide_name)
         n_rows = int(summary["n"])
         if n_rows < k:
             raise InputError(f"the dataset has {n_rows} rows, fewer than k={k}; lower k or add data")
+        _refuse_identifiers(client, dd, parts_of, meta, summary.get("unique"), n_rows)
         spec_f = _put(client, spec)
         states = client.compute([
             dask.delayed(_bin_task)(p, spec_f, label, model, features) for p in parts
@@ -513,8 +554,8 @@ def anonymize_dataset(
         tmp.mkdir()
         del states
         written = client.compute([
-            dask.delayed(_write_task)(p, g, reps, qi, str(tmp), i)
-            for i, (p, g) in enumerate(zip(parts_of(None), groups))
+            dask.delayed(_write_task)(p, g, reps, qi, str(tmp), i, drop)
+            for i, (p, g) in enumerate(zip(parts_of(written), groups))
         ])
         run_parts("recode_write", written)
         n_written = sum(client.gather(written))
@@ -545,6 +586,39 @@ def anonymize_dataset(
         n_rows=n_rows, n_groups=int(n_groups), min_class_size=int(smallest), achieved=achieved,
         seconds=seconds, target=target, n_levels=levels, n_merges=n_merges, n_files=n_files,
     )
+
+
+def _column_list(name: str, value: Any, names: list) -> list:
+    if value is None:
+        return []
+    if isinstance(value, (str, bytes)):
+        raise InputError(f"{name}={value!r}; pass a list of column names, e.g. {name}=['id']")
+    cols = list(value)
+    missing = [c for c in cols if c not in set(names)]
+    if missing:
+        raise InputError(f"{name}={missing[0]!r} is not a column; columns are: "
+                         f"{', '.join(map(str, names[:12]))}")
+    return cols
+
+
+def _refuse_identifiers(client, dd, parts_of, meta, flags, n_rows) -> None:
+    """Raise IdentifierColumnError for the columns unique on every row (two steps, see
+    :mod:`anonml.dask._identifiers`)."""
+    from anonml.dask._identifiers import count_distinct
+
+    candidates = [c for c, ok in dict(flags or {}).items() if ok]
+    if not candidates or n_rows < 2:
+        return
+    parts = parts_of(None)
+    if len(parts) > 1:  # exact, across partitions, for the few columns still in doubt
+        found = []
+        for c in candidates:
+            cols = parts_of([c])
+            if count_distinct(client, dd, cols, meta[[c]], c) == n_rows:
+                found.append(c)
+        candidates = found
+    if candidates:
+        raise IdentifierColumnError(candidates)
 
 
 def _merge_for_model(client, dask, parts, states, groups, n_groups, sizes, spec, spec_f, summary,
