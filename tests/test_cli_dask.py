@@ -354,3 +354,13 @@ def test_a_damaged_data_page_names_the_file(tmp_path, capsys, client) -> None:
                         "-o", str(tmp_path / "out"))
     _one_line_error(code, err, "part-1.parquet", "could not be read", "fix:")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["data"]
+
+
+def test_no_workers_timeout_flag(tmp_path, capsys) -> None:
+    code, _, err = _run(capsys, "x.csv", "--k", "5", "--qi", "a", "--labels", "--target", "y",
+                        "--no-workers-timeout", "5", "-o", str(tmp_path / "o.csv"))
+    _one_line_error(code, err, "--no-workers-timeout", "--engine dask")
+    data = _write(tmp_path / "data", _table())
+    code, _, err = _run(capsys, str(data), *BASE, "--no-workers-timeout", "0",
+                        "-o", str(tmp_path / "out"))
+    _one_line_error(code, err, "--no-workers-timeout", "more than 0")
