@@ -284,3 +284,28 @@ def test_import_anonml_does_not_import_dask():
     code = "import sys, anonml, anonml.anonymize; print('dask' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_mondrian_labels_choose_majority_representatives(client, adult, folder, tmp_path):
+    """As MondrianAnonymizer.fit(X, y) (representative="majority_medoid" by default): the
+    labels do not cut the groups, but each group's representative is a record of its
+    majority class (without labels: the medoid)."""
+    X, y, qi = adult
+    a = ad.anonymize_dataset(folder, tmp_path / "a", k=25, quasi_identifiers=qi,
+                             method="mondrian", label="label", client=client)
+    b = ad.anonymize_dataset(folder, tmp_path / "b", k=25, quasi_identifiers=qi,
+                             method="mondrian", client=client)
+    assert a.n_groups == b.n_groups  # the same cuts
+    src = pd.concat([pd.read_parquet(f) for f in sorted(folder.glob("*.parquet"))],
+                    ignore_index=True)
+    out = pd.read_parquet(tmp_path / "a")
+    key = out[qi].astype(str).agg("|".join, axis=1)
+    src_key = src[qi].astype(str).agg("|".join, axis=1)
+    n_checked = 0
+    for value, rows in key.groupby(key).groups.items():
+        counts = src.loc[rows, "label"].value_counts()
+        majority = set(counts.index[counts == counts.max()])
+        # the representative is a real record of the class with a majority label
+        assert set(src.loc[rows][src_key.loc[rows] == value]["label"]) & majority, value
+        n_checked += 1
+    assert n_checked > 20

@@ -314,7 +314,9 @@ def _anonymize(anonymize_dataset: Any, args: argparse.Namespace, client: Any, ta
     return anonymize_dataset(
         args.input, target, k=args.k, quasi_identifiers=qi,
         method="accuracy_guided" if args.method == "ag" else "mondrian",
-        label=args.target if args.labels else None, model=model, features=features,
+        # --method mondrian: the --target labels choose the representatives, as in memory
+        label=args.target if (args.labels or args.method == "mondrian") else None,
+        model=model, features=features,
         sensitive=args.sensitive, l=args.l, l_kind=args.l_kind or "distinct", c=args.c,
         t=args.t, client=client, progress=_Bars(say), **_tree_params(method_params),
         no_workers_timeout=60.0 if args.no_workers_timeout is None else

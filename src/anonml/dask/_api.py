@@ -255,7 +255,9 @@ def anonymize_dataset(
         QI columns. Text, bool and category columns are categorical, others numeric.
     method : {"accuracy_guided", "mondrian"}
     label : str, optional
-        Column holding the guide labels (the model's predictions, or the true labels).
+        Column holding the guide labels (the model's predictions, or the true labels). With
+        ``method="mondrian"`` the labels do not cut the groups; they choose each group's
+        representative among its majority class, as ``MondrianAnonymizer.fit(X, y)``.
     model, features : fitted estimator and its input columns, optional
         Instead of ``label``: the guide is ``model.predict(part[features])`` on the workers.
     sensitive, l, l_kind, c, t
@@ -349,8 +351,8 @@ def anonymize_dataset(
     if model is not None and not hasattr(model, "predict"):
         raise InputError(f"model={type(model).__name__} has no predict method; pass a fitted estimator")
     features = list(features) if features is not None else None
-    if method == "mondrian":
-        label, model = None, None
+    if method == "mondrian":  # labels choose the representatives only (as in memory)
+        model = None
     if label is not None and label in set(qi):
         raise InputError(f"label={label!r} is also a quasi-identifier; remove it from the QIs")
     if (l is not None or t is not None) and sensitive is None:
@@ -524,7 +526,9 @@ def anonymize_dataset(
 
         # ---- 3. representatives by map-reduce
         t0 = time.perf_counter()
-        rule = "majority_medoid" if method == "accuracy_guided" else "medoid"
+        # the in-memory default: the majority class's medoid when there are labels (AG's guide,
+        # Mondrian's label=), else the medoid
+        rule = "majority_medoid" if (label is not None or model is not None) else "medoid"
         sizes_f = _put(client, np.asarray(sizes, dtype=np.int64))
         med_parts = []
         for batch in _column_batches(n_rows, n_groups, n_bins, spec.n_classes):
