@@ -364,3 +364,22 @@ def test_no_workers_timeout_flag(tmp_path, capsys) -> None:
     code, _, err = _run(capsys, str(data), *BASE, "--no-workers-timeout", "0",
                         "-o", str(tmp_path / "out"))
     _one_line_error(code, err, "--no-workers-timeout", "more than 0")
+
+
+def test_a_stored_pandas_index_is_not_a_column(tmp_path, capsys, client) -> None:
+    """Files written from frames with their own index hold '__index_level_0__', which pandas
+    reads back as the index: it is not a column to check or to read (it was a KeyError in
+    the identifier check), and the output does not carry it."""
+    frame = _table()
+    data = tmp_path / "data"
+    data.mkdir()
+    for i, idx in enumerate(np.array_split(np.arange(len(frame)), 3)):
+        part = frame.iloc[idx]
+        part.index = part.index * 3 + 11  # unique on every row
+        part.to_parquet(data / f"part-{i}.parquet")
+    code, _, err = _run(capsys, str(data), *BASE, "--scheduler", client.scheduler.address,
+                        "-o", str(tmp_path / "out"))
+    assert code == 0, err
+    out = pd.read_parquet(tmp_path / "out")
+    assert list(out.columns) == list(frame.columns) and len(out) == len(frame)
+    assert out.index.tolist() == list(range(len(frame)))

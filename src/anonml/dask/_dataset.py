@@ -240,13 +240,23 @@ def _kind(arrow_type: Any) -> str:
     return str(t)
 
 
+def _index_columns(schema: Any) -> set:
+    """The columns pandas stored for a DataFrame's index (``__index_level_0__`` ...)."""
+    try:
+        meta = schema.pandas_metadata or {}
+    except Exception:  # noqa: BLE001 - malformed pandas metadata: no index columns
+        return set()
+    return {c for c in meta.get("index_columns", []) if isinstance(c, str)}
+
+
 def check_schema(files: list[str], columns: list | None, source: Any) -> tuple[list, dict]:
     """Read every file's schema; check that each of ``columns`` (first) and every column of
     the first file is in every file, with one type across files.
 
-    Returns the first file's column names and ``{column: type}``. One-line errors name the
-    column, the file (as :func:`display_name`) and the fix. A column that is all missing in a
-    file (Arrow type null) takes any type.
+    Returns the first file's column names (without pandas' stored index columns, which read
+    back as the index) and ``{column: type}``. One-line errors name the column, the file (as
+    :func:`display_name`) and the fix. A column that is all missing in a file (Arrow type
+    null) takes any type.
     """
     seen: dict = {}
     names0: list = []
@@ -254,8 +264,8 @@ def check_schema(files: list[str], columns: list | None, source: Any) -> tuple[l
     for i, f in enumerate(files):
         shown = display_name(f, source)
         schema = read_schema(f, shown)
-        if i == 0:
-            names0 = list(schema.names)
+        if i == 0:  # pandas' stored index columns are read back as the index, not columns
+            names0 = [c for c in schema.names if c not in _index_columns(schema)]
             needed = list(dict.fromkeys(needed + names0))
         names = set(schema.names)
         for c in needed:
