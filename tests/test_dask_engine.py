@@ -309,3 +309,32 @@ def test_mondrian_labels_choose_majority_representatives(client, adult, folder, 
         assert set(src.loc[rows][src_key.loc[rows] == value]["label"]) & majority, value
         n_checked += 1
     assert n_checked > 20
+
+
+def test_a_task_that_kills_its_workers_is_one_line(adult, folder, tmp_path):
+    """A task that kills every worker it runs on (here a model whose predict exits the
+    process) ends in Dask's KilledWorker: one ClusterError line, nothing at the target. The
+    client is not the default one."""
+    _, _, qi = adult
+
+    class Killer:  # defined here: pickled by value, so the workers need not import this file
+        def predict(self, frame):
+            import os
+
+            os._exit(1)
+
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        cluster = distributed.LocalCluster(n_workers=1, processes=True, threads_per_worker=1,
+                                           dashboard_address=None, memory_limit="1GB")
+        c = distributed.Client(cluster, set_as_default=False)
+        try:
+            with pytest.raises(ad.ClusterError) as err:
+                ad.anonymize_dataset(folder, tmp_path / "out", k=10, quasi_identifiers=qi,
+                                     model=Killer(), features=["age"], client=c)
+        finally:
+            c.close()
+            cluster.close()
+    line = str(err.value)
+    assert "\n" not in line and "KilledWorker" in line and "fix:" in line
+    assert line.startswith("a Dask worker was lost and the work could not be recomputed")
+    assert not list(tmp_path.iterdir())
