@@ -214,3 +214,172 @@ def test_own_local_cluster_with_progress(tmp_path, capsys) -> None:
     assert "starting a local cluster" in err and "tree" in err  # progress lines (no terminal)
     assert "Traceback" not in err and "warn" not in err.lower()
     assert len(pd.read_parquet(tmp_path / "out")) == len(frame)
+
+
+# -- one reading of the dataset (anonml/dask/_dataset.py, shared by the CLI and the engine) ----
+def _hidden_copies(data: Path, frame: pd.DataFrame) -> None:
+    """Files Arrow and Dask skip: an underscore file and a hidden folder's copy."""
+    frame.iloc[:500].to_parquet(data / "_extra.parquet")
+    (data / ".old").mkdir()
+    frame.to_parquet(data / ".old" / "part-0.parquet")
+    (data / "_tmp").mkdir()
+    frame.iloc[:10].to_parquet(data / "_tmp" / "part-1.parquet")
+
+
+def test_list_files_skips_hidden_and_underscore(tmp_path) -> None:
+    from anonml.dask._dataset import list_files
+
+    data = _write(tmp_path / "data", _table(300), parts=3)
+    _hidden_copies(data, _table(300))
+    (data / "sub").mkdir()
+    _table(30).to_parquet(data / "sub" / "part-9.parquet")
+    want = sorted(str(p) for p in [*data.glob("part-*.parquet"), data / "sub" / "part-9.parquet"])
+    assert list_files(data) == want
+    assert list_files(data.as_uri()) == want  # a file:// URL is the same folder
+    assert list_files(str(data / "*.parquet")) == want[:3]
+    assert list_files(str(data / "**" / "*.parquet")) == want
+
+
+@pytest.mark.parametrize("as_url", [False, True])
+def test_hidden_files_are_not_read_and_the_summary_counts_the_engines_files(
+        tmp_path, capsys, client, as_url) -> None:
+    """The dataset holds _extra.parquet, .old/part-0.parquet and _tmp/part-1.parquet: the
+    output has exactly the visible files' rows and files_in counts the visible files (the
+    engine's own count). The same through a file:// URL."""
+    frame = _table()
+    data = _write(tmp_path / "data", frame)
+    _hidden_copies(data, frame)
+    out = tmp_path / "out"
+    source = data.as_uri() if as_url else str(data)
+    code, stdout, err = _run(capsys, source, *BASE, "--scheduler", client.scheduler.address,
+                             "-o", str(out), "--json")
+    assert code == 0, err
+    import json
+
+    summary = json.loads(stdout.strip().splitlines()[-1])
+    assert summary["files_in"] == 3
+    assert summary["rows"] == len(frame)
+    written = pd.read_parquet(out)
+    assert len(written) == len(frame)
+    assert written["hours"].tolist() == frame["hours"].tolist()
+
+
+def test_api_counts_the_files_it_read(tmp_path, client) -> None:
+    from anonml.dask import anonymize_dataset
+
+    frame = _table()
+    data = _write(tmp_path / "data", frame)
+    _hidden_copies(data, frame)
+    res = anonymize_dataset(data.as_uri(), tmp_path / "out", k=20, quasi_identifiers=["age", "sex", "zip"],
+                            method="mondrian", client=client)
+    assert (res.n_files, res.n_rows) == (3, len(frame))
+    assert len(pd.read_parquet(tmp_path / "out")) == len(frame)
+
+
+@pytest.mark.parametrize("name", ["table.csv", "part-1.parquet"])
+def test_a_csv_given_to_the_dask_engine(tmp_path, capsys, name) -> None:
+    """A CSV (alone, or named .parquet inside a dataset) is one line saying the engine reads
+    Parquet and naming the file, not pyarrow's 'Parquet magic bytes not found'."""
+    data = _write(tmp_path / "data", _table())
+    _table(50).to_csv(data / name, index=False)
+    source = str(data / name) if name.endswith(".csv") else str(data)
+    code, _, err = _run(capsys, source, *BASE, "-o", str(tmp_path / "out"))
+    _one_line_error(code, err, "the Dask engine reads Parquet", name, "fix:")
+    assert "magic bytes" not in err
+    assert not (tmp_path / "out").exists()
+
+
+# -- the in-memory CLI's rules on the Dask path ---------------------------------------------
+def test_identifier_column_refused_then_dropped_or_kept(tmp_path, capsys, client) -> None:
+    """A column unique on every row (row_id) is refused as in memory, in one line naming the
+    --drop/--keep flags; --drop removes it from the output, --keep writes it. A column unique
+    inside each file but repeated across files (the row number in its file) is no identifier:
+    the exact count across partitions clears it."""
+    frame = _table().assign(row_id=lambda f: np.arange(len(f)) * 7 + 1000)
+    data = _write(tmp_path / "data", frame)
+    for i, f in enumerate(sorted(data.glob("*.parquet"))):  # row number within each file
+        part = pd.read_parquet(f)
+        part.assign(line=np.arange(len(part))).to_parquet(f)
+    addr = ["--scheduler", client.scheduler.address]
+    code, _, err = _run(capsys, str(data), *BASE, *addr, "-o", str(tmp_path / "out"))
+    _one_line_error(code, err, "'row_id'", "different value on every row", "--drop row_id",
+                    "--keep")
+    assert "'line'" not in err
+    assert not (tmp_path / "out").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data"]
+    code, _, err = _run(capsys, str(data), *BASE, *addr, "--drop", "row_id", "-o",
+                        str(tmp_path / "dropped"))
+    assert code == 0, err
+    dropped = pd.read_parquet(tmp_path / "dropped")
+    assert "row_id" not in dropped.columns and len(dropped) == len(frame)
+    assert dropped["line"].tolist() == pd.concat(
+        [pd.read_parquet(f) for f in sorted(data.glob("*.parquet"))])["line"].tolist()
+    code, _, err = _run(capsys, str(data), *BASE, *addr, "--keep", "row_id", "-o",
+                        str(tmp_path / "kept"))
+    assert code == 0, err
+    assert pd.read_parquet(tmp_path / "kept")["row_id"].tolist() == frame["row_id"].tolist()
+
+
+def test_drop_of_a_qi_or_unknown_column(tmp_path, capsys) -> None:
+    data = _write(tmp_path / "data", _table())
+    code, _, err = _run(capsys, str(data), *BASE, "--drop", "age", "-o", str(tmp_path / "o"))
+    _one_line_error(code, err, "--drop 'age'", "quasi-identifier")
+    code, _, err = _run(capsys, str(data), *BASE, "--keep", "nope", "-o", str(tmp_path / "o"))
+    _one_line_error(code, err, "--keep 'nope'", "not a column")
+
+
+def test_a_missing_label_is_named_as_the_user_knows_it(tmp_path, capsys, client) -> None:
+    frame = _table()
+    frame["income"] = frame["income"].astype(object)
+    frame.loc[5, "income"] = None
+    data = _write(tmp_path / "data", frame)
+    code, _, err = _run(capsys, str(data), *BASE, "--scheduler", client.scheduler.address,
+                        "-o", str(tmp_path / "out"))
+    _one_line_error(code, err, "'income'", "missing values")
+    assert "guide" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data"]
+
+
+def test_a_damaged_data_page_names_the_file(tmp_path, capsys, client) -> None:
+    """The footer (schema) is intact, so the checks before the run pass; the column chunks
+    are garbage. The worker's error is one line naming the file, nothing is written."""
+    data = _write(tmp_path / "data", _table())
+    bad = data / "part-1.parquet"
+    raw = bytearray(bad.read_bytes())
+    footer = int.from_bytes(raw[-8:-4], "little") + 8
+    for i in range(8, len(raw) - footer - 8):  # every byte of the data pages
+        raw[i] = (raw[i] * 31 + 17) % 256
+    bad.write_bytes(bytes(raw))
+    code, _, err = _run(capsys, str(data), *BASE, "--scheduler", client.scheduler.address,
+                        "-o", str(tmp_path / "out"))
+    _one_line_error(code, err, "part-1.parquet", "could not be read", "fix:")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data"]
+
+
+def test_no_workers_timeout_flag(tmp_path, capsys) -> None:
+    code, _, err = _run(capsys, "x.csv", "--k", "5", "--qi", "a", "--labels", "--target", "y",
+                        "--no-workers-timeout", "5", "-o", str(tmp_path / "o.csv"))
+    _one_line_error(code, err, "--no-workers-timeout", "--engine dask")
+    data = _write(tmp_path / "data", _table())
+    code, _, err = _run(capsys, str(data), *BASE, "--no-workers-timeout", "0",
+                        "-o", str(tmp_path / "out"))
+    _one_line_error(code, err, "--no-workers-timeout", "more than 0")
+
+
+def test_a_stored_pandas_index_is_not_a_column(tmp_path, capsys, client) -> None:
+    """Files written from frames with their own index hold '__index_level_0__', which pandas
+    reads back as the index: it is not a column to check or to read (it was a KeyError in
+    the identifier check), and the output does not carry it."""
+    frame = _table()
+    data = tmp_path / "data"
+    data.mkdir()
+    for i, idx in enumerate(np.array_split(np.arange(len(frame)), 3)):
+        part = frame.iloc[idx]
+        part.index = part.index * 3 + 11  # unique on every row
+        part.to_parquet(data / f"part-{i}.parquet")
+    code, _, err = _run(capsys, str(data), *BASE, "--scheduler", client.scheduler.address,
+                        "-o", str(tmp_path / "out"))
+    assert code == 0, err
+    out = pd.read_parquet(tmp_path / "out")
+    assert list(out.columns) == list(frame.columns) and len(out) == len(frame)
+    assert out.index.tolist() == list(range(len(frame)))

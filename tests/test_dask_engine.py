@@ -267,7 +267,7 @@ def test_mixed_dtypes_across_files(client, adult, tmp_path):
     data.mkdir()
     X.assign(label=y.to_numpy()).iloc[:100].to_parquet(data / "a.parquet", index=False)
     X.assign(label=y.to_numpy(), age=X["age"].astype(str)).iloc[100:200].to_parquet(data / "b.parquet", index=False)
-    with pytest.raises(InputError, match="'age' is numeric in 'a.parquet' but categorical"):
+    with pytest.raises(InputError, match="'age' is int64 in 'a.parquet' but string in 'b.parquet'"):
         ad.anonymize_dataset(data, tmp_path / "o", k=5, quasi_identifiers=qi, label="label",
                              client=client)
     # the same through a dask DataFrame: caught by the per-partition summaries
@@ -284,3 +284,57 @@ def test_import_anonml_does_not_import_dask():
     code = "import sys, anonml, anonml.anonymize; print('dask' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_mondrian_labels_choose_majority_representatives(client, adult, folder, tmp_path):
+    """As MondrianAnonymizer.fit(X, y) (representative="majority_medoid" by default): the
+    labels do not cut the groups, but each group's representative is a record of its
+    majority class (without labels: the medoid)."""
+    X, y, qi = adult
+    a = ad.anonymize_dataset(folder, tmp_path / "a", k=25, quasi_identifiers=qi,
+                             method="mondrian", label="label", client=client)
+    b = ad.anonymize_dataset(folder, tmp_path / "b", k=25, quasi_identifiers=qi,
+                             method="mondrian", client=client)
+    assert a.n_groups == b.n_groups  # the same cuts
+    src = pd.concat([pd.read_parquet(f) for f in sorted(folder.glob("*.parquet"))],
+                    ignore_index=True)
+    out = pd.read_parquet(tmp_path / "a")
+    key = out[qi].astype(str).agg("|".join, axis=1)
+    src_key = src[qi].astype(str).agg("|".join, axis=1)
+    n_checked = 0
+    for value, rows in key.groupby(key).groups.items():
+        counts = src.loc[rows, "label"].value_counts()
+        majority = set(counts.index[counts == counts.max()])
+        # the representative is a real record of the class with a majority label
+        assert set(src.loc[rows][src_key.loc[rows] == value]["label"]) & majority, value
+        n_checked += 1
+    assert n_checked > 20
+
+
+def test_a_task_that_kills_its_workers_is_one_line(adult, folder, tmp_path):
+    """A task that kills every worker it runs on (here a model whose predict exits the
+    process) ends in Dask's KilledWorker: one ClusterError line, nothing at the target. The
+    client is not the default one."""
+    _, _, qi = adult
+
+    class Killer:  # defined here: pickled by value, so the workers need not import this file
+        def predict(self, frame):
+            import os
+
+            os._exit(1)
+
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        cluster = distributed.LocalCluster(n_workers=1, processes=True, threads_per_worker=1,
+                                           dashboard_address=None, memory_limit="1GB")
+        c = distributed.Client(cluster, set_as_default=False)
+        try:
+            with pytest.raises(ad.ClusterError) as err:
+                ad.anonymize_dataset(folder, tmp_path / "out", k=10, quasi_identifiers=qi,
+                                     model=Killer(), features=["age"], client=c)
+        finally:
+            c.close()
+            cluster.close()
+    line = str(err.value)
+    assert "\n" not in line and "KilledWorker" in line and "fix:" in line
+    assert line.startswith("a Dask worker was lost and the work could not be recomputed")
+    assert not list(tmp_path.iterdir())

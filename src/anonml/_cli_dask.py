@@ -11,7 +11,6 @@ writes to a temporary sibling folder, verifies it, and renames it into place.
 from __future__ import annotations
 
 import argparse
-import glob
 import json
 import logging
 import os
@@ -27,8 +26,8 @@ __all__ = ["add_dask_options", "run_dask", "parquet_files", "check_parquet_schem
 #: options of ``anonml anonymize`` that the Dask engine does not read, and their defaults
 _UNSUPPORTED = {
     "predictions": None, "retrain": False, "test": None, "save_mapping": None,
-    "hierarchies": None, "suppression": 0.0, "recoding": "representative", "drop": None,
-    "keep": None, "na_values": None, "sep": None, "categorical": None,
+    "hierarchies": None, "suppression": 0.0, "recoding": "representative",
+    "na_values": None, "sep": None, "categorical": None,
     "representative": "majority_medoid", "t_distance": None,
 }
 _TREE_PARAMS = ("refine", "criterion", "max_depth")  # AG options the Dask engine reads too
@@ -49,83 +48,26 @@ def add_dask_options(parser: argparse.ArgumentParser) -> None:
                    "(default: one per core)")
     g.add_argument("--worker-memory", metavar="SIZE", help="memory limit of each local worker, "
                    "e.g. 4GB (default: a safe share of this machine's memory)")
+    g.add_argument("--no-workers-timeout", type=float, metavar="SECONDS", help="give up (one "
+                   "line, nothing written) when the cluster has had no worker for this long "
+                   "(default 60); a worker lost while others live is survived")
 
 
 # ---------------------------------------------------------------------------- the dataset ----
-def parquet_files(source: str) -> list[Path]:
-    """The Parquet files of a folder (searched recursively) or a glob, sorted; one-line errors."""
-    p = Path(source)
-    if p.is_dir():
-        # every entry but folders: a FIFO or device named *.parquet is refused, not skipped
-        files = sorted(f for f in p.rglob("*.parquet") if not f.is_dir()
-                       and not any(part.startswith((".", "_")) for part in
-                                   f.relative_to(p).parts))
-        if not files:
-            raise InputError(f"folder {source!r} holds no .parquet file; fix: give the folder of "
-                             "a Parquet dataset (or a glob such as 'data/*.parquet')")
-        return files
-    if glob.has_magic(source):
-        files = sorted(Path(f) for f in glob.glob(source, recursive=True)
-                       if not Path(f).is_dir())
-        if not files:
-            raise InputError(f"no file matches {source!r}; fix: check the pattern, e.g. "
-                             "'data/*.parquet'")
-        return files
-    if p.exists() or p.is_symlink():
-        return [p]  # a regular file or not: check_parquet_schema opens it and says which
-    raise InputError(f"Parquet dataset {source!r} does not exist; fix: give a folder of Parquet "
-                     "files or a glob such as 'data/*.parquet'")
+# one reading of the dataset, shared with the engine: anonml/dask/_dataset.py
+def parquet_files(source: str) -> list[str]:
+    """The Parquet files of a folder, glob, file or URL, as the engine reads them."""
+    from anonml.dask._dataset import list_files
+
+    return list_files(source)
 
 
-def _kind(arrow_type: Any) -> str:
-    """The logical type of an Arrow column: string and large_string, or a dictionary of
-    strings, are the same column for pandas."""
-    import pyarrow as pa
+def check_parquet_schema(files: list[str], columns: list[str], source: str = "") -> dict[str, str]:
+    """Every file's schema: each of ``columns`` and of the first file's columns in every
+    file with one type; returns column -> type (one-line errors)."""
+    from anonml.dask._dataset import check_schema
 
-    t = arrow_type
-    if pa.types.is_dictionary(t):
-        t = t.value_type
-    if pa.types.is_string(t) or pa.types.is_large_string(t) or (
-            hasattr(pa.types, "is_string_view") and pa.types.is_string_view(t)):
-        return "string"
-    if pa.types.is_null(t):
-        return "null"
-    return str(t)
-
-
-def check_parquet_schema(files: list[Path], columns: list[str]) -> dict[str, str]:
-    """Read every file's schema (metadata only) and check that each of ``columns`` is in
-    every file with one type; returns column -> type. One-line errors name the column, the
-    file and the fix."""
-    import pyarrow.parquet as pq
-
-    from anonml import _io
-
-    seen: dict[str, tuple[str, Path]] = {}
-    for f in files:
-        try:
-            with _io.open_regular(f, "Parquet file", max_bytes=_io.MAX_TABLE_BYTES) as fh:
-                schema = pq.read_schema(fh)
-        except InputError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - pyarrow raises several kinds for a bad file
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise InputError(f"{str(f)!r} is not a readable Parquet file ({first}); fix: remove "
-                             "it from the dataset or rewrite it") from None
-        names = set(schema.names)
-        for c in columns:
-            if c not in names:
-                raise InputError(f"column {c!r} is missing from {str(f)!r} (a partition of the "
-                                 f"dataset); fix: write that column in every file, or leave it "
-                                 "out of the command")
-            kind = _kind(schema.field(c).type)
-            if c not in seen or seen[c][0] == "null":
-                seen[c] = (kind, f)
-            elif kind != seen[c][0] and kind != "null":
-                raise InputError(f"column {c!r} is {seen[c][0]} in {str(seen[c][1])!r} but "
-                                 f"{kind} in {str(f)!r}; fix: rewrite the partitions with one "
-                                 f"type, e.g. cast it to {seen[c][0]}")
-    return {c: kind for c, (kind, _) in seen.items()}
+    return check_schema(files, columns, source)[1]
 
 
 def _sample(files: list[Path], columns: list[str], n: int = 1000) -> Any:
@@ -256,8 +198,11 @@ def _check_output(path: str, source: str) -> Path:
         raise InputError(f"output {path!r} exists; fix: choose a new folder, or remove it first "
                          "(the Dask engine never writes into an existing folder)")
     check_output_folder(out)
-    src = Path(source)
-    if src.is_dir() and (out.resolve() == src.resolve() or src.resolve() in out.resolve().parents):
+    from anonml.dask._dataset import _local_path
+
+    local = _local_path(source)
+    src = Path(local) if local is not None else None
+    if src is not None and src.is_dir() and (out.resolve() == src.resolve() or src.resolve() in out.resolve().parents):
         raise InputError(f"output {path!r} is inside the input dataset {source!r}; fix: write "
                          "it elsewhere")
     return out
@@ -283,6 +228,9 @@ def run_dask(args: argparse.Namespace, say: Any, method_params: dict,
              split_names: Callable[[str, str], list[str]]) -> int:
     """The body of ``anonml anonymize --engine dask``."""
     _check_args(args, method_params)
+    if args.no_workers_timeout is not None and not args.no_workers_timeout > 0:
+        raise InputError(f"--no-workers-timeout {args.no_workers_timeout:g} must be more than 0 "
+                         "seconds; fix: e.g. --no-workers-timeout 60")
     qi = split_names(args.qi, "qi")
     _require_dask()
     _check_cluster_args(args.scheduler, args.workers, args.worker_memory)
@@ -291,34 +239,45 @@ def run_dask(args: argparse.Namespace, say: Any, method_params: dict,
     needed = list(dict.fromkeys(qi + [c for c in (args.target, args.sensitive) if c]))
     if args.target in qi:
         raise InputError(f"target {args.target!r} is also listed in --qi; remove it from --qi")
-    check_parquet_schema(files, needed)
-    import pyarrow.parquet as pq
-
-    from anonml._io import open_regular
+    from anonml.dask._dataset import check_schema
     from anonml.encoding import check_lookalike_columns
 
-    with open_regular(files[0], "Parquet file", max_bytes=None) as fh:
-        all_columns = pq.read_schema(fh).names
-    check_parquet_schema(files, all_columns)  # every column, since every one is written
+    # every column, since every one is written; the needed ones named first
+    all_columns, _ = check_schema(files, needed, args.input)
     check_lookalike_columns(all_columns, qi, where=f"the dataset {args.input!r}")
+    drop = split_names(args.drop, "drop") if args.drop else []
+    keep = split_names(args.keep, "keep") if args.keep else []
+    for flag, names in (("--drop", drop), ("--keep", keep)):
+        missing = [n for n in names if n not in set(all_columns)]
+        if missing:
+            raise InputError(f"{flag} {missing[0]!r} is not a column; columns are: "
+                             f"{', '.join(map(str, all_columns[:12]))}")
+    for name in drop:
+        if name in set(needed):
+            raise InputError(f"--drop {name!r} is also the --target, the --sensitive column or a "
+                             "quasi-identifier; fix: drop it from one of them")
     model, features = None, None
     if args.model is not None:
         from anonml.safemodel import open_model
 
-        features = [c for c in all_columns if c != args.target]
+        features = [c for c in all_columns if c != args.target and c not in set(drop)]
         say(f"reading the model {args.model} in the sandbox")
         # each Dask worker process opens a sandbox of its own on the file's hashed bytes
         model = open_model(args.model, trust=bool(args.trust_model))
-    if not args.quiet:
-        logging.getLogger("distributed").setLevel(logging.ERROR)  # the bar, not worker logs
-    else:
-        logging.getLogger("distributed").setLevel(logging.CRITICAL)
+    # the bar and one-line errors, not Dask's logs (a lost worker or scheduler is reported
+    # once, by the engine, with the fix)
+    import distributed  # noqa: F401 - its loggers (dask's config gives some their own level)
+
+    for name in ["distributed", *logging.root.manager.loggerDict]:
+        if name == "distributed" or name.startswith("distributed."):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
     say(f"{'connecting to ' + args.scheduler if args.scheduler else 'starting a local cluster'}")
     with warnings.catch_warnings():  # a busy dashboard port is no business of this command
         warnings.filterwarnings("ignore", message=".*already in use", category=UserWarning)
         client, ours = connect(args.scheduler, args.workers, args.worker_memory)
     try:
         from anonml.dask import anonymize_dataset
+        from anonml.dask._identifiers import IdentifierColumnError
 
         info = client.scheduler_info()
         n_workers = len(info.get("workers", {}))
@@ -326,26 +285,53 @@ def run_dask(args: argparse.Namespace, say: Any, method_params: dict,
             f"({'AccuracyGuided' if args.method == 'ag' else 'Mondrian'}, k={args.k}, "
             f"{len(qi)} quasi-identifiers)")
         t = time.perf_counter()
-        result = anonymize_dataset(
-            args.input, target, k=args.k, quasi_identifiers=qi,
-            method="accuracy_guided" if args.method == "ag" else "mondrian",
-            label=args.target if args.labels else None, model=model, features=features,
-            sensitive=args.sensitive, l=args.l, l_kind=args.l_kind or "distinct", c=args.c,
-            t=args.t, client=client, progress=_Bars(say), **_tree_params(method_params),
-        )
+        try:
+            result = _anonymize(anonymize_dataset, args, client, target, qi, model, features,
+                                drop, keep, method_params, say)
+        except IdentifierColumnError as exc:  # the in-memory CLI's words, with its flags
+            names = ",".join(map(str, exc.columns))
+            shown = ", ".join(repr(c) for c in exc.columns[:5])
+            raise InputError(f"column {shown} has a different value on every row and is not a "
+                             "quasi-identifier: it would name every person in the output; fix: "
+                             f"--drop {names} (or --keep it if it must stay, or add it to --qi); "
+                             "nothing was written") from None
         seconds = time.perf_counter() - t
     finally:
         cluster = getattr(client, "cluster", None) if ours else None
-        client.close()
+        try:
+            client.close(timeout=5)
+        except Exception:  # noqa: BLE001 - a scheduler that is gone cannot be said goodbye to
+            pass
         if cluster is not None:
             cluster.close()
+    return _print_summary(args, result, seconds, n_workers)
+
+
+def _anonymize(anonymize_dataset: Any, args: argparse.Namespace, client: Any, target: Path,
+               qi: list, model: Any, features: Any, drop: list, keep: list, method_params: dict,
+               say: Any) -> Any:
+    """The engine's call, with the command's options."""
+    return anonymize_dataset(
+        args.input, target, k=args.k, quasi_identifiers=qi,
+        method="accuracy_guided" if args.method == "ag" else "mondrian",
+        # --method mondrian: the --target labels choose the representatives, as in memory
+        label=args.target if (args.labels or args.method == "mondrian") else None,
+        model=model, features=features,
+        sensitive=args.sensitive, l=args.l, l_kind=args.l_kind or "distinct", c=args.c,
+        t=args.t, client=client, progress=_Bars(say), **_tree_params(method_params),
+        no_workers_timeout=60.0 if args.no_workers_timeout is None else
+        args.no_workers_timeout, drop=drop, keep=keep,
+    )
+
+
+def _print_summary(args: argparse.Namespace, result: Any, seconds: float, n_workers: int) -> int:
     summary = {
         "engine": "dask", "method": args.method, "k": args.k, "rows": int(result.n_rows),
         "groups": int(result.n_groups), "min_class_size": int(result.min_class_size),
         **{k: v for k, v in dict(result.achieved or {}).items()},
         "seconds": round(seconds, 3),
         "stage_seconds": {s: round(float(v), 3) for s, v in dict(result.seconds).items()},
-        "files_in": len(files), "output": str(result.target), "workers": n_workers,
+        "files_in": int(result.n_files), "output": str(result.target), "workers": n_workers,
     }
     if hasattr(result, "n_levels"):  # tree levels by where they were grown
         summary["levels"] = {str(s): int(v) for s, v in dict(result.n_levels).items()}

@@ -235,7 +235,7 @@ def _cmd_anonymize(args: argparse.Namespace) -> int:
         from anonml._cli_dask import run_dask
 
         return run_dask(args, say, _method_params(args), _split_names)
-    for flag in ("scheduler", "workers", "worker_memory"):
+    for flag in ("scheduler", "workers", "worker_memory", "no_workers_timeout"):
         if getattr(args, flag) is not None:
             raise InputError(f"--{flag.replace('_', '-')} is read by --engine dask only; fix: "
                              "add --engine dask, or leave it out")

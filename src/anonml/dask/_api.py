@@ -3,7 +3,6 @@ partitioned Parquet dataset out, on a Dask cluster. See docs/dask.md for the des
 
 from __future__ import annotations
 
-import glob as _glob
 import os
 import shutil
 import time
@@ -15,10 +14,10 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from anonml import _io
 from anonml._errors import InputError, OutputError
 from anonml._install import install_hint
 from anonml.anonymize import _kernels as K
+from anonml.dask._identifiers import IdentifierColumnError, merge_flags, unique_flags
 from anonml.dask._tree import _put, compact, grow, tree_reduce
 
 __all__ = ["anonymize_dataset", "local_cluster", "DaskAnonymization"]
@@ -59,6 +58,9 @@ class DaskAnonymization:
         Tree levels grown ("tree", and "refine" for AG's Mondrian refinement).
     n_merges : int
         Groups merged into their nearest group to reach l or t.
+    n_files : int
+        Parquet files read (0 for a dask DataFrame source): the files listed by
+        :func:`anonml.dask._dataset.list_files`, hidden and ``_`` files skipped.
     """
 
     n_rows: int
@@ -69,6 +71,7 @@ class DaskAnonymization:
     target: Path
     n_levels: dict = field(default_factory=dict)
     n_merges: int = 0
+    n_files: int = 0
 
 
 def local_cluster(
@@ -103,68 +106,6 @@ def local_cluster(
 
 
 # -- input checks ------------------------------------------------------------------------------
-def _parquet_files(source: Any) -> list[str]:
-    text = os.fspath(source)
-    p = Path(text)
-    if any(ch in text for ch in "*?["):
-        files = sorted(_glob.glob(text, recursive=True))
-    elif p.is_dir():
-        files = sorted(str(f) for f in p.rglob("*.parquet") if not f.is_dir())
-    elif p.is_file():
-        files = [text]
-    else:
-        raise InputError(
-            f"Parquet source {text!r} does not exist; pass a folder of .parquet files, a glob "
-            "such as 'data/*.parquet', or a dask DataFrame"
-        )
-    if not files:
-        raise InputError(f"Parquet source {text!r} holds no .parquet files; check the path")
-    return files
-
-
-def _arrow_kind(t: Any) -> str:
-    import pyarrow as pa
-
-    if pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t):
-        return "numeric"
-    if pa.types.is_null(t):
-        return "null"
-    return "categorical"
-
-
-def _check_files(files: list[str], needed: list) -> None:
-    """Every needed column in every file, with one kind (numeric/text) across files."""
-    try:
-        import pyarrow.parquet as pq
-    except ImportError:  # pragma: no cover
-        raise InputError(f"reading Parquet needs pyarrow; {install_hint('parquet')}") from None
-    kinds: dict = {}
-    for f in files:
-        try:
-            with _io.open_regular(f, "Parquet file", max_bytes=_io.MAX_TABLE_BYTES) as fh:
-                schema = pq.read_schema(fh)
-        except InputError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - any unreadable file is one input error
-            raise InputError(f"{f!r} is not a readable Parquet file ({type(exc).__name__}); remove or rewrite it") from None
-        names = set(schema.names)
-        for c in needed:
-            if c not in names:
-                raise InputError(
-                    f"column {c!r} is missing from {Path(f).name!r}; every file of the dataset "
-                    "needs the same columns (rewrite it with one schema)"
-                )
-            kind = _arrow_kind(schema.field(c).type)
-            if kind == "null":
-                continue
-            first = kinds.setdefault(c, (kind, f))
-            if first[0] != kind:
-                raise InputError(
-                    f"column {c!r} is {first[0]} in {Path(first[1]).name!r} but {kind} in "
-                    f"{Path(f).name!r}; cast it to one type in every file"
-                )
-
-
 def _positive_int(name: str, v: Any, low: int) -> int:
     if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
         raise InputError(f"{name}={v!r}; pass an integer >= {low}")
@@ -180,7 +121,8 @@ def _guide(part: pd.DataFrame, label: Any, model: Any, features: list | None) ->
     return None
 
 
-def _summary_task(part, numeric, categorical, label, model, features, max_bins, needed, sensitive):
+def _summary_task(part, numeric, categorical, label, model, features, max_bins, needed, sensitive,
+                  check=()):
     missing = [c for c in needed if c not in part.columns]
     if missing:
         raise InputError(
@@ -194,6 +136,7 @@ def _summary_task(part, numeric, categorical, label, model, features, max_bins, 
         vc = part[sensitive].value_counts(dropna=False)
         vc.index = pd.Index(np.asarray(vc.index, dtype=object), dtype=object)
         out["sensitive"] = vc
+    out["unique"] = unique_flags(part, list(check)) if check else None
     return out
 
 
@@ -201,13 +144,23 @@ def _merge_task(max_bins, *parts):
     acc = parts[0]
     for p in parts[1:]:
         sens = K._add_counts(acc.get("sensitive"), p.get("sensitive"))
+        flags = merge_flags(acc.get("unique"), p.get("unique"))
         acc = K.merge_summaries(acc, p, max_bins)
-        acc["sensitive"] = sens
+        acc["sensitive"], acc["unique"] = sens, flags
     return acc
 
 
 def _read_file(path: str, columns: list | None) -> pd.DataFrame:
-    return pd.read_parquet(path, columns=columns)
+    """One Parquet file (one partition); a damaged one is one line naming the file."""
+    try:
+        return pd.read_parquet(path, columns=columns)
+    except (MemoryError, KeyboardInterrupt):
+        raise
+    except Exception as exc:  # noqa: BLE001 - pyarrow's errors for damaged pages vary
+        why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(
+            f"Parquet file {path!r} could not be read ({type(exc).__name__}: {why[:200]}); "
+            "fix: the file is damaged: rewrite it, or remove it from the dataset") from None
 
 
 def _bin_task(part, spec, label, model, features):
@@ -241,9 +194,11 @@ def _reps_table(n_groups: int, qi: list, *picked: pd.DataFrame) -> pd.DataFrame:
     return reps[qi].reset_index(drop=True)
 
 
-def _write_task(part, groups, reps, qi, folder, i):
+def _write_task(part, groups, reps, qi, folder, i, drop=()):
     from anonml._io import write_parquet
 
+    if drop:
+        part = part.drop(columns=list(drop), errors="ignore")
     out = K.recode_partition(part, groups, reps, qi)
     # no metadata of the input (pandas attrs, schema key-values): the columns and their types
     write_parquet(out, os.path.join(folder, f"part.{i:05d}.parquet"))
@@ -272,6 +227,9 @@ def anonymize_dataset(
     max_depth: int | None = None,
     client: Any = None,
     progress: Callable[[str, int, int | None], None] | None = None,
+    no_workers_timeout: float = 60.0,
+    drop: Sequence[Any] | None = None,
+    keep: Sequence[Any] | None = None,
 ) -> DaskAnonymization:
     """k-anonymize a partitioned dataset on a Dask cluster; write a verified Parquet dataset.
 
@@ -297,7 +255,9 @@ def anonymize_dataset(
         QI columns. Text, bool and category columns are categorical, others numeric.
     method : {"accuracy_guided", "mondrian"}
     label : str, optional
-        Column holding the guide labels (the model's predictions, or the true labels).
+        Column holding the guide labels (the model's predictions, or the true labels). With
+        ``method="mondrian"`` the labels do not cut the groups; they choose each group's
+        representative among its majority class, as ``MondrianAnonymizer.fit(X, y)``.
     model, features : fitted estimator and its input columns, optional
         Instead of ``label``: the guide is ``model.predict(part[features])`` on the workers.
     sensitive, l, l_kind, c, t
@@ -314,12 +274,25 @@ def anonymize_dataset(
     criterion : {"gini", "entropy"}, default "gini"
     max_depth : int, optional
     client : distributed.Client, optional
-        Default: the current client; use :func:`local_cluster` to start one.
+        The cluster to run on: every task is submitted and awaited through this client (it
+        need not be the default one). Default: the current default client; use
+        :func:`local_cluster` to start one.
     progress : callable, optional
         ``progress(stage, done, total)``: stages "bins", "representatives", "recode_write"
         (per partition, total = partitions), "tree" and "refine" (per level, total None until
         the last call), "tree (local)" and "refine (local)" (per subtree batch finished in
         memory), "verify".
+    no_workers_timeout : float, default 60
+        Seconds the run waits while the cluster has no worker at all before it gives up with
+        :class:`~anonml.dask._cluster.ClusterError`. A worker that dies while others live is
+        survived: Dask recomputes what it held (every task has a recipe; nothing is scattered).
+
+    drop : list, optional
+        Columns not written to the output (e.g. record ids).
+    keep : list, optional
+        Columns with a different value on every row written on purpose. Any other such column
+        (not a QI, not dropped) is refused, as by the in-memory CLI: it would name every person
+        in the output (:mod:`anonml.dask._identifiers`; checked in the first pass).
 
     Returns
     -------
@@ -329,11 +302,17 @@ def anonymize_dataset(
     ------
     InputError
         A bad parameter, a missing source, a column missing from a file or partition, a column
-        numeric in some files and text in others, missing values in a numeric QI, no client.
+        numeric in some files and text in others, missing values in a numeric QI, no client,
+        a damaged file (named), a column unique per row that is neither dropped nor kept
+        (:class:`~anonml.dask._identifiers.IdentifierColumnError`, with ``.columns``).
     OutputError
         The target exists, or its folder does not.
     PrivacyViolationError
         The independent check of the written table failed (nothing is left at the target).
+    ClusterError
+        The cluster lost work it could not recompute (a task killed its workers
+        ``allowed-failures`` times, the scheduler forgot results, no worker for
+        ``no_workers_timeout`` s); one line, nothing is left at the target.
 
     Notes
     -----
@@ -372,8 +351,8 @@ def anonymize_dataset(
     if model is not None and not hasattr(model, "predict"):
         raise InputError(f"model={type(model).__name__} has no predict method; pass a fitted estimator")
     features = list(features) if features is not None else None
-    if method == "mondrian":
-        label, model = None, None
+    if method == "mondrian":  # labels choose the representatives only (as in memory)
+        model = None
     if label is not None and label in set(qi):
         raise InputError(f"label={label!r} is also a quasi-identifier; remove it from the QIs")
     if (l is not None or t is not None) and sensitive is None:
@@ -403,20 +382,27 @@ def anonymize_dataset(
                 "no Dask client; pass client=distributed.Client('tcp://host:8786') or "
                 "client=anonml.dask.local_cluster()"
             ) from None
+    if isinstance(no_workers_timeout, bool) or not isinstance(
+            no_workers_timeout, (int, float, np.number)) or not no_workers_timeout > 0:
+        raise InputError(f"no_workers_timeout={no_workers_timeout!r}; pass a number of seconds > 0")
+    from anonml.dask._cluster import Watched, lost_types
+
+    client = Watched(client, float(no_workers_timeout))  # never a default client from here on
     needed = list(dict.fromkeys(
         qi + ([label] if label is not None else []) + (features or [])
         + ([sensitive] if sensitive is not None else [])
     ))
     if isinstance(source, (str, os.PathLike)):
-        files = _parquet_files(source)
-        _check_files(files, needed)
-        import pyarrow.parquet as pq
-
+        from anonml.dask._dataset import check_schema, list_files, read_schema
         from anonml.encoding import check_lookalike_columns
 
-        with _io.open_regular(files[0], "Parquet file", max_bytes=None) as fh:
-            check_lookalike_columns(pq.read_schema(fh).names, qi, where=repr(os.fspath(source)))
-        meta = pd.read_parquet(files[0], columns=needed).iloc[:0]
+        # the files and schemas the CLI checked too (one module): hidden and _ files skipped
+        files = list_files(source)
+        names, _ = check_schema(files, needed, source)
+        names = list(names)
+        check_lookalike_columns(names, qi, where=repr(os.fspath(source)))
+        meta = read_schema(files[0]).empty_table().to_pandas()  # every column, no row
+        n_files = len(files)
 
         def parts_of(columns: list | None) -> list:  # one partition per file, read by pandas
             return [dask.delayed(_read_file, pure=False)(f, columns) for f in files]
@@ -432,6 +418,8 @@ def anonymize_dataset(
             )
         meta = source._meta
         delayed_parts = source.to_delayed()
+        n_files = 0
+        names = list(source.columns)
 
         def parts_of(columns: list | None) -> list:
             return delayed_parts
@@ -444,6 +432,15 @@ def anonymize_dataset(
         if not pd.api.types.is_numeric_dtype(meta[col]) or pd.api.types.is_bool_dtype(meta[col])
     ]
     numeric = [col for col in qi if col not in set(categorical)]
+    drop = _column_list("drop", drop, names)
+    keep = _column_list("keep", keep, names)
+    for name in drop:
+        if name in set(needed):
+            raise InputError(f"drop={name!r} is a quasi-identifier, the label, a model feature "
+                             "or the sensitive column; remove it from one of them")
+    # columns that must not be unique per row (as unique_columns in memory: not the QIs)
+    check = [c for c in names if c not in set(qi) | set(keep) | set(drop)]
+    written = [c for c in names if c not in set(drop)]
     parts = parts_of(needed)  # the columns the engine reads
 
     def tick(stage: str, done: int, total: int | None) -> None:
@@ -451,35 +448,46 @@ def anonymize_dataset(
             progress(stage, done, total)
 
     def run_parts(stage: str, futures: list) -> list:
-        if progress is not None:
-            for i, _ in enumerate(distributed.as_completed(futures), start=1):
-                tick(stage, i, len(futures))
-        return futures
+        """Wait for every future, checked (a failed or cancelled one raises here)."""
+        return client.wait(futures, tick=lambda done, total: tick(stage, done, total))
 
     tmp = target.parent / f".{target.name}.tmp-{uuid.uuid4().hex[:12]}"
+    # Dask picks "disk" (files local to each worker) when there is no default client; the
+    # engine's client may not be the default, so the shuffle method is named
     try:
+        import pyarrow  # noqa: F401
+
+        shuffle_method = "p2p"
+    except ImportError:  # pragma: no cover
+        shuffle_method = "tasks"
+    config = dask.config.set({"dataframe.shuffle.method": shuffle_method})
+    try:
+        config.__enter__()
         # ---- 1. global bins and codes, binned partitions kept on the workers
         t0 = time.perf_counter()
+        read = list(dict.fromkeys(needed + check))
         summaries = client.compute([
             dask.delayed(_summary_task)(p, numeric, categorical, label, model, features, max_bins,
-                                        needed, sensitive)
-            for p in parts
+                                        needed, sensitive, check)
+            for p in (parts_of(read) if check else parts)
         ])
         run_parts("bins", summaries)
         import functools
 
         summary = client.gather(tree_reduce(client, summaries, functools.partial(_merge_task, max_bins)))
         del summaries
-        spec = K.finalize_bins(summary, qi, categorical, max_bins, label="guide" if (label is not None or model is not None) else None)
+        guide_name = label if label is not None else (
+            "the model's predictions" if model is not None else None)
+        spec = K.finalize_bins(summary, qi, categorical, max_bins, label=guide_name)
         n_rows = int(summary["n"])
         if n_rows < k:
             raise InputError(f"the dataset has {n_rows} rows, fewer than k={k}; lower k or add data")
+        _refuse_identifiers(client, dd, parts_of, meta, summary.get("unique"), n_rows)
         spec_f = _put(client, spec)
         states = client.compute([
             dask.delayed(_bin_task)(p, spec_f, label, model, features) for p in parts
         ])
         run_parts("bins", states)
-        distributed.wait(states)
         seconds["bins"] = time.perf_counter() - t0
 
         # ---- 2. the tree (and AG's Mondrian refinement)
@@ -518,7 +526,9 @@ def anonymize_dataset(
 
         # ---- 3. representatives by map-reduce
         t0 = time.perf_counter()
-        rule = "majority_medoid" if method == "accuracy_guided" else "medoid"
+        # the in-memory default: the majority class's medoid when there are labels (AG's guide,
+        # Mondrian's label=), else the medoid
+        rule = "majority_medoid" if (label is not None or model is not None) else "medoid"
         sizes_f = _put(client, np.asarray(sizes, dtype=np.int64))
         med_parts = []
         for batch in _column_batches(n_rows, n_groups, n_bins, spec.n_classes):
@@ -539,7 +549,7 @@ def anonymize_dataset(
             dask.delayed(K.pick_rows)(p, winners, i, qi) for i, p in enumerate(parts_of(qi))
         ])
         reps = client.submit(_reps_table, n_groups, qi, *picked, pure=False)
-        distributed.wait(reps)
+        client.wait([reps])
         del counts, med, med_parts, cands, winners, picked
         seconds["representatives"] = time.perf_counter() - t0
 
@@ -548,8 +558,8 @@ def anonymize_dataset(
         tmp.mkdir()
         del states
         written = client.compute([
-            dask.delayed(_write_task)(p, g, reps, qi, str(tmp), i)
-            for i, (p, g) in enumerate(zip(parts_of(None), groups))
+            dask.delayed(_write_task)(p, g, reps, qi, str(tmp), i, drop)
+            for i, (p, g) in enumerate(zip(parts_of(written), groups))
         ])
         run_parts("recode_write", written)
         n_written = sum(client.gather(written))
@@ -569,13 +579,50 @@ def anonymize_dataset(
         tick("verify", 1, 1)
         os.replace(tmp, target)
         seconds["verify"] = time.perf_counter() - t0
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
+        if isinstance(exc, lost_types()):
+            raise client.lost(exc) from None
         raise
+    finally:
+        config.__exit__(None, None, None)
     return DaskAnonymization(
         n_rows=n_rows, n_groups=int(n_groups), min_class_size=int(smallest), achieved=achieved,
-        seconds=seconds, target=target, n_levels=levels, n_merges=n_merges,
+        seconds=seconds, target=target, n_levels=levels, n_merges=n_merges, n_files=n_files,
     )
+
+
+def _column_list(name: str, value: Any, names: list) -> list:
+    if value is None:
+        return []
+    if isinstance(value, (str, bytes)):
+        raise InputError(f"{name}={value!r}; pass a list of column names, e.g. {name}=['id']")
+    cols = list(value)
+    missing = [c for c in cols if c not in set(names)]
+    if missing:
+        raise InputError(f"{name}={missing[0]!r} is not a column; columns are: "
+                         f"{', '.join(map(str, names[:12]))}")
+    return cols
+
+
+def _refuse_identifiers(client, dd, parts_of, meta, flags, n_rows) -> None:
+    """Raise IdentifierColumnError for the columns unique on every row (two steps, see
+    :mod:`anonml.dask._identifiers`)."""
+    from anonml.dask._identifiers import count_distinct
+
+    candidates = [c for c, ok in dict(flags or {}).items() if ok]
+    if not candidates or n_rows < 2:
+        return
+    parts = parts_of(None)
+    if len(parts) > 1:  # exact, across partitions, for the few columns still in doubt
+        found = []
+        for c in candidates:
+            cols = parts_of([c])
+            if count_distinct(client, dd, cols, meta[[c]], c) == n_rows:
+                found.append(c)
+        candidates = found
+    if candidates:
+        raise IdentifierColumnError(candidates)
 
 
 def _merge_for_model(client, dask, parts, states, groups, n_groups, sizes, spec, spec_f, summary,

@@ -2,7 +2,7 @@
 
 Each partition's binned QIs and class codes live on its worker as a
 :class:`~anonml.anonymize._kernels.PartState` future. At each level the client sends the last
-level's splits (a few small arrays, scattered once), every partition routes its rows and counts
+level's splits (a few small arrays, sent with the tasks), every partition routes its rows and counts
 the class histograms of the smaller child of each sibling pair, the histograms are summed by a
 tree reduction, and the client runs the *same* split search as the in-memory
 :class:`~anonml.anonymize._hist_tree.HistTree` (:func:`~anonml.anonymize._hist_tree.choose_splits`,
@@ -46,15 +46,20 @@ def _nbytes(obj: Any) -> int:
         return obj.nbytes
     if isinstance(obj, dict):
         return sum(_nbytes(v) for v in obj.values())
-    return _INLINE_BYTES  # unknown: scatter
+    return _INLINE_BYTES  # unknown: held by a task
+
+
+def _identity(obj: Any) -> Any:
+    return obj
 
 
 def _put(client: Any, obj: Any) -> Any:
-    """``obj`` itself when small (sent inside the tasks), else one future holding it, sent to
-    each worker once (wrapped: ``scatter`` would split a dict into its values)."""
+    """``obj`` itself when small (sent inside the tasks), else one future holding it, made by a
+    task that returns it: unlike ``scatter``-ed data, the scheduler can recompute it when the
+    worker holding it dies (docs/dask.md, "A lost worker")."""
     if obj is None or _nbytes(obj) < _INLINE_BYTES:
         return obj
-    return client.scatter([obj], hash=False)[0]
+    return client.submit(_identity, obj, pure=False)
 
 
 def _start(state: K.PartState, init: np.ndarray | None, zero_y: bool) -> K.PartState:
@@ -295,21 +300,18 @@ def grow(
     leaves = [client.submit(K.finish, s, frontier_f, pure=False) for s in cur]
     if not launched:
         return GrownTree(builder, is_cat), leaves
-    import distributed
-
     tree = _arrays(builder)
     n_subs = sum(len(subs) for _, subs in launched)
     done = 0
     for front, subs in launched:
-        subtrees = []
-        for _, sub in distributed.as_completed(subs, with_results=True):
-            subtrees.append(sub)
-            done += 1
-            if progress is not None:
-                progress(stage + " (local)", done, n_subs)
+        # every future checked (a cancelled one raises, it is never taken for a subtree)
+        subtrees = client.gather(subs)
+        done += len(subs)
+        if progress is not None:
+            progress(stage + " (local)", done, n_subs)
         tree = _stitch(tree, front, subtrees)
     del launched
-    tree_f = client.scatter([tree], broadcast=True, hash=False)[0]
+    tree_f = _put(client, tree)
     leaves = [client.submit(K.descend, st, lf, tree_f, pure=False) for st, lf in zip(cur, leaves)]
     return GrownTree(tree, is_cat), leaves
 

@@ -59,15 +59,16 @@ def verify(
     n_rows: int | None = None,
 ) -> tuple[int, dict]:
     """Check the written dataset at ``path``; return (smallest class, achieved l/t) or raise
-    :class:`~anonml._errors.PrivacyViolationError`."""
+    :class:`~anonml._errors.PrivacyViolationError`. Everything runs on ``client`` (a
+    :class:`~anonml.dask._cluster.Watched` client), never on a default one."""
     ddf = dd.read_parquet(path)
-    n = int(ddf.map_partitions(len).sum().compute())
+    n = int(client.gather(client.compute(ddf.map_partitions(len).sum())))
     if n_rows is not None and n != n_rows:
         raise PrivacyViolationError(
             f"internal error: the output holds {n} rows, not {n_rows}; nothing was written"
         )
     sizes = ddf[qi].groupby(qi, dropna=False).size(split_out=max(1, ddf.npartitions))
-    smallest = int(sizes.min().compute())
+    smallest = int(client.gather(client.compute(sizes.min())))
     if smallest < k:
         raise PrivacyViolationError(
             f"internal error: the output has an equivalence class of {smallest} < k={k} rows; "
@@ -77,7 +78,7 @@ def verify(
     if sensitive is None or (l is None and t is None):
         return smallest, achieved
     sub = ddf[qi + [sensitive]]
-    vc = sub[sensitive].value_counts(dropna=False).compute()
+    vc = client.gather(client.compute(sub[sensitive].value_counts(dropna=False)))
     values = _value_order(vc)
     total = float(vc.sum())
     q = np.array([vc.get(v, 0) for v in values], dtype=np.float64)
@@ -89,7 +90,8 @@ def verify(
     stats = sub.shuffle(on=qi).map_partitions(
         class_stats, qi, sensitive, values, q, distance, l_kind,
         meta=pd.DataFrame({"l": pd.Series(dtype=float), "t": pd.Series(dtype=float)}),
-    ).compute()
+    )
+    stats = client.gather(client.compute(stats))
     if l is not None:
         got = float(stats["l"].min())
         achieved["l"] = got

@@ -1,0 +1,156 @@
+"""The engine's view of a Dask cluster: the client it is given, waits that notice a cluster
+without workers, and one line when a worker's loss cannot be repaired.
+
+Every task of the engine has a recipe (its function and its inputs' keys), nothing is
+``scatter``-ed, so when a worker dies the scheduler recomputes what the worker held from the
+lineage (Dask's own fault tolerance, see the "Resilience" page of the distributed docs). What
+Dask cannot repair surfaces as one of three exceptions:
+
+* :class:`distributed.scheduler.KilledWorker` -- one task was running on workers that died
+  ``distributed.scheduler.allowed-failures`` times (the task itself may be killing them, e.g.
+  by memory);
+* :class:`distributed.client.FutureCancelledError` / ``FuturesCancelledError`` -- the scheduler
+  forgot a result the run depends on (the scheduler restarted, or the client was disconnected);
+* no worker at all for ``no_workers_timeout`` seconds (Dask would wait for ever).
+
+:class:`Watched` turns them into :class:`ClusterError`, one line naming the cause and the fix.
+The engine never uses a default client: every submit, compute and wait goes through the client
+it is given (``distributed.wait`` and ``as_completed`` without a loop look for a default
+client, so they are not used).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Iterable
+
+from anonml._errors import AnonmlError
+
+__all__ = ["ClusterError", "Watched", "lost_message"]
+
+_POLL = 2.0  # seconds between checks of the cluster while waiting
+
+
+class ClusterError(AnonmlError, RuntimeError):
+    """The Dask cluster lost work it could not recompute (nothing is left at the target)."""
+
+
+_FIX = ("fix: run again (the output was not written); if workers keep dying, give them more "
+        "memory (--worker-memory, or the cluster's own settings) or keep the scheduler and "
+        "enough workers alive for the whole run")
+
+
+def lost_message(exc: BaseException) -> str:
+    """One line for a lost worker, a cancelled future or a cluster without workers."""
+    why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return (f"a Dask worker was lost and the work could not be recomputed: "
+            f"{type(exc).__name__}: {why[:240]}; {_FIX}")
+
+
+def lost_types() -> tuple:
+    """The exceptions that mean the cluster lost work (dask's own classes)."""
+    from asyncio import CancelledError as AsyncCancelled
+
+    from distributed.client import FutureCancelledError, FuturesCancelledError
+    from distributed.scheduler import KilledWorker
+
+    return (KilledWorker, FutureCancelledError, FuturesCancelledError, AsyncCancelled)
+
+
+class Watched:
+    """The given ``distributed.Client``, with waits that check each future and the cluster.
+
+    ``submit`` and ``compute`` are the client's own; ``gather`` and ``wait`` wait for every
+    future (checking every few seconds that the cluster still has a worker), raise the task's
+    own error if one failed, and raise :class:`ClusterError` for a cancelled future, a killed
+    worker or ``no_workers_timeout`` seconds without any worker.
+    """
+
+    def __init__(self, client: Any, no_workers_timeout: float = 60.0):
+        self.client = client
+        self.no_workers_timeout = float(no_workers_timeout)
+        self._empty_since: float | None = None
+
+    # the client's own calls --------------------------------------------------------------
+    def submit(self, *args: Any, **kwargs: Any) -> Any:
+        return self.client.submit(*args, **kwargs)
+
+    def compute(self, *args: Any, **kwargs: Any) -> Any:
+        return self.client.compute(*args, **kwargs)
+
+    # waits -------------------------------------------------------------------------------
+    def lost(self, exc: BaseException) -> ClusterError:
+        """The one-line error for ``exc`` (a lost scheduler is named as such)."""
+        if getattr(self.client, "status", "running") != "running":
+            why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            return ClusterError(
+                f"the connection to the Dask scheduler was lost ({type(exc).__name__}: "
+                f"{why[:200]}); the run cannot go on without its scheduler; {_FIX}")
+        return ClusterError(lost_message(exc))
+
+    def _check_workers(self) -> None:
+        try:
+            n = len(self.client.nthreads())
+        except Exception as exc:  # noqa: BLE001 - the scheduler itself is gone
+            raise ClusterError(
+                f"the Dask scheduler stopped answering ({type(exc).__name__}); the run cannot "
+                f"go on without it; {_FIX}") from None
+        if n:
+            self._empty_since = None
+            return
+        now = time.monotonic()
+        if self._empty_since is None:
+            self._empty_since = now
+        elif now - self._empty_since >= self.no_workers_timeout:
+            raise ClusterError(
+                "a Dask worker was lost and the work could not be recomputed: the cluster has "
+                f"had no worker for {self.no_workers_timeout:g} s; {_FIX}")
+
+    def _wait_one(self, future: Any) -> None:
+        from distributed import TimeoutError as DaskTimeout
+
+        while True:
+            try:
+                exc = future.exception(timeout=_POLL)
+            except (DaskTimeout, TimeoutError):
+                self._check_workers()
+                continue
+            except lost_types() as err:
+                raise self.lost(err) from None
+            break
+        if future.status == "cancelled":
+            raise self.lost(_cancelled(future))
+        if exc is not None:
+            if isinstance(exc, lost_types()):
+                raise self.lost(exc) from None
+            future.result()  # the task's own error, as raised on the worker
+
+    def wait(self, futures: Iterable[Any],
+             tick: Callable[[int, int], None] | None = None) -> list:
+        """Wait for every future (in order); ``tick(done, total)`` after each."""
+        futures = list(futures)
+        for i, f in enumerate(futures, start=1):
+            self._wait_one(f)
+            if tick is not None:
+                tick(i, len(futures))
+        return futures
+
+    def gather(self, futures: Any) -> Any:
+        """The results of a future or a list of futures, once each is checked."""
+        single = not isinstance(futures, (list, tuple))
+        items = [futures] if single else list(futures)
+        self.wait(items)
+        try:
+            out = self.client.gather(items)
+        except lost_types() as err:
+            raise self.lost(err) from None
+        return out[0] if single else out
+
+
+def _cancelled(future: Any) -> BaseException:
+    from distributed.client import FutureCancelledError
+
+    try:
+        return FutureCancelledError(future.key, reason=None, msg=None)
+    except TypeError:  # older signatures
+        return FutureCancelledError(future.key)
