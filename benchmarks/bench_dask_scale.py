@@ -115,7 +115,7 @@ def run_dask(folder: Path, n_rows: int, workers: int, memory: str, k: int,
                       file=sys.stderr, flush=True)
 
         res = anonymize_dataset(str(folder), target, k=k, quasi_identifiers=QI,
-                                method="accuracy_guided", label=LABEL, client=client,
+                                method="ag", label=LABEL, client=client,
                                 progress=progress)
         wall = time.perf_counter() - t0
         sampler.stop()

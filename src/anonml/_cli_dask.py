@@ -313,7 +313,7 @@ def _anonymize(anonymize_dataset: Any, args: argparse.Namespace, client: Any, ta
     """The engine's call, with the command's options."""
     return anonymize_dataset(
         args.input, target, k=args.k, quasi_identifiers=qi,
-        method="accuracy_guided" if args.method == "ag" else "mondrian",
+        method=args.method,
         # --method mondrian: the --target labels choose the representatives, as in memory
         label=args.target if (args.labels or args.method == "mondrian") else None,
         model=model, features=features,

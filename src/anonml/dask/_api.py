@@ -15,6 +15,8 @@ import numpy as np
 import pandas as pd
 
 from anonml._errors import InputError, OutputError
+from anonml._methods import METHODS as _REGISTRY
+from anonml._methods import check_method
 from anonml._install import install_hint
 from anonml.anonymize import _kernels as K
 from anonml.dask._identifiers import IdentifierColumnError, merge_flags, unique_flags
@@ -22,7 +24,7 @@ from anonml.dask._tree import _put, compact, grow, tree_reduce
 
 __all__ = ["anonymize_dataset", "local_cluster", "DaskAnonymization"]
 
-METHODS = ("accuracy_guided", "mondrian")
+METHODS = tuple(name for name, spec in _REGISTRY.items() if spec.dask)  # ("ag", "mondrian")
 
 
 def _require() -> tuple[Any, Any, Any]:
@@ -212,7 +214,7 @@ def anonymize_dataset(
     *,
     k: int,
     quasi_identifiers: Sequence[Any],
-    method: str = "accuracy_guided",
+    method: str = "ag",
     label: Any = None,
     model: Any = None,
     features: Sequence[Any] | None = None,
@@ -253,7 +255,7 @@ def anonymize_dataset(
         Smallest equivalence class, >= 2.
     quasi_identifiers : list
         QI columns. Text, bool and category columns are categorical, others numeric.
-    method : {"accuracy_guided", "mondrian"}
+    method : {"ag", "mondrian"}
     label : str, optional
         Column holding the guide labels (the model's predictions, or the true labels). With
         ``method="mondrian"`` the labels do not cut the groups; they choose each group's
@@ -323,8 +325,7 @@ def anonymize_dataset(
     dask, dd, distributed = _require()
     seconds: dict = {}
     # ---- parameters and paths, before any work
-    if method not in METHODS:
-        raise InputError(f"method={method!r}; use one of {', '.join(METHODS)}")
+    check_method(method, dask=True, what="method")
     k = _positive_int("k", k, 2)
     max_bins = _positive_int("max_bins", max_bins, 2)
     if max_bins > 65535:
@@ -341,7 +342,7 @@ def anonymize_dataset(
     qi = list(quasi_identifiers)
     if not qi or len(set(qi)) != len(qi):
         raise InputError(f"quasi_identifiers={qi!r}; pass a non-empty list of distinct columns")
-    if method == "accuracy_guided" and (label is None) == (model is None):
+    if method == "ag" and (label is None) == (model is None):
         raise InputError(
             "accuracy-guided anonymization needs a guide: pass label='<column>' or "
             "model=<fitted estimator> with features=[...] (exactly one of them)"
@@ -500,7 +501,7 @@ def anonymize_dataset(
             tick(stage, done, total)
 
         is_cat, n_bins = spec.is_cat, spec.n_bins
-        if method == "accuracy_guided":
+        if method == "ag":
             tree, leaves = grow(client, states, is_cat, n_bins, spec.n_classes, k, criterion,
                                 max_depth, progress=count_levels, stage="tree")
             groups, n_groups, sizes = compact(client, leaves, tree.n_nodes_)
