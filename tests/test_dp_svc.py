@@ -9,8 +9,14 @@ from sklearn.svm import SVC
 
 from anonml._errors import InputError
 from anonml.dp import DPSVC
-from anonml.dp._svc import (TOL_FRACTION, _objective, fit_huber_svm, huber_hinge, rff_features,
-                            scale_to_unit)
+from anonml.dp._svc import (
+    TOL_FRACTION,
+    _objective,
+    fit_huber_svm,
+    huber_hinge,
+    rff_features,
+    scale_to_unit,
+)
 
 
 def _circle(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
