@@ -185,3 +185,21 @@ def test_scikit_learn_estimator_checks_that_apply():
                   ec.check_fit_idempotent, ec.check_n_features_in,
                   ec.check_estimators_overwrite_params):
         check("DPSVC", clone(est))
+
+
+def test_the_frontier_offers_it_as_the_dp_baseline_of_support_vector_machines():
+    import pandas as pd
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    from anonml._frontier._estimators import dp_baseline, family
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.random(300), "c": rng.choice(["u", "v"], 300)})
+    y = np.where((X["a"] > 0.5) == (X["c"] == "u"), "yes", "no")
+    assert family(make_pipeline(StandardScaler(), SVC())) == "svm"
+    assert family(_model()) == "svm"
+    model, name = dp_baseline("svm", X[:200], X[200:], y, 1e6, random_state=0)
+    assert name.startswith("DP SVC")
+    fitted = clone(model).fit(X[:200], y[:200])
+    assert fitted[-1].bounds_[0].shape == (3,) and np.mean(fitted.predict(X[200:]) == y[200:]) > 0.8
