@@ -123,6 +123,29 @@ def fit_huber_svm(Z: np.ndarray, s: np.ndarray, lam: float, tol: float) -> np.nd
     )
 
 
+def _check_input(X: Any, n_features: int | None = None) -> np.ndarray:
+    """A dense, real, finite 2-D table with at least one feature (and ``n_features`` of them)."""
+    import scipy.sparse as sp
+
+    if sp.issparse(X):
+        raise InputError("X is a sparse matrix: sparse input is not supported by DPSVC; pass a "
+                         "dense array (X.toarray())")
+    arr = np.asarray(X.to_numpy() if hasattr(X, "to_numpy") else X)
+    if arr.dtype.kind == "c":
+        raise InputError("X holds complex numbers: Complex data not supported; pass real values")
+    if arr.ndim == 1:
+        raise InputError(f"X must be 2-D (rows x features), got shape {arr.shape}; Reshape your "
+                         "data with X.reshape(-1, 1) (one feature) or X.reshape(1, -1) (one row)")
+    X = check_features(X if hasattr(X, "columns") else arr)
+    if X.shape[1] == 0:
+        raise InputError(f"X has 0 feature(s) (shape={X.shape}) while a minimum of 1 is "
+                         "required; pass at least one column")
+    if n_features is not None and X.shape[1] != n_features:
+        raise InputError(f"X has {X.shape[1]} features, but DPSVC is expecting {n_features} "
+                         "features as input; pass the columns the model was fitted on")
+    return X
+
+
 def _check_gamma(gamma: Any) -> float:
     if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real) or not (
             np.isfinite(gamma) and gamma > 0):
@@ -211,7 +234,10 @@ class DPSVC(ClassifierMixin, BaseEstimator):
         lam = check_lam(self.lam)
         if self.bounds is None:
             check_bounds(None, 0)
-        X = check_features(X)
+        if y is None:
+            raise InputError("DPSVC requires y to be passed, but the target y is None; pass the "
+                             "labels")
+        X = _check_input(X)
         lo, hi = check_bounds(self.bounds, X.shape[1])
         codes = check_labels(y, X.shape[0], classes)
         n, d = X.shape
@@ -238,10 +264,7 @@ class DPSVC(ClassifierMixin, BaseEstimator):
     def decision_function(self, X: Any) -> np.ndarray:
         """Noisy scores wᵀz: shape (n,) for two classes (positive: ``classes_[1]``), (n, K)."""
         check_is_fitted(self, "coef_")
-        X = check_features(X)
-        if X.shape[1] != self.n_features_in_:
-            raise InputError(f"X has {X.shape[1]} features; the model was fitted on "
-                             f"{self.n_features_in_}")
+        X = _check_input(X, self.n_features_in_)
         Z = rff_features(scale_to_unit(X, *self.bounds_), self.random_weights_)
         scores = Z[:, :-1] @ self.coef_.T + Z[:, -1:] * self.intercept_
         return scores[:, 0] if scores.shape[1] == 1 else scores
