@@ -52,6 +52,7 @@ from anonml.dp._diffprivlib import (
     DPRandomForestClassifier,
     import_diffprivlib,
 )
+from anonml.dp._svc import DPSVC
 from anonml.safemodel import _optional, _wrappers
 from anonml.safemodel import _refit_schema as rs
 from anonml.safemodel._refit_schema import (
@@ -88,6 +89,8 @@ def _factories():
     safe_xgb = _optional.SafeXGBClassifier
     dp_rf = dict(epsilon=1.0, bounds=(0.0, 1.0), classes=[0, 1], n_estimators=3, max_depth=3)
     dp_lr = dict(epsilon=1.0, data_norm=2.0, classes=[0, 1])
+    dp_svc = dict(epsilon=1.0, bounds=(0.0, 1.0), classes=[0, 1], gamma=0.5, n_components=8,
+                  lam=0.1, random_state=3)
     ct = lambda: ColumnTransformer(  # noqa: E731
         [("cat", OneHotEncoder(handle_unknown="ignore"), ["c"]),
          ("num", StandardScaler(), ["x"]), ("gone", "drop", ["z"])], n_jobs=60)
@@ -120,6 +123,7 @@ def _factories():
         LabelBinarizer: (lambda: LabelBinarizer(neg_label=-1), "y"),
         DPRandomForestClassifier: (lambda: DPRandomForestClassifier(**dp_rf, n_jobs=2000), "xy"),
         DPLogisticRegression: (lambda: DPLogisticRegression(**dp_lr), "xy"),
+        DPSVC: (lambda: DPSVC(**dp_svc), "xy"),
         _dpl().RandomForestClassifier: (lambda: _dpl().RandomForestClassifier(**dp_rf), "xy"),
         _dpl().DecisionTreeClassifier: (lambda: _dpl().DecisionTreeClassifier(
             epsilon=1.0, bounds=(0.0, 1.0), classes=[0, 1], max_depth=3), "xy"),
@@ -144,6 +148,7 @@ def _factories():
             lambda: _optional.SafeDPRandomForestClassifier(**dp_rf), "xy"),
         _optional.SafeDPLogisticRegression: (
             lambda: _optional.SafeDPLogisticRegression(**dp_lr), "xy"),
+        _optional.SafeDPSVC: (lambda: _optional.SafeDPSVC(**dp_svc), "xy"),
     }
 
 

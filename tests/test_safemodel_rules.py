@@ -19,6 +19,7 @@ from sklearn.svm import SVC
 from sklearn.tree import DecisionTreeClassifier
 
 from anonml._errors import InputError
+from anonml.dp import DPSVC
 from anonml.safemodel import (
     SafeDecisionTreeClassifier,
     SafeRandomForestClassifier,
@@ -40,7 +41,7 @@ def _outcome(rule_id: str, facts: dict) -> str:
 
 # ------------------------------------------------------------------------------ the file ------
 def test_default_rules_load_and_cite_their_sources():
-    assert len(RULES) == 25
+    assert len(RULES) == 26
     assert RULES.origin == "anonml defaults" and len(RULES.sha256) == 64
     for rule in RULES.rules:
         assert rule.source and rule.explanation and rule.title
@@ -262,6 +263,9 @@ CASES = {
     "no-stored-records": lambda: (_ante(KNeighborsClassifier(), "no-stored-records"),
                                   _ante(LogisticRegression(), "no-stored-records")),
     "dp-epsilon": lambda: (_dp("dp-epsilon", epsilon=50.0), _dp("dp-epsilon", epsilon=3.0)),
+    "dp-svm-kernel": lambda: (
+        _ante(DPSVC(gamma="scale"), "dp-svm-kernel"),
+        _ante(DPSVC(gamma=1.0, n_components=500), "dp-svm-kernel")),
     "dp-delta": lambda: (_dp("dp-delta", epsilon=3.0, delta=1e-3),
                          _dp("dp-delta", epsilon=3.0, delta=1e-6)),
     "dp-clipping": lambda: (_dp("dp-clipping", epsilon=3.0, max_grad_norm=None),

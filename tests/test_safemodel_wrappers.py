@@ -116,16 +116,20 @@ def _tamper_cases():
     def set_param(m):
         m.set_params(min_samples_leaf=50)
 
+    def _lopsided_leaf(tree):  # reversing a [0.5, 0.5] leaf would change nothing
+        v = tree.value[:, 0, :]
+        return np.flatnonzero((tree.children_left == -1) & (v[:, 0] != v[:, -1]))[0]
+
     def edit_leaf(m):
-        leaves = np.flatnonzero(m.tree_.children_left == -1)
-        m.tree_.value[leaves[0]] = m.tree_.value[leaves[0]][:, ::-1]
+        leaf = _lopsided_leaf(m.tree_)
+        m.tree_.value[leaf] = m.tree_.value[leaf][:, ::-1]
 
     def edit_threshold(m):
         m.tree_.threshold[0] += 1.0
 
     def edit_forest_leaf(m):
         tree = m.estimators_[2].tree_
-        leaf = np.flatnonzero(tree.children_left == -1)[0]
+        leaf = _lopsided_leaf(tree)
         tree.value[leaf] = tree.value[leaf][:, ::-1]
 
     def edit_mlp(m):
@@ -135,7 +139,7 @@ def _tamper_cases():
         (lambda: SafeDecisionTreeClassifier(min_samples_leaf=5), set_param, ["params"]),
         (lambda: SafeDecisionTreeClassifier(min_samples_leaf=5), edit_leaf, ["tree_"]),
         (lambda: SafeDecisionTreeClassifier(min_samples_leaf=5), edit_threshold, ["tree_"]),
-        (lambda: SafeRandomForestClassifier(min_samples_leaf=5, n_estimators=5),
+        (lambda: SafeRandomForestClassifier(min_samples_leaf=5, n_estimators=5, random_state=0),
          edit_forest_leaf, ["estimators_[2].tree_"]),
         (lambda: SafeMLPClassifier(hidden_layer_sizes=(5,), max_iter=50), edit_mlp,
          ["coefs_[0]"]),

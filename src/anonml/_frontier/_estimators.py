@@ -12,7 +12,8 @@ scikit-learn estimator, or a file read by :func:`anonml.safemodel.load_model`) o
 
 The DP baseline of each family (forest: diffprivlib's ε-DP random forest, Fletcher & Islam
 2017; linear: objective-perturbation logistic regression, Chaudhuri et al. 2011; network:
-DP-SGD, Abadi et al. 2016, by Opacus) reads the same table through a *fixed* encoder: one-hot
+DP-SGD, Abadi et al. 2016, by Opacus; support-vector machine: :class:`anonml.dp.DPSVC`, output
+perturbation on random Fourier features, Rubinstein et al. 2012) reads the same table through a *fixed* encoder: one-hot
 with the categories seen in the training and test tables, numeric columns scaled to [0, 1] by
 their range over those tables. Those ranges stand in for the public bounds a data owner
 declares from the schema (docs/frontier.md says so); nothing else of the data reaches the
@@ -87,7 +88,7 @@ def family(model: Any) -> str | None:
 
     if is_sandboxed(model):  # held in the sandbox: the family its worker reported
         return {"random_forest": "forest", "extra_trees": "forest", "logistic_regression":
-                "linear", "mlp": "network"}.get(model.family)
+                "linear", "mlp": "network", "svm": "svm", "dp_svm": "svm"}.get(model.family)
     last = _last_step(model)
     if isinstance(last, (RandomForestClassifier, ExtraTreesClassifier)):
         return "forest"
@@ -95,6 +96,8 @@ def family(model: Any) -> str | None:
         return "linear"
     if isinstance(last, MLPClassifier) or type(last).__name__ == "MLPTorchClassifier":
         return "network"
+    if type(last).__name__ in ("SVC", "NuSVC", "DPSVC", "SafeDPSVC"):
+        return "svm"
     return None
 
 
@@ -166,7 +169,7 @@ def dp_baseline(fam: str | None, X_train: pd.DataFrame, X_test: pd.DataFrame, cl
     from sklearn.pipeline import make_pipeline
 
     if fam is None:
-        return None, "no DP baseline matches this model family (forest, linear or network)"
+        return None, "no DP baseline matches this model family (forest, linear, network or svm)"
     encoder = _fixed_encoder(X_train, X_test)
     classes = np.asarray(sorted(pd.unique(np.asarray(classes))))
     if fam == "forest":
@@ -183,6 +186,13 @@ def dp_baseline(fam: str | None, X_train: pd.DataFrame, X_test: pd.DataFrame, cl
             len(encoder.categories) + len(encoder.ranges), 1))), classes=classes,
             random_state=random_state)
         return make_pipeline(encoder, model), "DP logistic regression (diffprivlib)"
+    if fam == "svm":  # the RBF kernel on the [0, 1] encoding, gamma = 1 / (number of columns)
+        from anonml.dp import DPSVC
+
+        width = sum(len(v) for v in encoder.categories.values()) + len(encoder.ranges)
+        model = DPSVC(epsilon, bounds=(0.0, 1.0), classes=classes, gamma=1.0 / max(width, 1),
+                      n_components=200, lam=0.01, random_state=random_state)
+        return make_pipeline(encoder, model), "DP SVC (random Fourier features)"
     from anonml.dp import DPSGDClassifier
 
     model = DPSGDClassifier(epsilon, classes=classes, hidden_layer_sizes=(100,),

@@ -167,7 +167,7 @@ def frontier(
         :class:`AnonymizeThenFit`), ``n_reference`` more anonymize-and-fit runs per point.
         LiRA always trains its own per point.
     dp : bool, default True
-        Add the DP baseline of the model's family (forest, linear, network).
+        Add the DP baseline of the model's family (forest, linear, network, svm).
     dp_epsilon : float, default 1.0
     attribute_features : list, optional
         Features of the attribute attack (default: the quasi-identifiers).

@@ -8,6 +8,8 @@
 * :class:`DPRandomForestClassifier` and :class:`DPLogisticRegression`: diffprivlib's ε-DP random
   forest and objective-perturbation logistic regression behind fail-closed adapters
   (``pip install 'anonml[dp]'``).
+* :class:`DPSVC`: an ε-DP RBF-kernel support-vector classifier, output perturbation on random
+  Fourier features (Rubinstein et al. 2012; Chaudhuri, Monteleoni & Sarwate 2011).
 * :class:`DPSGDClassifier`: an (ε, δ)-DP multilayer perceptron trained with DP-SGD by Opacus, and
   :class:`MLPTorchClassifier`, the same network trained without noise
   (``pip install 'anonml[torch]'``).
@@ -26,6 +28,7 @@ _LAZY = {
     "DPLogisticRegression": "anonml.dp._diffprivlib",
     "DPRandomForestClassifier": "anonml.dp._diffprivlib",
     "DPSGDClassifier": "anonml.dp._dpsgd",
+    "DPSVC": "anonml.dp._svc",
     "MLPTorchClassifier": "anonml.dp._dpsgd",
 }
 
@@ -33,6 +36,7 @@ __all__ = [
     "DPLogisticRegression",
     "DPRandomForestClassifier",
     "DPSGDClassifier",
+    "DPSVC",
     "InputPerturbation",
     "MLPTorchClassifier",
     "MaskedDataGenerator",

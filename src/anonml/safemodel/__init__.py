@@ -42,6 +42,7 @@ _LAZY = {
     "SafeDPRandomForestClassifier": "anonml.safemodel._optional",
     "SafeDPLogisticRegression": "anonml.safemodel._optional",
     "SafeDPSGDClassifier": "anonml.safemodel._optional",
+    "SafeDPSVC": "anonml.safemodel._optional",
     "SafeXGBClassifier": "anonml.safemodel._optional",
     "request_release": "anonml.safemodel._release",
     "ReleaseDecision": "anonml.safemodel._release",

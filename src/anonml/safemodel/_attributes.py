@@ -63,6 +63,7 @@ SAFE_BASES: dict[tuple[str, str], tuple[str, str]] = {
     (_OPT, "SafeDPRandomForestClassifier"): ("anonml.dp._diffprivlib",
                                              "DPRandomForestClassifier"),
     (_OPT, "SafeDPLogisticRegression"): ("anonml.dp._diffprivlib", "DPLogisticRegression"),
+    (_OPT, "SafeDPSVC"): ("anonml.dp._svc", "DPSVC"),
     (_OPT, "SafeXGBClassifier"): ("xgboost.sklearn", "XGBClassifier"),
 }
 
@@ -253,6 +254,16 @@ def _dp() -> list:
                                      random_state=0).fit(X, y)]
 
 
+def _dp_svc() -> list:
+    from anonml.dp._svc import DPSVC
+
+    X, y, F = _data()
+    _, y3, _ = _data(k=3)
+    return [DPSVC(5.0, bounds=(-3, 3), classes=[0, 1], n_components=4, random_state=0).fit(X, y),
+            DPSVC(5.0, bounds=(-3, 3), classes=[0, 1, 2], n_components=4,
+                  random_state=0).fit(F, y3)]
+
+
 def _anonymizers() -> list:
     import pandas as pd
 
@@ -287,6 +298,7 @@ _SAMPLES: dict[str, Callable[[], list]] = {
     "trees": _trees, "forests": _forests, "boosting": _boosting,
     "hist_boosting": _hist_boosting, "mlp": _mlp, "linear": _linear, "dummy": _dummy,
     "preprocessing": _preprocessing, "labels": _labels, "xgboost": _xgboost, "dp": _dp,
+    "dp_svc": _dp_svc,
     "anonymizers": _anonymizers,
 }
 
@@ -298,7 +310,8 @@ _GROUP: dict[str, str] = {
     "sklearn.dummy.": "dummy", "sklearn.pipeline.": "preprocessing", "sklearn.compose.":
     "preprocessing", "sklearn.preprocessing._label.": "labels", "sklearn.preprocessing.":
     "preprocessing", "sklearn.impute.": "preprocessing", "xgboost.": "xgboost",
-    "diffprivlib.": "dp", "anonml.dp.": "dp", "anonml.": "anonymizers",
+    "diffprivlib.": "dp", "anonml.dp._svc.": "dp_svc", "anonml.dp.": "dp",
+    "anonml.": "anonymizers",
 }
 #: parts that several groups write
 _PART_GROUPS: dict[str, tuple[str, ...]] = {

@@ -18,6 +18,7 @@ _BY_CLASS = (
     ("anonml", "DPRandomForestClassifier", "dp_random_forest"),
     ("anonml", "DPLogisticRegression", "dp_logistic_regression"),
     ("anonml", "DPSGDClassifier", "dp_sgd"),
+    ("anonml", "DPSVC", "dp_svm"),
     ("anonml", "MLPTorchClassifier", "mlp"),
     ("xgboost", "XGBClassifier", "xgboost"),
     ("sklearn", "DecisionTreeClassifier", "decision_tree"),
@@ -32,7 +33,8 @@ _BY_CLASS = (
     ("sklearn", "SVC", "svm"),
     ("sklearn", "NuSVC", "svm"),
 )
-# families whose fitted model holds training records verbatim (support vectors, the kNN index)
+# families whose fitted model holds training records verbatim (support vectors, the kNN index);
+# not "dp_svm": anonml's DP SVC holds random frequencies and one noisy weight vector, no record
 STORES_RECORDS = ("knn", "svm")
 # where the estimators of each family live ("module:Class"), for the hyperparameter names a
 # rule may check; the classes of _BY_CLASS, each under its family ("generic": any estimator)
@@ -48,6 +50,7 @@ ESTIMATORS = {
     "dp_random_forest": ("anonml.dp:DPRandomForestClassifier",),
     "dp_logistic_regression": ("anonml.dp:DPLogisticRegression",),
     "dp_sgd": ("anonml.dp:DPSGDClassifier",),
+    "dp_svm": ("anonml.dp:DPSVC",),
     "knn": ("sklearn.neighbors:KNeighborsClassifier",
             "sklearn.neighbors:RadiusNeighborsClassifier"),
     "svm": ("sklearn.svm:SVC", "sklearn.svm:NuSVC"),

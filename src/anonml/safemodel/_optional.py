@@ -1,5 +1,5 @@
-"""Safe wrappers of the estimators behind optional extras: the DP baselines (``anonml[dp]``,
-``anonml[torch]``) and XGBoost (``anonml[xgboost]``).
+"""Safe wrappers of the DP baselines (``anonml[dp]``, ``anonml[torch]``; the DP SVC needs no
+extra) and of XGBoost (``anonml[xgboost]``).
 
 The DP adapters import diffprivlib / torch only when fitted, so these classes can be defined
 without them; XGBoost is imported when :class:`SafeXGBClassifier` is first asked for.
@@ -11,6 +11,7 @@ from typing import Any
 
 from anonml.dp._diffprivlib import DPLogisticRegression, DPRandomForestClassifier
 from anonml.dp._dpsgd import DPSGDClassifier
+from anonml.dp._svc import DPSVC
 from anonml.safemodel._wrappers import SafeModelMixin
 
 
@@ -26,6 +27,12 @@ class SafeDPLogisticRegression(SafeModelMixin, DPLogisticRegression):
 class SafeDPSGDClassifier(SafeModelMixin, DPSGDClassifier):
     """:class:`anonml.dp.DPSGDClassifier` (Opacus DP-SGD) with the risk-appetite checks
     (epsilon, delta, clipping, noise multiplier)."""
+
+
+class SafeDPSVC(SafeModelMixin, DPSVC):
+    """:class:`anonml.dp.DPSVC` (ε-DP RBF support-vector classifier on random Fourier features)
+    with the risk-appetite checks: epsilon, the kernel fixed in advance (``gamma`` a number, a
+    bounded number of random features), residual degrees of freedom."""
 
 
 def _xgb_class() -> Any:

@@ -338,6 +338,15 @@ _DP_LR = {"epsilon": _DP_RF["epsilon"],
           "max_iter": p(Int(1, 10_000), why=_LR["max_iter"].why),
           "tol": TOL,
           "random_state": RS}
+_DP_SVC = {"epsilon": _DP_RF["epsilon"],
+           "bounds": _DP_RF["bounds"],
+           "classes": _DP_RF["classes"],
+           "gamma": p(Real(0, lo_open=True)),
+           "n_components": p(Int(1, 2000), why=(
+               "the fit holds an n × (2 n_components + 1) feature matrix: 30,162 × 4,001 "
+               "floats (~1 GB) on Adult, inside the budget; one L-BFGS solve a class")),
+           "lam": p(Real(0, lo_open=True)),
+           "random_state": RS}
 _XGB_OPT_REAL0 = p(NONE, Real(0))
 _XGB = {"n_estimators": p(NONE, Int(1, 1000), why=(
             f"boosting rounds; with num_parallel_tree at most {XGB_MAX_TREES:,} trees a class")),
@@ -401,6 +410,7 @@ _CT = {"transformers": p(Custom(_transformers, "a list of (name, transformer, co
 _SK = "sklearn."
 _WR, _OPT = "anonml.safemodel._wrappers", "anonml.safemodel._optional"
 _DP = "anonml.dp._diffprivlib"
+_SVC = ("anonml.dp._svc", "DPSVC")
 RF = ("sklearn.ensemble._forest", "RandomForestClassifier")
 ET = ("sklearn.ensemble._forest", "ExtraTreesClassifier")
 DT = ("sklearn.tree._classes", "DecisionTreeClassifier")
@@ -451,6 +461,7 @@ REFIT_SCHEMA: dict[tuple[str, str], dict[str, P]] = {
         "sparse_output": BOOL},
     (_DP, "DPRandomForestClassifier"): _DP_RF,
     (_DP, "DPLogisticRegression"): _DP_LR,
+    _SVC: _DP_SVC,
     ("diffprivlib.models.forest", "RandomForestClassifier"): {**_DP_RF, "shuffle": BOOL},
     ("diffprivlib.models.forest", "DecisionTreeClassifier"): {
         **{k: v for k, v in _DP_RF.items() if k != "n_estimators"},
@@ -467,6 +478,7 @@ _WRAPS: dict[tuple[str, str], tuple[str, str]] = {
     (_WR, "SafeLogisticRegression"): LR, (_OPT, "SafeXGBClassifier"): XGB,
     (_OPT, "SafeDPRandomForestClassifier"): (_DP, "DPRandomForestClassifier"),
     (_OPT, "SafeDPLogisticRegression"): (_DP, "DPLogisticRegression"),
+    (_OPT, "SafeDPSVC"): _SVC,
 }
 REFIT_SCHEMA.update({k: REFIT_SCHEMA[base] for k, base in _WRAPS.items()})
 

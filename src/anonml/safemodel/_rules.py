@@ -47,7 +47,7 @@ RULES_ENV = "ANONML_RULES"
 FAMILIES = (
     "decision_tree", "random_forest", "extra_trees", "gradient_boosting",
     "hist_gradient_boosting", "xgboost", "mlp", "logistic_regression", "dp_random_forest",
-    "dp_logistic_regression", "dp_sgd", "knn", "svm", "generic",
+    "dp_logistic_regression", "dp_sgd", "dp_svm", "knn", "svm", "generic",
 )
 CATEGORIES = (
     "hyperparameter", "structure", "tamper", "membership", "attribute", "anonymization",

@@ -69,7 +69,8 @@ VETTED_OBJECTS: frozenset[tuple[str, str]] = frozenset({
         "SafeGradientBoostingClassifier", "SafeHistGradientBoostingClassifier",
         "SafeMLPClassifier", "SafeLogisticRegression", "SafeModel")),
     *(("anonml.safemodel._optional", c) for c in (
-        "SafeDPRandomForestClassifier", "SafeDPLogisticRegression", "SafeXGBClassifier")),
+        "SafeDPRandomForestClassifier", "SafeDPLogisticRegression", "SafeDPSVC",
+        "SafeXGBClassifier")),
     # anonml's fitted anonymizers (a saved mapping) and the plain-data parts they hold; their
     # internal trees are validated like scikit-learn's (children after parents) before use
     ("anonml.anonymize._accuracy_guided", "AccuracyGuidedAnonymizer"),
@@ -90,6 +91,7 @@ VETTED_OBJECTS: frozenset[tuple[str, str]] = frozenset({
     ("anonml.hierarchies._hierarchy", "Hierarchy"),
     ("anonml.dp._diffprivlib", "DPRandomForestClassifier"),
     ("anonml.dp._diffprivlib", "DPLogisticRegression"),
+    ("anonml.dp._svc", "DPSVC"),  # arrays and numbers only: frequencies, weights, bounds
     # scikit-learn estimators anonml audits
     ("sklearn.tree._classes", "DecisionTreeClassifier"),
     ("sklearn.tree._classes", "DecisionTreeRegressor"),

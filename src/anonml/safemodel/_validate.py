@@ -212,6 +212,27 @@ def _check_weights(model: Any, where: str, nf: int | None) -> None:
             raise _bad(where, "coef_ or intercept_ holds a value that is not finite")
 
 
+def _check_rff(model: Any, where: str, nf: int) -> None:
+    """anonml's DP SVC: frequencies (features × D), weights on the 2D cos/sin features, one
+    intercept a row, per-feature bounds; all finite."""
+    d = model.__dict__
+    omega, coef, inter = (d.get(k) for k in ("random_weights_", "coef_", "intercept_"))
+    if not all(isinstance(a, np.ndarray) and a.dtype.kind == "f" for a in (omega, coef, inter)):
+        raise _bad(where, "random_weights_, coef_ and intercept_ are not float arrays")
+    rows = _expected_outputs(model)
+    if omega.ndim != 2 or omega.shape[0] != nf or not 1 <= omega.shape[1] <= 20_000 or \
+            coef.shape != (rows, 2 * omega.shape[1]) or inter.shape != (rows,):
+        raise _bad(where, f"random_weights_ {omega.shape}, coef_ {coef.shape} and intercept_ "
+                   f"{inter.shape} do not chain from {nf} features to {rows} score(s)")
+    bounds = d.get("bounds_")
+    if not (isinstance(bounds, tuple) and len(bounds) == 2 and all(
+            isinstance(b, np.ndarray) and b.shape == (nf,) and b.dtype.kind == "f"
+            for b in bounds)) or not (bounds[0] <= bounds[1]).all():
+        raise _bad(f"{where}.bounds_", f"is not a pair of {nf} ordered lower and upper bounds")
+    if not all(np.isfinite(a).all() for a in (omega, coef, inter, *bounds)):
+        raise _bad(where, "a frequency, weight or bound is not finite")
+
+
 def _forward(where: str, child: np.ndarray, parent: np.ndarray, n: int, what: str) -> None:
     """Every child lies after its parent and inside the ``n`` nodes: a walk down such a tree
     (one vectorized step per level) always ends."""
@@ -696,7 +717,10 @@ def _walk(obj: Any, where: str, seen: set[int], depth: int, strict: bool = True)
                 raise _bad(f"{where}.init_", "is neither 'zero' nor a DummyClassifier")
             _check_dummy(init, f"{where}.init_", n_classes=np.asarray(classes).size)
     _check_hgb(obj, where, strict)
-    _check_weights(obj, where, nf)
+    if ours and "random_weights_" in obj.__dict__:
+        _check_rff(obj, where, nf)  # coef_ reads the random features, not the inputs
+    else:
+        _check_weights(obj, where, nf)
     if nf is not None:
         _check_members(obj, where, nf)
     for name, value in obj.__dict__.items():
