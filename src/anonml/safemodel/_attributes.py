@@ -80,7 +80,13 @@ CONDITIONAL: dict[tuple[str, str], frozenset[str]] = {
         ("sklearn.impute._base", "SimpleImputer"),
         ("sklearn.preprocessing._function_transformer", "FunctionTransformer"),
         ("sklearn.compose._column_transformer", "ColumnTransformer"),
-        ("sklearn.pipeline", "Pipeline"))},
+        ("sklearn.pipeline", "Pipeline"), ("sklearn.pipeline", "FeatureUnion"),
+        ("sklearn.preprocessing._discretization", "KBinsDiscretizer"),
+        ("sklearn.preprocessing._polynomial", "PolynomialFeatures"),
+        ("sklearn.feature_selection._variance_threshold", "VarianceThreshold"),
+        ("sklearn.feature_selection._univariate_selection", "SelectKBest"),
+        ("sklearn.feature_selection._univariate_selection", "SelectPercentile"),
+        ("sklearn.impute._base", "MissingIndicator"))},
     # fitted with a DataFrame whose columns are all strings
     **{(m, c): frozenset({"feature_names_in_"}) for m, c in (
         ("sklearn.linear_model._logistic", "LogisticRegression"),
@@ -220,7 +226,9 @@ def _preprocessing() -> list:
                                  remainder=MinMaxScaler()).fit(F[["a", "b", "c"]]))
     out.append(Pipeline([("s", StandardScaler()), ("m", DecisionTreeClassifier())]).fit(
         pd.DataFrame(X), y))
-    return out
+    from anonml.safemodel._pipeline_types import samples
+
+    return out + samples()
 
 
 def _labels() -> list:
@@ -297,7 +305,8 @@ _GROUP: dict[str, str] = {
     "hist_boosting", "sklearn.neural_network.": "mlp", "sklearn.linear_model.": "linear",
     "sklearn.dummy.": "dummy", "sklearn.pipeline.": "preprocessing", "sklearn.compose.":
     "preprocessing", "sklearn.preprocessing._label.": "labels", "sklearn.preprocessing.":
-    "preprocessing", "sklearn.impute.": "preprocessing", "xgboost.": "xgboost",
+    "preprocessing", "sklearn.impute.": "preprocessing", "sklearn.feature_selection.": "preprocessing",
+    "xgboost.": "xgboost",
     "diffprivlib.": "dp", "anonml.dp.": "dp", "anonml.": "anonymizers",
 }
 #: parts that several groups write
