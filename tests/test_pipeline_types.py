@@ -18,9 +18,10 @@ from sklearn.feature_selection import (SelectKBest, SelectPercentile, VarianceTh
 from sklearn.impute import KNNImputer, SimpleImputer
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import FeatureUnion, make_pipeline
-from sklearn.preprocessing import (KBinsDiscretizer, MaxAbsScaler, MinMaxScaler, OneHotEncoder,
-                                   OrdinalEncoder, PolynomialFeatures, RobustScaler,
-                                   StandardScaler)
+from sklearn.preprocessing import (Binarizer, KBinsDiscretizer, MaxAbsScaler, MinMaxScaler,
+                                   Normalizer, OneHotEncoder, OrdinalEncoder, PolynomialFeatures,
+                                   PowerTransformer, QuantileTransformer, RobustScaler,
+                                   StandardScaler, TargetEncoder)
 from sklearn.tree import DecisionTreeClassifier
 
 from anonml._errors import InputError
@@ -78,6 +79,11 @@ PIPELINES = {
                                                 unknown_value=-1), CAT),
                                 remainder="passthrough"),
         SelectKBest(mutual_info_classif, k=6), GradientBoostingClassifier(n_estimators=10)),
+    "power_normalize_binarize": lambda: make_pipeline(make_column_transformer(
+        (PowerTransformer(), selector(pattern="^age$|^hours")),
+        (Normalizer(), selector(pattern="^capital")),
+        (Binarizer(threshold=0.5), selector(pattern="^capital-gain$"))),
+        LogisticRegression()),
     "hist_boosting": lambda: make_pipeline(
         make_column_transformer((OrdinalEncoder(handle_unknown="use_encoded_value",
                                                 unknown_value=-1), CAT),
@@ -190,13 +196,20 @@ def test_hostile_column_selector_is_refused_in_one_line(saved, tmp_path, sel, ne
     assert "fix:" in message
 
 
-def test_knn_imputer_is_refused_with_its_reason(adult, tmp_path):
+@pytest.mark.parametrize("step, cols, needle", [
+    (KNNImputer, NUM, r"KNNImputer.*stores its training rows"),
+    (lambda: QuantileTransformer(n_quantiles=100), NUM,
+     r"QuantileTransformer.*training values of every column"),
+    (TargetEncoder, CAT, r"TargetEncoder.*mean label of every category"),
+])
+def test_parts_that_store_training_values_are_refused_with_the_reason(adult, tmp_path, step,
+                                                                      cols, needle):
     X, y, _ = adult
-    model = make_pipeline(make_column_transformer((KNNImputer(), NUM)),
+    model = make_pipeline(make_column_transformer((step(), cols)),
                           DecisionTreeClassifier()).fit(X, y)
-    path = tmp_path / "knn.skops"
+    path = tmp_path / "part.skops"
     save_model(model, path)
-    with pytest.raises(InputError, match=r"KNNImputer.*stores its training rows") as err:
+    with pytest.raises(InputError, match=needle) as err:
         load_model(path, isolate=False)
     assert "\n" not in str(err.value)
 

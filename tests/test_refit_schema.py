@@ -30,15 +30,18 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.neural_network import MLPClassifier
 from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.preprocessing import (
+    Binarizer,
     FunctionTransformer,
     KBinsDiscretizer,
     LabelBinarizer,
     LabelEncoder,
     MaxAbsScaler,
     MinMaxScaler,
+    Normalizer,
     OneHotEncoder,
     OrdinalEncoder,
     PolynomialFeatures,
+    PowerTransformer,
     RobustScaler,
     StandardScaler,
 )
@@ -157,6 +160,9 @@ def _factories():
         SelectKBest: (lambda: SelectKBest(chi2, k=2), "xy"),
         SelectPercentile: (lambda: SelectPercentile(f_classif, percentile=50), "xy"),
         MissingIndicator: (lambda: MissingIndicator(features="all"), "x"),
+        Normalizer: (lambda: Normalizer("l1"), "x"),
+        Binarizer: (lambda: Binarizer(threshold=0.5), "x"),
+        PowerTransformer: (lambda: PowerTransformer(standardize=False), "x"),
     }
 
 

@@ -86,7 +86,9 @@ CONDITIONAL: dict[tuple[str, str], frozenset[str]] = {
         ("sklearn.feature_selection._variance_threshold", "VarianceThreshold"),
         ("sklearn.feature_selection._univariate_selection", "SelectKBest"),
         ("sklearn.feature_selection._univariate_selection", "SelectPercentile"),
-        ("sklearn.impute._base", "MissingIndicator"))},
+        ("sklearn.impute._base", "MissingIndicator"),
+        ("sklearn.preprocessing._data", "Normalizer"), ("sklearn.preprocessing._data", "Binarizer"),
+        ("sklearn.preprocessing._data", "PowerTransformer"))},
     # fitted with a DataFrame whose columns are all strings
     **{(m, c): frozenset({"feature_names_in_"}) for m, c in (
         ("sklearn.linear_model._logistic", "LogisticRegression"),

@@ -23,8 +23,9 @@ reads from an untrusted ``.skops`` file, and for each the checks that make it da
 Refused, with the reason given in the refusal (:data:`REFUSED`): ``KNNImputer`` (it stores its
 training rows), ``IterativeImputer`` (it holds a fitted regressor per feature, of any class),
 and ``FunctionTransformer`` with a function (code named in the file; refused as a function
-node). ``QuantileTransformer``, ``PowerTransformer``, ``TargetEncoder``, ``Normalizer`` and
-``Binarizer`` are not vetted yet.
+node), ``QuantileTransformer`` (it stores up to ``n_quantiles`` training values of every
+column) and ``TargetEncoder`` (the mean label of every category: a row's label when a category
+holds one row).
 
 References
 ----------
@@ -50,10 +51,13 @@ _VAR = ("sklearn.feature_selection._variance_threshold", "VarianceThreshold")
 _KBEST = ("sklearn.feature_selection._univariate_selection", "SelectKBest")
 _PCT = ("sklearn.feature_selection._univariate_selection", "SelectPercentile")
 _MISS = ("sklearn.impute._base", "MissingIndicator")
+_NORM = ("sklearn.preprocessing._data", "Normalizer")
+_BIN = ("sklearn.preprocessing._data", "Binarizer")
+_POW = ("sklearn.preprocessing._data", "PowerTransformer")
 
 #: classes an ObjectNode may build, beside the models
 VETTED: frozenset[tuple[str, str]] = frozenset({_SEL, _KBD, _POLY, _UNION, _VAR, _KBEST, _PCT,
-                                                _MISS})
+                                                _MISS, _NORM, _BIN, _POW})
 
 #: functions a file may name, and only as a selector's ``score_func``: scikit-learn's univariate
 #: scores, pure functions of ``(X, y)`` that return arrays
@@ -75,6 +79,11 @@ REFUSED: dict[tuple[str, str], str] = {
         "it holds a fitted regressor for each feature, of any class, which anonml does not vet"),
     ("sklearn.preprocessing._function_transformer", "FunctionTransformer"): (
         "with a function it runs code named in the file"),
+    ("sklearn.preprocessing._data", "QuantileTransformer"): (
+        "it stores up to n_quantiles training values of every column (by default 1,000)"),
+    ("sklearn.preprocessing._target_encoder", "TargetEncoder"): (
+        "it stores the mean label of every category, which is a row's label when a category "
+        "holds one row"),
 }
 
 #: most bins a discretizer read from an untrusted file may have per feature (a finer grid is a
@@ -270,6 +279,14 @@ def check_part(obj: Any, where: str) -> bool:
         _check_selector_fn(obj, where)
     elif key == _MISS:
         _check_indicator(obj, where)
+    elif key == _POW and "lambdas_" in obj.__dict__:
+        _per_feature(obj, where, ("lambdas_",))
+        if not np.isfinite(np.asarray(obj.__dict__["lambdas_"], dtype=float)).all():
+            raise _bad(f"{where}.lambdas_", "holds a value that is not finite")
+        scaler = obj.__dict__.get("_scaler")
+        if scaler is not None and (type(scaler).__name__ != "StandardScaler" or
+                                   scaler.__dict__.get("n_features_in_") != obj.n_features_in_):
+            raise _bad(f"{where}._scaler", "is not a StandardScaler of its features")
     return True
 
 
@@ -286,8 +303,9 @@ def samples() -> list:
                                            chi2, f_classif)
     from sklearn.impute import MissingIndicator, SimpleImputer
     from sklearn.pipeline import FeatureUnion, make_pipeline
-    from sklearn.preprocessing import (KBinsDiscretizer, MinMaxScaler, OneHotEncoder,
-                                       PolynomialFeatures, StandardScaler)
+    from sklearn.preprocessing import (Binarizer, KBinsDiscretizer, MinMaxScaler, Normalizer,
+                                       OneHotEncoder, PolynomialFeatures, PowerTransformer,
+                                       StandardScaler)
     from sklearn.tree import DecisionTreeClassifier
 
     rng = np.random.default_rng(0)
@@ -318,7 +336,10 @@ def samples() -> list:
             SelectPercentile(f_classif, percentile=50).fit(X, y),
             SimpleImputer(add_indicator=True).fit(Xn),
             MissingIndicator().fit(Xn), MissingIndicator(features="all").fit(
-                pd.DataFrame(Xn, columns=["a", "b", "c"]))]
+                pd.DataFrame(Xn, columns=["a", "b", "c"])),
+            Normalizer().fit(X), Normalizer("max").fit(F[["a", "b"]]), Binarizer().fit(X),
+            Binarizer(threshold=0.5).fit(F[["a", "b"]]), PowerTransformer().fit(X),
+            PowerTransformer(method="box-cox", standardize=False).fit(F[["a", "b"]] + 0.1)]
     return out
 
 
@@ -373,6 +394,9 @@ def _refit() -> dict:
         _PCT: {"score_func": score_p, "percentile": p(Real(0, 100))},
         _MISS: {"missing_values": _MISSING, "features": p(Lit(("missing-only", "all"))),
                 "sparse": p(Lit(("auto", True, False))), "error_on_new": BOOL},
+        _NORM: {"norm": p(Lit(("l1", "l2", "max"))), "copy": BOOL},
+        _BIN: {"threshold": p(Real()), "copy": BOOL},
+        _POW: {"method": p(Lit(("yeo-johnson", "box-cox"))), "standardize": BOOL, "copy": BOOL},
     }
 
 
