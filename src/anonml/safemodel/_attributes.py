@@ -228,9 +228,16 @@ def _preprocessing() -> list:
                                  remainder=MinMaxScaler()).fit(F[["a", "b", "c"]]))
     out.append(Pipeline([("s", StandardScaler()), ("m", DecisionTreeClassifier())]).fit(
         pd.DataFrame(X), y))
+    Xn = X.copy()
+    Xn[::7, 0] = np.nan
+    out.append(SimpleImputer(add_indicator=True).fit(Xn))  # its indicator_
+    return out
+
+
+def _pipeline_types() -> list:
     from anonml.safemodel._pipeline_types import samples
 
-    return out + samples()
+    return samples()
 
 
 def _labels() -> list:
@@ -297,7 +304,7 @@ _SAMPLES: dict[str, Callable[[], list]] = {
     "trees": _trees, "forests": _forests, "boosting": _boosting,
     "hist_boosting": _hist_boosting, "mlp": _mlp, "linear": _linear, "dummy": _dummy,
     "preprocessing": _preprocessing, "labels": _labels, "xgboost": _xgboost, "dp": _dp,
-    "anonymizers": _anonymizers,
+    "anonymizers": _anonymizers, "pipeline_types": _pipeline_types,
 }
 
 #: which sample group writes a class (and its parts)
@@ -307,8 +314,7 @@ _GROUP: dict[str, str] = {
     "hist_boosting", "sklearn.neural_network.": "mlp", "sklearn.linear_model.": "linear",
     "sklearn.dummy.": "dummy", "sklearn.pipeline.": "preprocessing", "sklearn.compose.":
     "preprocessing", "sklearn.preprocessing._label.": "labels", "sklearn.preprocessing.":
-    "preprocessing", "sklearn.impute.": "preprocessing", "sklearn.feature_selection.": "preprocessing",
-    "xgboost.": "xgboost",
+    "preprocessing", "sklearn.impute.": "preprocessing", "xgboost.": "xgboost",
     "diffprivlib.": "dp", "anonml.dp.": "dp", "anonml.": "anonymizers",
 }
 #: parts that several groups write
@@ -318,6 +324,10 @@ _PART_GROUPS: dict[str, tuple[str, ...]] = {
 
 
 def _groups_for(module: str, cls: str) -> tuple[str, ...]:
+    from anonml.safemodel._pipeline_types import VETTED as PIPELINE_TYPES
+
+    if (module, cls) in PIPELINE_TYPES:  # their own samples: only files that hold one pay
+        return ("pipeline_types",)
     name = f"{module}.{cls}"
     for prefix, groups in _PART_GROUPS.items():
         if name.startswith(prefix):

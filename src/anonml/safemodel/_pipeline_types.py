@@ -295,13 +295,14 @@ def check_part(obj: Any, where: str) -> bool:
 
 def samples() -> list:
     """Genuine fitted instances of every class of :data:`VETTED`, under the settings users
-    pick (numpy and DataFrame input, each encoding, strategy and score function), for the
-    derived attribute lists of :mod:`anonml.safemodel._attributes`."""
+    pick (numpy and DataFrame input, each encoding), for the derived attribute lists of
+    :mod:`anonml.safemodel._attributes` (their own sample group, fitted only for a file that
+    holds one of them)."""
     import pandas as pd
     from sklearn.compose import make_column_selector, make_column_transformer
     from sklearn.feature_selection import (SelectKBest, SelectPercentile, VarianceThreshold,
                                            chi2, f_classif)
-    from sklearn.impute import MissingIndicator, SimpleImputer
+    from sklearn.impute import MissingIndicator
     from sklearn.pipeline import FeatureUnion, make_pipeline
     from sklearn.preprocessing import (Binarizer, KBinsDiscretizer, MinMaxScaler, Normalizer,
                                        OneHotEncoder, PolynomialFeatures, PowerTransformer,
@@ -334,7 +335,6 @@ def samples() -> list:
             VarianceThreshold().fit(X), VarianceThreshold(0.01).fit(F[["a", "b"]]),
             SelectKBest(f_classif, k=2).fit(X, y), SelectKBest(chi2, k="all").fit(F[["a"]], y),
             SelectPercentile(f_classif, percentile=50).fit(X, y),
-            SimpleImputer(add_indicator=True).fit(Xn),
             MissingIndicator().fit(Xn), MissingIndicator(features="all").fit(
                 pd.DataFrame(Xn, columns=["a", "b", "c"])),
             Normalizer().fit(X), Normalizer("max").fit(F[["a", "b"]]), Binarizer().fit(X),
