@@ -36,6 +36,13 @@ NUM = selector(dtype_include="number")
 CAT = selector(dtype_include=object)
 
 
+def _iterative():
+    from sklearn.experimental import enable_iterative_imputer  # noqa: F401
+    from sklearn.impute import IterativeImputer
+
+    return IterativeImputer
+
+
 def _ohe():
     return OneHotEncoder(handle_unknown="ignore")
 
@@ -201,6 +208,7 @@ def test_hostile_column_selector_is_refused_in_one_line(saved, tmp_path, sel, ne
     (lambda: QuantileTransformer(n_quantiles=100), NUM,
      r"QuantileTransformer.*training values of every column"),
     (TargetEncoder, CAT, r"TargetEncoder.*mean label of every category"),
+    (lambda: _iterative()(max_iter=2), NUM, r"IterativeImputer.*fitted regressor"),
 ])
 def test_parts_that_store_training_values_are_refused_with_the_reason(adult, tmp_path, step,
                                                                       cols, needle):
