@@ -23,18 +23,25 @@ from sklearn.ensemble import (
     HistGradientBoostingClassifier,
     RandomForestClassifier,
 )
-from sklearn.impute import SimpleImputer
+from sklearn.feature_selection import (SelectKBest, SelectPercentile, VarianceThreshold, chi2,
+                                       f_classif)
+from sklearn.impute import MissingIndicator, SimpleImputer
 from sklearn.linear_model import LogisticRegression
 from sklearn.neural_network import MLPClassifier
-from sklearn.pipeline import Pipeline
+from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.preprocessing import (
+    Binarizer,
     FunctionTransformer,
+    KBinsDiscretizer,
     LabelBinarizer,
     LabelEncoder,
     MaxAbsScaler,
     MinMaxScaler,
+    Normalizer,
     OneHotEncoder,
     OrdinalEncoder,
+    PolynomialFeatures,
+    PowerTransformer,
     RobustScaler,
     StandardScaler,
 )
@@ -149,6 +156,18 @@ def _factories():
         _optional.SafeDPLogisticRegression: (
             lambda: _optional.SafeDPLogisticRegression(**dp_lr), "xy"),
         _optional.SafeDPSVC: (lambda: _optional.SafeDPSVC(**dp_svc), "xy"),
+        # the data-only types of ordinary pipelines (issue 23)
+        KBinsDiscretizer: (lambda: KBinsDiscretizer(n_bins=3, encode="ordinal"), "x"),
+        PolynomialFeatures: (lambda: PolynomialFeatures((1, 2), include_bias=False), "x"),
+        FeatureUnion: (lambda: FeatureUnion([("s", StandardScaler()), ("d", "drop")],
+                                            n_jobs=60), "x"),
+        VarianceThreshold: (lambda: VarianceThreshold(0.01), "x"),
+        SelectKBest: (lambda: SelectKBest(chi2, k=2), "xy"),
+        SelectPercentile: (lambda: SelectPercentile(f_classif, percentile=50), "xy"),
+        MissingIndicator: (lambda: MissingIndicator(features="all"), "x"),
+        Normalizer: (lambda: Normalizer("l1"), "x"),
+        Binarizer: (lambda: Binarizer(threshold=0.5), "x"),
+        PowerTransformer: (lambda: PowerTransformer(standardize=False), "x"),
     }
 
 
@@ -199,7 +218,8 @@ def test_round_trip_fitted_model_rebuilds_unfitted_and_refits(cls):
     assert not any(k.endswith("_") and not k.startswith("_") for k in vars(rebuilt))
     params = rebuilt.get_params(deep=False)
     for name in REFIT_SCHEMA[_key(fitted)]:
-        if name not in ("steps", "transformers", "remainder", "estimator", "accountant"):
+        if name not in ("steps", "transformers", "remainder", "estimator", "accountant",
+                        "transformer_list"):
             assert _same(params[name], fitted.get_params(deep=False)[name]), name
     _fit(rebuilt, kind)
     json.dumps(refit_params(fitted), allow_nan=False)
@@ -355,8 +375,8 @@ def test_nan_and_inf_are_refused_even_with_clip(model, param):
 
 
 @pytest.mark.parametrize("columns", [
-    lambda df: ["x"], make_column_selector(dtype_include="number"), [object()],
-    ["x", 1], {"x": 1},
+    lambda df: ["x"], make_column_selector(pattern="(a+)+$"), [object()],
+    make_column_selector(dtype_include=[object()]), ["x", 1], {"x": 1},
 ])
 def test_column_specs_other_than_names_indices_masks_slices_are_refused(columns):
     ct = ColumnTransformer([("num", StandardScaler(), columns)])
@@ -373,6 +393,10 @@ def test_column_specs_accepted():
         rebuilt = rebuild_for_refit(ct)[0]
         got = rebuilt.transformers[0][2]
         assert got == cols if not isinstance(cols, np.ndarray) else got == [1, 2]
+    sel = make_column_selector(pattern="^x$|^z", dtype_include="number", dtype_exclude=[bool])
+    got = rebuild_for_refit(ColumnTransformer([("num", StandardScaler(), sel)]))[0]
+    got = got.transformers[0][2]  # a new selector with the same plain settings
+    assert got is not sel and vars(got) == vars(sel)
     ct = ColumnTransformer([("n", StandardScaler(), list(range(rs.MAX_FEATURES + 1)))])
     with pytest.raises(InputError, match=r"at most 100,000 columns"):
         rebuild_for_refit(ct)

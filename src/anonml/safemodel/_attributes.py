@@ -81,7 +81,15 @@ CONDITIONAL: dict[tuple[str, str], frozenset[str]] = {
         ("sklearn.impute._base", "SimpleImputer"),
         ("sklearn.preprocessing._function_transformer", "FunctionTransformer"),
         ("sklearn.compose._column_transformer", "ColumnTransformer"),
-        ("sklearn.pipeline", "Pipeline"))},
+        ("sklearn.pipeline", "Pipeline"), ("sklearn.pipeline", "FeatureUnion"),
+        ("sklearn.preprocessing._discretization", "KBinsDiscretizer"),
+        ("sklearn.preprocessing._polynomial", "PolynomialFeatures"),
+        ("sklearn.feature_selection._variance_threshold", "VarianceThreshold"),
+        ("sklearn.feature_selection._univariate_selection", "SelectKBest"),
+        ("sklearn.feature_selection._univariate_selection", "SelectPercentile"),
+        ("sklearn.impute._base", "MissingIndicator"),
+        ("sklearn.preprocessing._data", "Normalizer"), ("sklearn.preprocessing._data", "Binarizer"),
+        ("sklearn.preprocessing._data", "PowerTransformer"))},
     # fitted with a DataFrame whose columns are all strings
     **{(m, c): frozenset({"feature_names_in_"}) for m, c in (
         ("sklearn.linear_model._logistic", "LogisticRegression"),
@@ -221,7 +229,16 @@ def _preprocessing() -> list:
                                  remainder=MinMaxScaler()).fit(F[["a", "b", "c"]]))
     out.append(Pipeline([("s", StandardScaler()), ("m", DecisionTreeClassifier())]).fit(
         pd.DataFrame(X), y))
+    Xn = X.copy()
+    Xn[::7, 0] = np.nan
+    out.append(SimpleImputer(add_indicator=True).fit(Xn))  # its indicator_
     return out
+
+
+def _pipeline_types() -> list:
+    from anonml.safemodel._pipeline_types import samples
+
+    return samples()
 
 
 def _labels() -> list:
@@ -298,8 +315,7 @@ _SAMPLES: dict[str, Callable[[], list]] = {
     "trees": _trees, "forests": _forests, "boosting": _boosting,
     "hist_boosting": _hist_boosting, "mlp": _mlp, "linear": _linear, "dummy": _dummy,
     "preprocessing": _preprocessing, "labels": _labels, "xgboost": _xgboost, "dp": _dp,
-    "dp_svc": _dp_svc,
-    "anonymizers": _anonymizers,
+    "dp_svc": _dp_svc, "anonymizers": _anonymizers, "pipeline_types": _pipeline_types,
 }
 
 #: which sample group writes a class (and its parts)
@@ -320,6 +336,10 @@ _PART_GROUPS: dict[str, tuple[str, ...]] = {
 
 
 def _groups_for(module: str, cls: str) -> tuple[str, ...]:
+    from anonml.safemodel._pipeline_types import VETTED as PIPELINE_TYPES
+
+    if (module, cls) in PIPELINE_TYPES:  # their own samples: only files that hold one pay
+        return ("pipeline_types",)
     name = f"{module}.{cls}"
     for prefix, groups in _PART_GROUPS.items():
         if name.startswith(prefix):

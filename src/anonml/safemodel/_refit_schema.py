@@ -41,6 +41,7 @@ import math
 from typing import Any, Callable
 
 from anonml._errors import InputError
+from anonml.safemodel import _pipeline_types
 from anonml.safemodel._refit_values import (
     _BIG,
     BOOL,
@@ -145,6 +146,10 @@ def _column(x: Any) -> Any:
 
 
 def _columns(v: Any) -> Any:
+    from anonml.safemodel._pipeline_types import column_selector, is_selector
+
+    if is_selector(v):
+        return column_selector(v)
     v = _plain(v)
     if isinstance(v, slice):
         ends = [v.start, v.stop]
@@ -481,6 +486,8 @@ _WRAPS: dict[tuple[str, str], tuple[str, str]] = {
     (_OPT, "SafeDPSVC"): _SVC,
 }
 REFIT_SCHEMA.update({k: REFIT_SCHEMA[base] for k, base in _WRAPS.items()})
+# the data-only types of ordinary pipelines (column selectors are rebuilt by _columns)
+REFIT_SCHEMA.update({k: v for k, v in _pipeline_types._refit().items()})
 
 #: vetted classes that are never refitted, and why
 NOT_REFITTED: dict[tuple[str, str], str] = {
@@ -507,6 +514,9 @@ NOT_REFITTED: dict[tuple[str, str], str] = {
         ("sklearn.neural_network._stochastic_optimizers", "AdamOptimizer"),
         ("sklearn.neural_network._stochastic_optimizers", "SGDOptimizer"),
         ("diffprivlib.accountant", "BudgetAccountant"), ("xgboost.core", "Booster"))},
+    ("sklearn.compose._column_transformer", "make_column_selector"): (
+        "a column transformer's column selector: rebuilt from its checked settings as the "
+        "transformer's columns"),
     ("diffprivlib.models.logistic_regression", "LogisticRegression"): (
         "diffprivlib's class cannot be constructed with scikit-learn ≥ 1.9; refit "
         "anonml.dp.DPLogisticRegression instead"),

@@ -877,7 +877,10 @@ def open_model(path: Any, *, trust: bool = False, memory: int | None = None,
         raise InputError(f"model file {str(p)!r} has unknown format {suffix!r}; fix: use "
                          ".skops, XGBoost .json/.ubj, or .pkl/.joblib with --trust-model")
     if suffix == ".skops":
-        _skops()  # a missing optional package is named here, not by the worker
+        from anonml.safemodel._worker_imports import skops_installed
+
+        if not skops_installed():  # named here, not by the worker (found, not imported: only
+            _skops()  # the worker reads the file, and importing skops takes seconds)
     from anonml import _io
 
     if max_bytes is None:
@@ -1266,15 +1269,9 @@ def _worker_main(argv: list[str]) -> int:  # pragma: no cover - runs in the chil
         threadpool_limits(1)
     except Exception:  # noqa: BLE001
         pass
-    import pandas  # noqa: F401 - imported before the guards: their set-up may touch files
-    import sklearn.base  # noqa: F401
+    from anonml.safemodel._worker_imports import preload
 
-    import anonml.safemodel._model_file  # noqa: F401
-    import anonml.safemodel._seccomp  # noqa: F401
-    try:  # skops' import lists scikit-learn's estimators, whose test helpers look up the
-        import skops.io  # noqa: F401 - native thread pools (ctypes), which the guards refuse
-    except ImportError:
-        pass
+    preload()  # pandas, scikit-learn, skops: before the guards, their set-up may touch files
     try:
         from sklearn.utils.parallel import _get_threadpool_controller
 

@@ -45,6 +45,10 @@ from typing import Any
 import numpy as np
 
 from anonml._errors import InputError, one_line
+from anonml.safemodel._pipeline_types import REFUSED as _REFUSED_TYPES
+from anonml.safemodel._pipeline_types import SELECTOR_TYPES as _SELECTOR_TYPES
+from anonml.safemodel._pipeline_types import VETTED as _PIPELINE_TYPES
+from anonml.safemodel._pipeline_types import VETTED_FUNCTIONS
 
 # limits: generous for real models (an Adult forest of 100 trees is ~20 MB), small enough that
 # a crafted file cannot exhaust the auditor's memory
@@ -141,7 +145,7 @@ VETTED_OBJECTS: frozenset[tuple[str, str]] = frozenset({
     # XGBoost: the scikit-learn wrapper and its booster (raw bytes decoded and validated first)
     ("xgboost.sklearn", "XGBClassifier"),
     ("xgboost.core", "Booster"),
-})
+}) | _PIPELINE_TYPES  # column selectors, discretizers, unions, feature selectors (issue 23)
 
 _NUMPY_SCALARS = ("float64", "float32", "float16", "int64", "int32", "int16", "int8",
                   "uint64", "uint32", "uint16", "uint8", "bool_", "bool", "str_")
@@ -160,7 +164,7 @@ _LOADER_TYPES: dict[str, frozenset[tuple[str, str]]] = {
     "DTypeNode": frozenset({("numpy", "dtype")}),
     "NdArrayNode": frozenset({("numpy", "ndarray"), *(("numpy", t) for t in _NUMPY_SCALARS)}),
     "TypeNode": frozenset({*(("builtins", t) for t in ("str", "int", "float", "bool")),
-                           *(("numpy", t) for t in _NUMPY_SCALARS)}),
+                           *(("numpy", t) for t in _NUMPY_SCALARS), *_SELECTOR_TYPES}),
     "RandomStateNode": frozenset({("numpy.random.mtrand", "RandomState")}),
     "RandomGeneratorNode": frozenset({("numpy.random._generator", "Generator")}),
     "TreeNode": frozenset({("sklearn.tree._tree", "Tree")}),
@@ -227,6 +231,12 @@ class _Vetter:
             raise self.fail(where, "a node without a string __loader__, __module__ and "
                             "__class__; the file is malformed")
         name = f"{module}.{cls}"
+        if loader == "FunctionNode" and (module, cls) in VETTED_FUNCTIONS and \
+                where.endswith("/score_func"):
+            self.names.add(name)  # a feature selector's score function, by its exact name
+            if isinstance(state.get("__id__"), (int, str)):
+                self.ids.add(state["__id__"])
+            return
         if loader in _REFUSED_LOADERS:
             raise self.fail(where, f"it holds {_REFUSED_LOADERS[loader]} ({name}), which "
                             "would run code named in the file; fix: save the model without "
@@ -243,9 +253,11 @@ class _Vetter:
             if state.get("__id__") not in self.ids:
                 raise self.fail(where, "a cached node refers to an object not seen before")
         elif (module, cls) not in allowed:
-            raise self.fail(where, f"type {name!r} is not on anonml's list of vetted types; "
-                            "fix: pass --trust-model (trust=True) if you trust the file's "
-                            "source")
+            why = _REFUSED_TYPES.get((module, cls))
+            why = f" ({why})" if why else ""
+            raise self.fail(where, f"type {name!r} is not on anonml's list of vetted types"
+                            f"{why}; fix: pass --trust-model (trust=True) if you trust the "
+                            "file's source")
         if "__id__" in state:
             nid = state["__id__"]
             if not isinstance(nid, (int, str)):

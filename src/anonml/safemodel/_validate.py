@@ -674,6 +674,10 @@ def _walk(obj: Any, where: str, seen: set[int], depth: int, strict: bool = True)
         bits = obj.__dict__["bits_"]
         if not _exact_int(bits) or not 1 <= int(bits) <= 64:
             raise _bad(where, f"bits_ {str(bits)[:20]} is not a curve order between 1 and 64")
+    from anonml.safemodel._pipeline_types import check_part
+
+    if check_part(obj, where) and not isinstance(obj, BaseEstimator):
+        return  # a column selector: three plain settings, checked
     if not isinstance(obj, BaseEstimator):
         if ours:  # an anonymizer's plain-data parts
             for name, value in vars(obj).items():
