@@ -836,7 +836,7 @@ def _saved(tmp_path, model, name="m.skops"):
 
 
 def test_rtree_mapping_with_a_routing_cycle_is_refused(tmp_path, mappings):
-    from anonml.safemodel._model_file import _read_and_validate
+    from anonml.safemodel._read import _read_and_validate
 
     est = _read_and_validate(mappings["rtree"][0])
     est.route_.left_[0] = 0
@@ -857,7 +857,7 @@ def test_rtree_mapping_with_a_routing_cycle_is_refused(tmp_path, mappings):
 
 
 def test_hilbert_mapping_with_an_absurd_curve_order_is_refused(tmp_path, mappings):
-    from anonml.safemodel._model_file import _read_and_validate
+    from anonml.safemodel._read import _read_and_validate
 
     import skops.io as sio
 

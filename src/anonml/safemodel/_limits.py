@@ -4,9 +4,13 @@ the errors)."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
+
 from anonml._errors import InputError
 
-__all__ = ["MAX_CLASSES", "MAX_TREE_DEPTH", "bad"]
+__all__ = ["MAX_CLASSES", "MAX_TREE_DEPTH", "bad", "exact_int", "n_features"]
 
 #: deepest tree read (scikit-learn or XGBoost): genuine trees are far shallower, and XGBoost
 #: walks trees recursively (a chain 400,000 deep overflowed its stack)
@@ -23,3 +27,17 @@ def bad(where: str, text: str) -> InputError:
 #: most classes a classifier read from an untrusted file may have (its probabilities are an
 #: n_rows x n_classes array the audit computes many times over)
 MAX_CLASSES = 10_000
+
+
+def exact_int(value: Any) -> bool:
+    """A whole number stored as one (int or numpy integer), not a bool."""
+    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
+
+
+def n_features(obj: Any, where: str) -> int:
+    """A fitted estimator's ``n_features_in_``, checked to be a positive whole number."""
+    nf = obj.__dict__.get("n_features_in_")
+    if not exact_int(nf) or int(nf) < 1:
+        raise bad(where, f"n_features_in_ is {nf!r}, not a positive whole number (scikit-learn "
+                  "checks the input's width against it)")
+    return int(nf)

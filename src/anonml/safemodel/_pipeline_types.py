@@ -40,6 +40,8 @@ from typing import Any
 
 import numpy as np
 
+from anonml.safemodel._limits import bad, n_features
+
 __all__ = ["REFIT", "REFUSED", "SELECTOR_TYPES", "VETTED", "VETTED_FUNCTIONS", "check_part",
            "column_selector", "samples"]
 
@@ -101,8 +103,6 @@ _DTYPE_NAME_RE = re.compile(r"[A-Za-z][A-Za-z0-9_]{0,31}(\[[a-z]{1,2}(, [A-Za-z_
 
 
 def _bad(where: str, text: str) -> Exception:
-    from anonml.safemodel._validate import _bad as bad
-
     return bad(where, text)
 
 
@@ -181,8 +181,6 @@ def is_selector(v: Any) -> bool:
 
 
 def _per_feature(obj: Any, where: str, names: tuple) -> int:
-    from anonml.safemodel._validate import _n_features
-
     nf = _n_features(obj, where)
     for name in names:
         value = obj.__dict__.get(name)
@@ -219,9 +217,7 @@ def _check_bins(obj: Any, where: str) -> None:
 
 
 def _n_features(obj: Any, where: str) -> int:
-    from anonml.safemodel._validate import _n_features as n
-
-    return n(obj, where)
+    return n_features(obj, where)
 
 
 def _check_poly(obj: Any, where: str) -> None:
@@ -346,8 +342,10 @@ def samples() -> list:
 # ----------------------------------------------------------------------------- refit schema
 
 
-def _refit() -> dict:
-    from anonml.safemodel._refit_schema import RS, _MISSING, _steps, _weights_by_name
+def _refit(RS: Any, _MISSING: Any, _steps: Any, _weights_by_name: Any) -> dict:
+    """The refit schema of these types; the schema's shared parts (random state, missing
+    value, pipeline steps, transformer weights) come from :mod:`._refit_schema`, which calls
+    this (so this module never imports it)."""
     from anonml.safemodel._refit_values import (BOOL, MAX_FEATURES, NONE, Custom, Int, Lit,
                                                 Real, _Bad, _dtype, p)
 

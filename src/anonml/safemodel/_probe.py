@@ -165,7 +165,7 @@ def probe_model_file(path: Path, *, rows: Any = None, timeout: float | None = No
 
 
 def _main(argv: list[str]) -> int:  # pragma: no cover - runs in the child
-    from anonml.safemodel._model_file import _read_and_validate
+    from anonml.safemodel._read import _read_and_validate
 
     try:
         model = _read_and_validate(Path(argv[0]))

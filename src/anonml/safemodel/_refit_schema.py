@@ -487,7 +487,7 @@ _WRAPS: dict[tuple[str, str], tuple[str, str]] = {
 }
 REFIT_SCHEMA.update({k: REFIT_SCHEMA[base] for k, base in _WRAPS.items()})
 # the data-only types of ordinary pipelines (column selectors are rebuilt by _columns)
-REFIT_SCHEMA.update({k: v for k, v in _pipeline_types._refit().items()})
+REFIT_SCHEMA.update(_pipeline_types._refit(RS, _MISSING, _steps, _weights_by_name))
 
 #: vetted classes that are never refitted, and why
 NOT_REFITTED: dict[tuple[str, str], str] = {

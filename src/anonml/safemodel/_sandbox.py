@@ -863,7 +863,8 @@ def open_model(path: Any, *, trust: bool = False, memory: int | None = None,
         validation, or the worker crashed, hung or hit a limit: one line.
     """
     from anonml._errors import UntrustedModelError
-    from anonml.safemodel._model_file import PICKLE_FORMATS, SAFE_FORMATS, _skops
+    from anonml.safemodel._read import PICKLE_FORMATS, SAFE_FORMATS
+    from anonml.safemodel._skops_vet import _skops
 
     p = Path(path)
     suffix = p.suffix.lower()
@@ -1302,7 +1303,7 @@ def _worker_main(argv: list[str]) -> int:  # pragma: no cover - runs in the chil
             return 0
         try:
             if op == "load":
-                from anonml.safemodel._model_file import _read_and_validate
+                from anonml.safemodel._read import _read_and_validate
 
                 model = _read_and_validate(Path(kw["path"]), trust=kw["trust"])
                 info, arrays = _info(model)  # the file's own parameters, for the report

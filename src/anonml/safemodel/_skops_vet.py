@@ -442,6 +442,17 @@ def _short(where: str, width: int = 120) -> str:
     return where if len(where) <= width else "..." + where[-width:]
 
 
+def _skops() -> Any:
+    try:
+        import skops.io as sio
+    except ImportError:
+        from anonml._install import install_hint
+
+        raise InputError("reading or writing .skops model files needs skops; fix: "
+                         f"{install_hint('report', ('skops',))}") from None
+    return sio
+
+
 def vet_skops(path: Path) -> list[str]:
     """Check a ``.skops`` file as data, before skops builds anything from it.
 
@@ -534,8 +545,6 @@ def _booster_handle(vetter: _Vetter, state: dict, where: str) -> dict:
 
 def load_vetted_skops(path: Path) -> Any:
     """:func:`vet_skops`, then ``skops.io.load`` with exactly the vetted names trusted."""
-    from anonml.safemodel._model_file import _skops
-
     names = vet_skops(path)
     sio = _skops()
     try:

@@ -35,7 +35,10 @@ from typing import Any
 import numpy as np
 
 from anonml._errors import InputError, one_line
-from anonml.safemodel._limits import MAX_CLASSES, MAX_TREE_DEPTH, bad as _bad
+from anonml.safemodel._limits import MAX_CLASSES, MAX_TREE_DEPTH
+from anonml.safemodel._limits import bad as _bad
+from anonml.safemodel._limits import exact_int as _exact_int
+from anonml.safemodel._limits import n_features as _n_features
 
 __all__ = ["validate_model"]
 
@@ -311,10 +314,6 @@ def _check_routing_tree(obj: Any, where: str, feature: np.ndarray, inner: np.nda
 MAX_NESTING = 50
 
 
-def _exact_int(value: Any) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
-
-
 def _check_attributes(obj: Any, where: str) -> None:
     """No restored attribute may shadow a method or property of the class (a file could set
     ``predict_proba`` to a number and have the audit read its own input back), and no dunder
@@ -331,14 +330,6 @@ def _check_attributes(obj: Any, where: str) -> None:
         if static is not None and (callable(static) or isinstance(
                 static, (property, staticmethod, classmethod))):
             raise _bad(where, f"its attribute {name!r} hides the class's method or property")
-
-
-def _n_features(obj: Any, where: str) -> int:
-    nf = obj.__dict__.get("n_features_in_")
-    if not _exact_int(nf) or int(nf) < 1:
-        raise _bad(where, f"n_features_in_ is {nf!r}, not a positive whole number (scikit-learn "
-                   "checks the input's width against it)")
-    return int(nf)
 
 
 def _expected_outputs(obj: Any) -> int | None:

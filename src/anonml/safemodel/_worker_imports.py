@@ -76,7 +76,7 @@ def preload() -> None:  # pragma: no cover - runs in the worker
     import pandas  # noqa: F401 - their set-up may touch files, which the guards refuse
     import sklearn.base  # noqa: F401
 
-    import anonml.safemodel._model_file  # noqa: F401
+    import anonml.safemodel._read  # noqa: F401
     import anonml.safemodel._seccomp  # noqa: F401
 
     import_skops()  # skops' import lists scikit-learn's estimators, whose test helpers look up
