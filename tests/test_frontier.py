@@ -74,6 +74,38 @@ def test_table_rows_in_order(result):
     assert t.loc[5, "reference_models"] == "own"
 
 
+def test_every_point_carries_its_interval(result):
+    t = result.table[result.table["status"] == "ok"]
+    assert result.settings["bootstrap"] == 200
+    for col in ("accuracy", "attack_auc"):
+        assert (t[f"{col}_lo"] <= t[col]).all() and (t[col] <= t[f"{col}_hi"]).all()
+        assert (t[f"{col}_hi"] > t[f"{col}_lo"]).all()
+    anon = t[t["k"].notna()]
+    for col in ("accuracy_mapped", "accuracy_loss", "accuracy_loss_mapped"):
+        assert (anon[f"{col}_lo"] <= anon[col] + 1e-12).all()
+        assert (anon[col] <= anon[f"{col}_hi"] + 1e-12).all()
+    assert t.loc[0, "accuracy_loss_lo"] == t.loc[0, "accuracy_loss_hi"] == 0.0
+    # the paired loss is tighter than the two accuracies' intervals side by side
+    width = anon["accuracy_loss_hi"] - anon["accuracy_loss_lo"]
+    assert (width < (anon["accuracy_hi"] - anon["accuracy_lo"]) * 2).all()
+    assert t["tpr_at_0.1%_fpr_lo"].isna().all()  # 400 test rows: not measurable, no interval
+    line = result.recommend(accuracy_budget=0.05)
+    assert "[" in line and "]" in line
+
+
+def test_same_seed_same_numbers_bootstrap_off(data):
+    X, y, Xt, yt = data
+    runs = [frontier(X, y, Xt, yt, quasi_identifiers=QI, model=_lr(X), methods=("mondrian",),
+                     ks=(20,), dp=False, bootstrap=b, **FAST) for b in (40, 40, 0)]
+    a, b, off = (r.table.drop(columns="seconds") for r in runs)
+    pd.testing.assert_frame_equal(a, b)
+    assert off["accuracy_lo"].isna().all() and off["attack_auc_hi"].isna().all()
+    np.testing.assert_array_equal(off["attack_auc"], a["attack_auc"])
+    with pytest.raises(InputError, match=r"bootstrap=5 must be 0 \(no intervals\) or a whole "
+                       r"number >= 20"):
+        frontier(X, y, Xt, yt, quasi_identifiers=QI, model=_lr(X), ks=(20,), bootstrap=5)
+
+
 def test_tpr_not_measurable_below_1000_nonmembers(result):
     t = result.table[result.table["status"] == "ok"]
     assert (t["tpr_measurable"] == False).all()  # noqa: E712 - 400 test rows
@@ -281,6 +313,19 @@ def test_budget_met_only_within_noise_is_said():
         in tight
     roomy = r.recommend(accuracy_budget=0.011)  # the same point, its interval within 1.1
     assert roomy.startswith("recommended: ag k=100") and "within noise" not in roomy
+
+
+def test_undefended_model_when_no_point_lowers_the_risk_significantly():
+    rows = _with_ci([
+        {"method": "none", "k": None, "accuracy": 0.85, "attack_auc": 0.52,
+         "tpr_at_0.1%_fpr": 0.002},
+        {"method": "ag", "k": 10, "accuracy": 0.845, "accuracy_mapped": 0.84,
+         "attack_auc": 0.515, "tpr_at_0.1%_fpr": 0.002},
+    ], auc_half=0.01)
+    line = _hand(rows).recommend(accuracy_budget=0.01)
+    assert line.startswith("recommended: the undefended model as it is: no point within the "
+                           "budget has a significantly lower attack AUC")
+    assert "not significantly different in risk: ag k=10" in line
 
 
 def test_recommend_without_intervals_is_unchanged_in_form():
