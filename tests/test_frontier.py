@@ -468,3 +468,19 @@ def test_lira_trains_its_own_shadow_models_per_point(data):
     assert (t["attack"] == "lira").all() and (t["reference_models"] == "own").all()
     assert t["attack_auc"].between(0, 1).all()
     assert not any("shared" in n for n in res.notes)
+
+
+def test_docs_example_line_is_what_the_code_prints():
+    """docs/frontier.md's example line is the recommendation the code gives for the sweep it
+    came from (docs/frontier/adult.json, the frontier.json of that run)."""
+    from pathlib import Path
+
+    root = Path(__file__).parents[1] / "docs"
+    text = (root / "frontier.md").read_text(encoding="utf-8")
+    block = text.split("<!-- example-line -->", 1)[1].split("```", 2)[1]
+    line = block.strip()
+    doc = json.loads((root / "frontier" / "adult.json").read_text(encoding="utf-8"))
+    res = FrontierResult.from_dict(doc)
+    budgets = doc["recommendation"]["budgets"]
+    assert res.recommend(accuracy_budget=budgets["accuracy_loss"]) == line
+    assert doc["recommendation"]["line"] == line  # what the command printed and recorded

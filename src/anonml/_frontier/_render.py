@@ -127,7 +127,8 @@ def _draw(result: Any, ax: Any) -> None:
     bars = " ; bars: 95% intervals" if result.settings.get("bootstrap") else ""
     ax.set_title(f"privacy–utility frontier (numbers: k{bars})", fontsize=10)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+    ax.legend(fontsize=7.5, loc="upper center", bbox_to_anchor=(0.5, -0.11), ncol=3,
+              frameon=False)
     if labels:
         if len(ax.figure.axes) == 1:
             ax.figure.tight_layout()  # the final axes size, so the labels are placed in it
@@ -144,7 +145,7 @@ def plot(result: Any, path: Any = None, *, ax: Any = None) -> Any:
     plt = _pyplot()
     own = ax is None
     if own:
-        fig, ax = plt.subplots(figsize=(9.5, 5.2))
+        fig, ax = plt.subplots(figsize=(9.0, 6.4))
     else:
         fig = ax.figure
     _draw(result, ax)
@@ -164,7 +165,7 @@ def plot(result: Any, path: Any = None, *, ax: Any = None) -> Any:
 def png_bytes(result: Any) -> bytes:
     """The figure as PNG bytes."""
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(9.5, 5.2))
+    fig, ax = plt.subplots(figsize=(9.0, 6.4))
     _draw(result, ax)
     fig.tight_layout()
     buf = io.BytesIO()
@@ -264,7 +265,7 @@ img.plot { width:100%; height:auto; display:block; }
     display:grid; grid-template-columns:repeat(3, minmax(0,1fr)); gap:2px 10px; }
   table.frontier td { border:0; padding:3px 4px; text-align:left; }
   table.frontier td:first-child { grid-column:1 / -1; font-size:1rem; font-weight:700; }
-  table.frontier td:first-child::before { display:none; }
+  table.frontier td[data-label]:first-child::before { display:none; }
   table.frontier td[data-label]::before { content:attr(data-label); display:block;
     color:var(--muted); font-size:.7rem; text-transform:uppercase; letter-spacing:.05em; }
 }
