@@ -137,6 +137,13 @@ def test_tpr_budget_the_test_set_cannot_measure_is_refused_before_work(tables, t
     assert not out.exists()
 
 
+def test_bad_bootstrap_before_work(tables, tmp_path, capsys):
+    out = tmp_path / "o"
+    one_line_error(*run(base(tables, out) + FAST + ["--bootstrap", "5"], capsys),
+                   "--bootstrap 5 must be 0 (no intervals) or at least 20", "--bootstrap 200")
+    assert not out.exists()
+
+
 def test_bad_risk_budget_before_work(tables, tmp_path, capsys):
     one_line_error(*run(base(tables, tmp_path / "o") + ["--risk-budget", "auc=high"], capsys),
                    "--risk-budget 'auc=high'")

@@ -264,6 +264,7 @@ img.plot { width:100%; height:auto; display:block; }
   table.frontier tr { border-bottom:2px solid #c5ccd6; padding:6px 0;
     display:grid; grid-template-columns:repeat(3, minmax(0,1fr)); gap:2px 10px; }
   table.frontier td { border:0; padding:3px 4px; text-align:left; }
+  table.frontier tr.chosen { background:#fdf2e9; box-shadow:inset 4px 0 0 #c2410c; }
   table.frontier td:first-child { grid-column:1 / -1; font-size:1rem; font-weight:700; }
   table.frontier td[data-label]:first-child::before { display:none; }
   table.frontier td[data-label]::before { content:attr(data-label); display:block;
