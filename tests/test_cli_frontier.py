@@ -63,12 +63,20 @@ def test_writes_the_four_files_and_one_recommendation(finished):
     assert code == 0
     assert sorted(p.name for p in folder.iterdir()) == FILES
     lines = out.strip().splitlines()
-    assert lines[-1].startswith("recommended: mondrian k=") and "costs" in lines[-1]
-    assert "buys RMIA AUC" in lines[-1]
+    assert lines[-1].startswith(("recommended: mondrian k=", "recommended: the undefended"))
+    assert "RMIA AUC" in lines[-1]
     doc = json.loads((folder / "frontier.json").read_text())
     assert [p["method"] for p in doc["points"]] == ["none", "mondrian", "mondrian"]
     assert doc["settings"]["n_train"] == 500
     assert "data:image/png;base64," in (folder / "frontier.html").read_text()
+    rec = doc["recommendation"]
+    assert rec["met"] is True and rec["line"] == lines[-1]
+    assert rec["budgets"]["accuracy_loss"] == 0.05 and rec["rule"]
+    assert rec["point"]["method"] in ("mondrian", "none")
+    p = doc["points"][1]
+    assert p["accuracy_lo"] <= p["accuracy"] <= p["accuracy_hi"]
+    assert p["attack_auc_lo"] <= p["attack_auc"] <= p["attack_auc_hi"]
+    assert doc["settings"]["bootstrap"] == 200
 
 
 def test_progress_names_point_method_k_and_step(finished):
@@ -100,11 +108,39 @@ def test_empty_and_unknown_methods(tables, tmp_path, capsys):
     assert not out.exists()
 
 
-def test_budget_no_point_meets_writes_nothing(tables, tmp_path, capsys):
+def test_budget_no_point_meets_keeps_the_work(tables, tmp_path, capsys):
+    """The sweep is not thrown away: the four files, the nearest point marked, the budget
+    stated; then one line and exit 1."""
     out = tmp_path / "o"
-    argv = base(tables, out) + FAST + ["--risk-budget", "auc=0.01"]
+    argv = base(tables, out) + FAST + ["--risk-budget", "auc=0.01", "--bootstrap", "20"]
     one_line_error(*run(argv, capsys), "no point meets attack AUC <= 0.01; the closest is "
-                   "mondrian k=")
+                   "mondrian k=", f"the table, plot and page are in {out}", "fix: relax")
+    assert sorted(p.name for p in out.iterdir()) == FILES
+    doc = json.loads((out / "frontier.json").read_text())
+    rec = doc["recommendation"]
+    assert rec["met"] is False and rec["budgets"]["auc"] == 0.01
+    assert rec["nearest"]["method"] == "mondrian" and rec["nearest"]["k"] in (10, 40)
+    page = (out / "frontier.html").read_text()
+    assert "No point meets the budgets" in page and "attack AUC &lt;= 0.01" in page
+
+
+def test_tpr_budget_the_test_set_cannot_measure_is_refused_before_work(tables, tmp_path,
+                                                                        capsys, monkeypatch):
+    import anonml
+
+    monkeypatch.setattr(anonml, "frontier", lambda *a, **k: pytest.fail("the sweep ran"))
+    out = tmp_path / "o"
+    argv = base(tables, out) + FAST + ["--risk-budget", "tpr=0.01"]
+    one_line_error(*run(argv, capsys), "--risk-budget tpr=0.01 cannot be measured",
+                   "needs at least 1,000 non-members", "evaluates 300 (300 --test rows",
+                   "a --test table of at least 1,000 rows")
+    assert not out.exists()
+
+
+def test_bad_bootstrap_before_work(tables, tmp_path, capsys):
+    out = tmp_path / "o"
+    one_line_error(*run(base(tables, out) + FAST + ["--bootstrap", "5"], capsys),
+                   "--bootstrap 5 must be 0 (no intervals) or at least 20", "--bootstrap 200")
     assert not out.exists()
 
 

@@ -74,6 +74,38 @@ def test_table_rows_in_order(result):
     assert t.loc[5, "reference_models"] == "own"
 
 
+def test_every_point_carries_its_interval(result):
+    t = result.table[result.table["status"] == "ok"]
+    assert result.settings["bootstrap"] == 200
+    for col in ("accuracy", "attack_auc"):
+        assert (t[f"{col}_lo"] <= t[col]).all() and (t[col] <= t[f"{col}_hi"]).all()
+        assert (t[f"{col}_hi"] > t[f"{col}_lo"]).all()
+    anon = t[t["k"].notna()]
+    for col in ("accuracy_mapped", "accuracy_loss", "accuracy_loss_mapped"):
+        assert (anon[f"{col}_lo"] <= anon[col] + 1e-12).all()
+        assert (anon[col] <= anon[f"{col}_hi"] + 1e-12).all()
+    assert t.loc[0, "accuracy_loss_lo"] == t.loc[0, "accuracy_loss_hi"] == 0.0
+    # the paired loss is tighter than the two accuracies' intervals side by side
+    width = anon["accuracy_loss_hi"] - anon["accuracy_loss_lo"]
+    assert (width < (anon["accuracy_hi"] - anon["accuracy_lo"]) * 2).all()
+    assert t["tpr_at_0.1%_fpr_lo"].isna().all()  # 400 test rows: not measurable, no interval
+    line = result.recommend(accuracy_budget=0.05)
+    assert "[" in line and "]" in line
+
+
+def test_same_seed_same_numbers_bootstrap_off(data):
+    X, y, Xt, yt = data
+    runs = [frontier(X, y, Xt, yt, quasi_identifiers=QI, model=_lr(X), methods=("mondrian",),
+                     ks=(20,), dp=False, bootstrap=b, **FAST) for b in (40, 40, 0)]
+    a, b, off = (r.table.drop(columns="seconds") for r in runs)
+    pd.testing.assert_frame_equal(a, b)
+    assert off["accuracy_lo"].isna().all() and off["attack_auc_hi"].isna().all()
+    np.testing.assert_array_equal(off["attack_auc"], a["attack_auc"])
+    with pytest.raises(InputError, match=r"bootstrap=5 must be 0 \(no intervals\) or a whole "
+                       r"number >= 20"):
+        frontier(X, y, Xt, yt, quasi_identifiers=QI, model=_lr(X), ks=(20,), bootstrap=5)
+
+
 def test_tpr_not_measurable_below_1000_nonmembers(result):
     t = result.table[result.table["status"] == "ok"]
     assert (t["tpr_measurable"] == False).all()  # noqa: E712 - 400 test rows
@@ -197,12 +229,127 @@ def test_recommend_is_one_plain_line():
     assert "RMIA AUC 0.540 vs 0.700" in line and "buys" in line
     both = r.recommend(accuracy_budget=0.01, risk_budget={"auc": 0.55})
     assert "ag k=100" in both
-    with pytest.raises(InputError, match="both budgets"):
+    with pytest.raises(InputError, match=r"no point meets an accuracy loss of at most 0.10 "
+                       r"points and attack AUC <= 0.55; the closest is ag k=100"):
         r.recommend(accuracy_budget=0.001, risk_budget=0.55)
+    assert r.recommendation["met"] is False
+    assert r.recommendation["nearest"] == {"method": "ag", "k": 100}
     with pytest.raises(InputError, match="accuracy_budget= or risk_budget="):
         r.recommend()
     with pytest.raises(InputError, match="risk_budget"):
         r.recommend(risk_budget="0.5")
+
+
+def _ci(v, half):
+    return {"lo": v - half, "hi": v + half}
+
+
+def _with_ci(rows, acc_half=0.004, auc_half=0.006):
+    """Hand rows with intervals of the given half-widths (losses paired: half as wide)."""
+    out = []
+    base = rows[0]["accuracy"]
+    for r in rows:
+        r = dict(r)
+        for col, half in (("accuracy", acc_half), ("accuracy_mapped", acc_half),
+                          ("attack_auc", auc_half)):
+            if r.get(col) is not None:
+                r[f"{col}_lo"], r[f"{col}_hi"] = r[col] - half, r[col] + half
+        if r["method"] != "none":
+            for loss, col in (("accuracy_loss", "accuracy"),
+                              ("accuracy_loss_mapped", "accuracy_mapped")):
+                if r.get(col) is not None:
+                    v = base - r[col]
+                    r[f"{loss}_lo"], r[f"{loss}_hi"] = v - acc_half / 2, v + acc_half / 2
+        out.append(r)
+    return out
+
+
+def test_undefended_model_is_recommended_when_it_meets_the_budget():
+    r = _hand(_with_ci(HAND))
+    line = r.recommend(risk_budget={"auc": 0.99})
+    assert line.startswith("recommended: the undefended model as it is: it already meets")
+    assert r.recommendation["point"] == {"method": "none", "k": None}
+    assert r.recommendation["rule"].startswith("the undefended model meets every budget")
+    both = r.recommend(accuracy_budget=0.01, risk_budget={"auc": 0.99})
+    assert both.startswith("recommended: the undefended model")
+    # the model as it is does not meet auc <= 0.6: an anonymized point does
+    assert not r.recommend(risk_budget={"auc": 0.6}).startswith("recommended: the undefended")
+
+
+def test_risk_tie_goes_to_higher_mapped_accuracy():
+    """The issue's case: AG and Mondrian k=1000 differ by 0.0003 in AUC (well within the
+    intervals); Mondrian is worse by 0.3 points raw and 4.8 on mapped rows: AG is chosen."""
+    rows = _with_ci([
+        {"method": "none", "k": None, "accuracy": 0.864, "attack_auc": 0.687,
+         "tpr_at_0.1%_fpr": 0.036},
+        {"method": "ag", "k": 1000, "accuracy": 0.830, "accuracy_mapped": 0.826,
+         "attack_auc": 0.5103, "tpr_at_0.1%_fpr": 0.002},
+        {"method": "mondrian", "k": 1000, "accuracy": 0.827, "accuracy_mapped": 0.778,
+         "attack_auc": 0.5100, "tpr_at_0.1%_fpr": 0.002},
+    ])
+    r = _hand(rows)
+    line = r.recommend(accuracy_budget=0.05)
+    assert line.startswith("recommended: ag k=1000: costs 3.40 [3.20, 3.60] accuracy points")
+    assert "not significantly different in risk: mondrian k=1000 (AUC 0.510 [0.504, 0.516]" \
+        in line and "chosen by higher mapped, then raw accuracy" in line
+    assert r.recommendation["not_significant"] == ["mondrian k=1000"]
+    assert r.largest_k(0.05)["method"] == "ag"  # the same tie rule
+    # separated intervals: the lower AUC wins whatever its accuracy
+    far = _hand(_with_ci(rows, auc_half=0.0001))
+    assert far.recommend(accuracy_budget=0.05).startswith("recommended: mondrian k=1000")
+    assert far.largest_k(0.05)["method"] == "mondrian"
+
+
+def test_budget_met_only_within_noise_is_said():
+    r = _hand(_with_ci(HAND, auc_half=0.02))
+    line = r.recommend(risk_budget={"auc": 0.55})
+    assert line.startswith("recommended: ag k=100")  # 0.540 <= 0.55, interval up to 0.560
+    assert "budget met only within noise: attack AUC <= 0.55 (upper bound 0.560)" in line
+    assert r.recommendation["within_noise"] == ["attack AUC <= 0.55 (upper bound 0.560)"]
+    r = _hand(_with_ci(HAND, acc_half=0.004, auc_half=0.001))
+    tight = r.recommend(accuracy_budget=0.0081)  # ag k=100: loss 0.80 [0.60, 1.00]
+    assert tight.startswith("recommended: ag k=100: costs 0.80 [0.60, 1.00] accuracy points")
+    assert "budget met only within noise: accuracy loss <= 0.81 points (upper bound 1.00)" \
+        in tight
+    roomy = r.recommend(accuracy_budget=0.011)  # the same point, its interval within 1.1
+    assert roomy.startswith("recommended: ag k=100") and "within noise" not in roomy
+
+
+def test_undefended_model_when_no_point_lowers_the_risk_significantly():
+    rows = _with_ci([
+        {"method": "none", "k": None, "accuracy": 0.85, "attack_auc": 0.52,
+         "tpr_at_0.1%_fpr": 0.002},
+        {"method": "ag", "k": 10, "accuracy": 0.845, "accuracy_mapped": 0.84,
+         "attack_auc": 0.515, "tpr_at_0.1%_fpr": 0.002},
+    ], auc_half=0.01)
+    line = _hand(rows).recommend(accuracy_budget=0.01)
+    assert line.startswith("recommended: the undefended model as it is: no point within the "
+                           "budget has a significantly lower attack AUC")
+    assert "not significantly different in risk: ag k=10" in line
+
+
+def test_recommend_without_intervals_is_unchanged_in_form():
+    line = _hand(HAND).recommend(accuracy_budget=0.01)
+    assert "[" not in line and "within noise" not in line
+
+
+def test_tpr_budget_not_measurable_is_refused():
+    rows = [{**r, "tpr_measurable": False, "tpr_at_0.1%_fpr": None} for r in HAND]
+    r = FrontierResult(pd.DataFrame([{"status": "ok", "ncp": 0.1, "gcp": 0.1, "groups": 5,
+                                      "epsilon": None, "accuracy_mapped": None, **x}
+                                     for x in rows]), {"attack": "rmia", "n_test": 300}, [])
+    with pytest.raises(InputError, match=r"TPR at 0.1% FPR is not measurable with 300 test "
+                       r"rows \(it needs at least 1,000 non-members\)"):
+        r.recommend(risk_budget={"tpr": 0.01})
+
+
+def test_from_dict_round_trip():
+    r = _hand(_with_ci(HAND))
+    r.recommend(accuracy_budget=0.01)
+    back = FrontierResult.from_dict(json.loads(r.to_json()))
+    pd.testing.assert_frame_equal(back.table, r.table)
+    assert back.recommendation == r.recommendation
+    assert back.recommend(accuracy_budget=0.01) == r.recommend(accuracy_budget=0.01)
 
 
 def test_pareto_mask_by_hand():
@@ -321,3 +468,19 @@ def test_lira_trains_its_own_shadow_models_per_point(data):
     assert (t["attack"] == "lira").all() and (t["reference_models"] == "own").all()
     assert t["attack_auc"].between(0, 1).all()
     assert not any("shared" in n for n in res.notes)
+
+
+def test_docs_example_line_is_what_the_code_prints():
+    """docs/frontier.md's example line is the recommendation the code gives for the sweep it
+    came from (docs/frontier/adult.json, the frontier.json of that run)."""
+    from pathlib import Path
+
+    root = Path(__file__).parents[1] / "docs"
+    text = (root / "frontier.md").read_text(encoding="utf-8")
+    block = text.split("<!-- example-line -->", 1)[1].split("```", 2)[1]
+    line = block.strip()
+    doc = json.loads((root / "frontier" / "adult.json").read_text(encoding="utf-8"))
+    res = FrontierResult.from_dict(doc)
+    budgets = doc["recommendation"]["budgets"]
+    assert res.recommend(accuracy_budget=budgets["accuracy_loss"]) == line
+    assert doc["recommendation"]["line"] == line  # what the command printed and recorded

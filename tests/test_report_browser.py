@@ -198,3 +198,84 @@ def test_no_element_overflows_its_card(driver, tmp_path, which, width):
             "return document.documentElement.scrollWidth <= window.innerWidth + 1")
     finally:
         driver.set_window_size(WIDTH, HEIGHT)
+
+
+# ------------------------------------------------------------------ the frontier's page ------
+def _frontier_result(met: bool):
+    import pandas as pd
+
+    from anonml._frontier import FrontierResult
+
+    rows = [{"method": "none", "k": None, "accuracy": 0.864, "attack_auc": 0.687,
+             "tpr_at_0.1%_fpr": 0.0367}]
+    for m, shift in (("ag", 0.0), ("mondrian", -0.004)):
+        for i, k in enumerate((5, 10, 25, 50, 100, 1000)):
+            rows.append({"method": m, "k": k, "accuracy": 0.858 - 0.004 * i + shift,
+                         "accuracy_mapped": 0.85 - 0.006 * i + 3 * shift,
+                         "attack_auc": 0.56 - 0.008 * i, "tpr_at_0.1%_fpr": 0.004,
+                         "worst_case_auc": 0.51, "worst_case_significant": "1/5",
+                         "max_arr_low": 1.1})
+    rows.append({"method": "dp", "k": None, "epsilon": 1.0, "accuracy": 0.76,
+                 "attack_auc": 0.497, "tpr_at_0.1%_fpr": 0.0})
+    for r in rows:
+        r.update(status="ok", ncp=0.2, gcp=0.3, groups=1234, tpr_measurable=True)
+        for col, half in (("accuracy", 0.005), ("attack_auc", 0.006),
+                          ("tpr_at_0.1%_fpr", 0.001)):
+            r[f"{col}_lo"], r[f"{col}_hi"] = r[col] - half, r[col] + half
+        r.setdefault("epsilon", None)
+        r.setdefault("accuracy_mapped", None)
+    result = FrontierResult(pd.DataFrame(rows), {
+        "attack": "rmia", "bootstrap": 200, "n_train": 32561, "n_test": 16281,
+        "model": "random_forest", "n_reference": 4, "reference": "shared",
+        "interval": "95% percentile bootstrap over the evaluation rows",
+        "seconds_total": 300.0}, ["RMIA's 4 reference models are shared"])
+    try:
+        result.recommend(accuracy_budget=0.02 if met else 0.001, risk_budget={"auc": 0.55})
+    except Exception:  # noqa: BLE001 - the unmet budget: the page shows the nearest point
+        assert not met
+    return result
+
+
+@pytest.mark.parametrize("width", [800, 1280])
+@pytest.mark.parametrize("met", [True, False])
+def test_frontier_page_banner_plot_and_table_fit(driver, tmp_path, met, width):
+    """The frontier page: the recommendation banner on the first screen in its colour, the
+    plot of real size, every header with its exact column name as a tooltip, nothing
+    overflowing its box at a narrow and a wide window."""
+    from PIL import Image
+    from selenium.webdriver.common.by import By
+
+    result = _frontier_result(met)
+    page = tmp_path / "frontier.html"
+    page.write_text(result.to_html(), encoding="utf-8")
+    driver.set_window_size(width, HEIGHT)
+    try:
+        driver.get(page.as_uri())
+        banner = driver.find_element(By.CSS_SELECTOR, ".verdict")
+        assert banner.is_displayed() and _visible_and_on_top(driver, banner)
+        label = "No point meets the budgets" if not met else "ag k="
+        assert label in banner.text and "Budgets: accuracy loss <=" in banner.text
+        inner_h = driver.execute_script("return window.innerHeight")
+        assert banner.rect["y"] + banner.rect["height"] <= inner_h  # on the first screen
+        shot = tmp_path / "first.png"
+        assert driver.save_screenshot(str(shot))
+        image = Image.open(shot)
+        r = banner.rect
+        crop = image.crop(tuple(round(v) for v in (r["x"], r["y"], r["x"] + r["width"],
+                                                   r["y"] + r["height"])))
+        colour = "#b91c1c" if not met else ("#b45309" if result.recommendation["within_noise"]
+                                            else "#1e7b34")
+        assert _share(crop, _rgb(colour)) > 0.5
+        plot = driver.find_element(By.CSS_SELECTOR, "img.plot")
+        driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", plot)
+        assert plot.is_displayed() and plot.rect["width"] > 0.8 * (width - 80)
+        assert driver.execute_script("return arguments[0].naturalWidth", plot) > 500
+        titles = [th.get_attribute("title") for th in
+                  driver.find_elements(By.CSS_SELECTOR, "table.frontier th")]
+        assert "attack_auc, attack_auc_lo, attack_auc_hi" in titles and all(titles)
+        overflowing = driver.execute_script(_OVERFLOW_JS)
+        assert overflowing == [], "\n".join(overflowing[:10])
+        assert driver.execute_script(
+            "return document.documentElement.scrollWidth <= window.innerWidth + 1")
+    finally:
+        driver.set_window_size(WIDTH, HEIGHT)

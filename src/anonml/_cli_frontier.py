@@ -3,7 +3,8 @@
 Parses, checks everything that can be checked before the work (inputs, the output folder,
 packages, budgets), calls :func:`anonml.frontier`, writes frontier.csv, frontier.json,
 frontier.png and frontier.html into the output folder as one set (a temporary folder, then
-renamed), and prints the recommendation in one plain line.
+renamed), and prints the recommendation in one plain line. A budget no point meets still
+writes the files (the nearest point marked, the budget stated) and then fails in one line.
 """
 
 from __future__ import annotations
@@ -112,6 +113,17 @@ def cmd_frontier(args: argparse.Namespace) -> int:
     if list(test.columns) != list(train.columns):
         raise InputError(f"--test {args.test!r} has other columns than {args.train!r} (after "
                          "--drop); fix: give the same columns")
+    if risk and "tpr" in risk:
+        n_neg = min(len(train), len(test))  # the attack's 50/50 evaluation set
+        if n_neg < 1000:
+            raise InputError(f"--risk-budget tpr={risk['tpr']:g} cannot be measured: TPR at "
+                             f"0.1% FPR needs at least 1,000 non-members, and the attack "
+                             f"evaluates {n_neg:,} ({len(test):,} --test rows, {len(train):,} "
+                             "--train rows); fix: a --test table of at least 1,000 rows (and "
+                             "as many --train rows), or --risk-budget auc=...")
+    if args.bootstrap != 0 and args.bootstrap < 20:
+        raise InputError(f"--bootstrap {args.bootstrap} must be 0 (no intervals) or at least "
+                         "20 replicates; fix: --bootstrap 200")
     X_train, y_train = train.drop(columns=[args.target]), train[args.target]
     X_test, y_test = test.drop(columns=[args.target]), test[args.target]
     model = args.model
@@ -124,12 +136,18 @@ def cmd_frontier(args: argparse.Namespace) -> int:
         l=args.l, t=args.t, attack=args.attack, n_reference=args.n_reference,
         reference=args.reference, dp=not args.no_dp, dp_epsilon=args.dp_epsilon,
         trust_model=args.trust_model, n_jobs=args.n_jobs, random_state=args.seed,
-        progress=_SweepBar(say, args.quiet))
+        bootstrap=args.bootstrap, progress=_SweepBar(say, args.quiet))
 
-    # the recommendation before any file: a budget no point meets writes nothing
-    line = None
+    # the recommendation is recorded in the files; a budget no point meets still writes them
+    # (the nearest point marked), then fails in one line
+    line, unmet = None, None
     if args.accuracy_budget is not None or risk is not None:
-        line = result.recommend(accuracy_budget=args.accuracy_budget, risk_budget=risk)
+        try:
+            line = result.recommend(accuracy_budget=args.accuracy_budget, risk_budget=risk)
+        except InputError as exc:
+            if not (result.recommendation or {}).get("nearest"):
+                raise
+            unmet = str(exc)
     say(f"writing {out}")
     out.parent.mkdir(parents=True, exist_ok=True)
     from anonml._frontier._render import png_bytes
@@ -141,6 +159,9 @@ def cmd_frontier(args: argparse.Namespace) -> int:
         "frontier.png": png,
         "frontier.html": result.to_html().encode("utf-8"),
     }, replaces=FILES)
+    if unmet is not None:
+        raise InputError(unmet.replace("; fix: ", f"; the table, plot and page are in {out} "
+                                       "(the closest point marked); fix: ", 1))
     if args.json:
         print(json.dumps({"recommendation": line, "files": {k: str(v) for k, v in
                                                             paths.items()},
@@ -205,6 +226,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--sep", help="CSV field separator, one character")
     p.add_argument("--n-jobs", type=int, default=1, help="reference models trained at once")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--bootstrap", type=int, default=200, metavar="B", help="bootstrap "
+                   "replicates of the 95%% intervals over the evaluation rows (default 200; "
+                   "0: none)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress messages")
     p.set_defaults(func=cmd_frontier)

@@ -123,11 +123,14 @@ def attack_point(target: Any, *, attack: str, shared: SharedReference | None,
                  n_reference: int, shadow_estimator: Any, attribute_features: Any,
                  categorical: Any, max_attribute_records: int | None, random_state: Any,
                  worst_case_reps: int = 5, n_jobs: Any = 1,
-                 progress: Callable | None = None) -> dict:
+                 progress: Callable | None = None, bootstrap: int = 0,
+                 bootstrap_seed: Any = None) -> dict:
     """Every membership and attribute measure of one fitted model (the row's risk columns).
 
     ``shared``: the reference models to reuse (RMIA only); otherwise the attack trains its own
-    clones of ``shadow_estimator``.
+    clones of ``shadow_estimator``. ``bootstrap`` replicates (0: none) give the 95 % percentile
+    intervals ``attack_auc_lo/hi`` and ``tpr_at_0.1%_fpr_lo/hi`` over the attack's members and
+    non-members (:mod:`anonml._frontier._uncertainty`), drawn from ``bootstrap_seed``.
     """
     from anonml.attacks import LiRA, RMIA, WorstCaseAttribute, WorstCaseMembership
 
@@ -148,6 +151,14 @@ def attack_point(target: Any, *, attack: str, shared: SharedReference | None,
     measurable = n_neg >= MIN_NEGATIVES
     out["tpr_at_0.1%_fpr"] = float(res.tpr_at_fpr(LOW_FPR)) if measurable else float("nan")
     out["tpr_measurable"] = bool(measurable)
+    if bootstrap:
+        from anonml._frontier._uncertainty import attack_replicates, interval
+
+        aucs, tprs = attack_replicates(res.labels, res.scores, int(bootstrap),
+                                       np.random.default_rng(bootstrap_seed), LOW_FPR)
+        out["attack_auc_lo"], out["attack_auc_hi"] = interval(aucs)
+        if measurable:
+            out["tpr_at_0.1%_fpr_lo"], out["tpr_at_0.1%_fpr_hi"] = interval(tprs)
     out["seconds_attack"] = time.perf_counter() - t0
     say("worst-case attack")
     wc = WorstCaseMembership(n_reps=worst_case_reps, n_jobs=n_jobs,

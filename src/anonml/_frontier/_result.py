@@ -10,14 +10,24 @@ import numpy as np
 import pandas as pd
 
 from anonml._errors import InputError
+from anonml._frontier._recommend import _order, _overlap, ci, fmt
 
 __all__ = ["COLUMNS", "FrontierResult", "pareto_mask"]
 
 #: the table's columns, in order
-COLUMNS = ["method", "k", "epsilon", "status", "accuracy", "accuracy_mapped", "accuracy_loss",
-           "accuracy_loss_mapped", "ncp", "gcp", "groups", "attack", "attack_auc",
-           "tpr_at_0.1%_fpr", "tpr_measurable", "worst_case_auc", "worst_case_significant",
+COLUMNS = ["method", "k", "epsilon", "status",
+           "accuracy", "accuracy_lo", "accuracy_hi",
+           "accuracy_mapped", "accuracy_mapped_lo", "accuracy_mapped_hi",
+           "accuracy_loss", "accuracy_loss_lo", "accuracy_loss_hi",
+           "accuracy_loss_mapped", "accuracy_loss_mapped_lo", "accuracy_loss_mapped_hi",
+           "ncp", "gcp", "groups", "attack",
+           "attack_auc", "attack_auc_lo", "attack_auc_hi",
+           "tpr_at_0.1%_fpr", "tpr_at_0.1%_fpr_lo", "tpr_at_0.1%_fpr_hi", "tpr_measurable",
+           "worst_case_auc", "worst_case_significant",
            "max_arr_low", "reference_models", "pareto", "model", "seconds"]
+#: the columns that carry a 95 % interval (``<col>_lo``, ``<col>_hi``)
+WITH_INTERVAL = ("accuracy", "accuracy_mapped", "accuracy_loss", "accuracy_loss_mapped",
+                 "attack_auc", "tpr_at_0.1%_fpr")
 
 
 def pareto_mask(accuracy: np.ndarray, risk: np.ndarray) -> np.ndarray:
@@ -52,19 +62,27 @@ class FrontierResult:
         (significant repetitions / repetitions), ``max_arr_low`` (largest lower 95 % bound of
         an attribute risk ratio), ``reference_models`` (shared or own), ``pareto`` (on the
         accuracy–AUC front), ``status`` ("ok", "failed: ...", "unavailable: ...") and
-        ``seconds``.
+        ``seconds``. ``<column>_lo`` / ``<column>_hi``: the 95 % bootstrap interval of each
+        column of :data:`WITH_INTERVAL` (NaN when not computed; the losses' intervals are
+        paired differences on the same resampled test rows).
     settings : dict
         The sweep's parameters, sizes and total (wall and CPU) seconds.
     notes : list of str
         What the reader must know (shared reference models, unmeasurable rates, ...).
+    recommendation : dict or None
+        The last :meth:`recommend` asked (also when no point met the budgets: ``met`` is then
+        False and ``nearest`` names the closest point); written into the JSON, the HTML and
+        the plot.
     """
 
-    def __init__(self, rows: pd.DataFrame, settings: dict, notes: list[str]) -> None:
+    def __init__(self, rows: pd.DataFrame, settings: dict, notes: list[str],
+                 recommendation: dict | None = None) -> None:
         table = rows.copy()
         base = float(table.loc[0, "accuracy"])
         table["k"] = pd.array(table["k"], dtype="Int64")
+        bounds = [f"{c}_{e}" for c in WITH_INTERVAL for e in ("lo", "hi")]
         for col in ("epsilon", "accuracy", "accuracy_mapped", "ncp", "gcp", "attack_auc",
-                    "tpr_at_0.1%_fpr", "worst_case_auc", "max_arr_low", "seconds"):
+                    "tpr_at_0.1%_fpr", "worst_case_auc", "max_arr_low", "seconds", *bounds):
             if col not in table:
                 table[col] = np.nan
             table[col] = pd.to_numeric(table[col], errors="coerce").astype(float)
@@ -82,6 +100,21 @@ class FrontierResult:
         self.table = table[COLUMNS].reset_index(drop=True)
         self.settings = settings
         self.notes = list(notes)
+        self.recommendation = recommendation
+
+    @classmethod
+    def from_dict(cls, doc: dict) -> FrontierResult:
+        """The result back from :meth:`to_dict` (or a ``frontier.json`` read with ``json``):
+        ask it for other budgets without running the sweep again."""
+        if not isinstance(doc, dict) or not isinstance(doc.get("points"), list) \
+                or not doc["points"]:
+            raise InputError("not a frontier document: it has no 'points' list; fix: give "
+                             "the frontier.json the sweep wrote")
+        rows = pd.DataFrame(doc["points"])
+        keep = [c for c in rows.columns if c not in ("accuracy_loss", "accuracy_loss_mapped",
+                                                     "attack", "pareto")]
+        return cls(rows[keep], dict(doc.get("settings") or {}), list(doc.get("notes") or []),
+                   doc.get("recommendation"))
 
     def __repr__(self) -> str:
         return (f"FrontierResult({len(self.table)} points, undefended accuracy "
@@ -111,7 +144,8 @@ class FrontierResult:
         for rec in self.table.astype(object).where(self.table.notna(), None).to_dict("records"):
             points.append({k: (None if isinstance(v, float) and math.isnan(v) else v)
                            for k, v in rec.items()})
-        return json_safe({"settings": self.settings, "notes": self.notes, "points": points})
+        return json_safe({"settings": self.settings, "notes": self.notes,
+                          "recommendation": self.recommendation, "points": points})
 
     def to_json(self, path: Any = None) -> str | None:
         """The settings, notes and table as JSON (to ``path``, atomically, or as text)."""
@@ -168,9 +202,10 @@ class FrontierResult:
                   mapped: bool = False) -> dict:
         """The point with the largest k whose accuracy loss is at most ``max_accuracy_loss``.
 
-        Ties in k (several methods) go to the smaller attack AUC. ``mapped=True`` judges the
-        accuracy on test rows mapped through the anonymizer. Raises InputError naming the
-        closest point when none meets the budget.
+        Ties in k (several methods): among the points whose attack-AUC interval overlaps the
+        lowest one's (risk not distinguishable), the higher mapped, then raw accuracy, then
+        the simpler method. ``mapped=True`` judges the accuracy on test rows mapped through
+        the anonymizer. Raises InputError naming the closest point when none meets the budget.
         """
         pts = self._points(method)
         loss = pts["accuracy_loss_mapped" if mapped else "accuracy_loss"]
@@ -179,15 +214,18 @@ class FrontierResult:
             raise self._closest(pts, loss - max_accuracy_loss,
                                 f"an accuracy loss of at most {100 * max_accuracy_loss:.2f} "
                                 "points", "relax the budget or add smaller k")
-        best = ok.sort_values(["k", "attack_auc"], ascending=[False, True]).iloc[0]
-        return best.to_dict()
+        top = ok[ok["k"] == ok["k"].max()]
+        best = top.loc[top["attack_auc"].astype(float).idxmin()]
+        b_ci = ci(best, "attack_auc")
+        tied = top[[_overlap(ci(r, "attack_auc"), b_ci) for _, r in top.iterrows()]]
+        return _order(tied, [("attack_auc", True)]).iloc[0][list(self.table.columns)].to_dict()
 
     def smallest_k(self, max_auc: float | None = None, max_tpr: float | None = None,
                    method: str | None = None) -> dict:
         """The point with the smallest k whose attack AUC is at most ``max_auc`` (and/or TPR
         at 0.1 % FPR at most ``max_tpr``; a point whose TPR is not measurable does not meet a
-        TPR budget). Ties in k go to the higher accuracy. Raises InputError naming the
-        closest point when none meets the budget."""
+        TPR budget). Ties in k go to the higher mapped, then raw accuracy, then the simpler
+        method. Raises InputError naming the closest point when none meets the budget."""
         if max_auc is None and max_tpr is None:
             raise InputError("smallest_k needs max_auc= or max_tpr= (e.g. max_auc=0.55)")
         pts = self._points(method)
@@ -204,26 +242,27 @@ class FrontierResult:
         if ok.empty:
             raise self._closest(pts, excess, " and ".join(what),
                                 "relax the budget or add larger k")
-        best = ok.sort_values(["k", "accuracy"], ascending=[True, False]).iloc[0]
-        return best.to_dict()
+        top = ok[ok["k"] == ok["k"].min()]
+        return _order(top, [("attack_auc", True)]).iloc[0][list(self.table.columns)].to_dict()
 
     def describe(self, row: Any) -> str:
-        """What a point costs and buys, in a few words."""
+        """What a point costs and buys, in a few words, each figure with its 95 % interval."""
         base = self.baseline
-        cost = f"accuracy {_pct(row['accuracy'])} vs {_pct(base['accuracy'])} undefended"
+        cost = (f"accuracy {fmt(row, 'accuracy', 100, 2, '%')} vs "
+                f"{fmt(base, 'accuracy', 100, 2, '%')} undefended")
         if row.get("accuracy_mapped") is not None and not pd.isna(row["accuracy_mapped"]):
-            cost += f", {_pct(row['accuracy_mapped'])} on mapped rows"
-        buys = f"{self.settings.get('attack', 'attack').upper()} AUC {row['attack_auc']:.3f} " \
-               f"vs {base['attack_auc']:.3f}"
+            cost += f", {fmt(row, 'accuracy_mapped', 100, 2, '%')} on mapped rows"
+        buys = (f"{str(self.settings.get('attack', 'attack')).upper()} AUC "
+                f"{fmt(row, 'attack_auc')} vs {fmt(base, 'attack_auc')}")
         if not pd.isna(row.get("tpr_at_0.1%_fpr")) and not pd.isna(base.get("tpr_at_0.1%_fpr")):
-            buys += (f", TPR at 0.1% FPR {_pct(row['tpr_at_0.1%_fpr'])} vs "
-                     f"{_pct(base['tpr_at_0.1%_fpr'])}")
+            buys += (f", TPR at 0.1% FPR {fmt(row, 'tpr_at_0.1%_fpr', 100, 2, '%')} vs "
+                     f"{fmt(base, 'tpr_at_0.1%_fpr', 100, 2, '%')}")
         return f"{cost}; {buys}"
 
     def recommend(self, accuracy_budget: float | None = None,
                   risk_budget: Any = None, *, method: str | None = None,
                   mapped: bool = False) -> str:
-        """One plain line: the recommended method and k, what it costs and what it buys.
+        """One plain line: the recommended point, what it costs and buys, and the noise.
 
         Parameters
         ----------
@@ -231,36 +270,37 @@ class FrontierResult:
             Largest accuracy loss allowed (0.01 = one point).
         risk_budget : float or dict, optional
             Largest attack AUC (a number), or ``{"auc": 0.55}`` / ``{"tpr": 0.01}``.
+        method : str, optional
+            Only this method's points (and the undefended model).
+        mapped : bool
+            Judge the accuracy loss on mapped test rows.
 
-        With both budgets the point meeting both with the largest k is chosen (ties: smaller
-        AUC); with the accuracy budget alone, :meth:`largest_k`; with the risk budget alone,
-        :meth:`smallest_k`. Raises InputError naming the closest point when none qualifies.
+        The rule is :mod:`anonml._frontier._recommend`'s: the undefended model is a candidate
+        and is recommended when it meets a risk budget; with an accuracy budget, the lowest
+        attack AUC within it, and among points whose AUC intervals overlap, the higher mapped
+        then raw accuracy, then the simpler method; with a risk budget alone, the most
+        accurate point within it. The line says when a budget is met only within noise and
+        which points are not significantly different. The record (point, budgets, rule) is
+        kept in :attr:`recommendation`. Raises InputError naming the closest point when none
+        qualifies (:attr:`recommendation` then has ``met=False`` and ``nearest``).
         """
+        from anonml._frontier._recommend import choose
+
         if accuracy_budget is None and risk_budget is None:
             raise InputError("recommend needs accuracy_budget= or risk_budget= "
                              "(e.g. accuracy_budget=0.01, risk_budget={'auc': 0.55})")
         risk = _risk(risk_budget)
-        if risk and accuracy_budget is not None:
-            pts = self._points(method)
-            loss = pts["accuracy_loss_mapped" if mapped else "accuracy_loss"]
-            over = (loss - accuracy_budget).clip(lower=0)
-            if "auc" in risk:
-                over = over + (pts["attack_auc"] - risk["auc"]).clip(lower=0)
-            if "tpr" in risk:
-                over = over + (pts["tpr_at_0.1%_fpr"].fillna(np.inf) - risk["tpr"]).clip(lower=0)
-            ok = pts[over <= 1e-12]
-            if ok.empty:
-                raise self._closest(pts, over, f"both budgets (accuracy loss <= "
-                                    f"{100 * accuracy_budget:.2f} points, "
-                                    + ", ".join(f"{k} <= {v:g}" for k, v in risk.items()) + ")")
-            row = ok.sort_values(["k", "attack_auc"], ascending=[False, True]).iloc[0]
-        elif risk:
-            row = self.smallest_k(risk.get("auc"), risk.get("tpr"), method)
-        else:
-            row = self.largest_k(accuracy_budget, method, mapped=mapped)
-        loss = 100 * (row["accuracy_loss_mapped"] if mapped else row["accuracy_loss"])
-        return (f"recommended: {self._name(row)}: costs {loss:.2f} accuracy points "
-                f"({self.describe(row).replace('; ', '); buys ', 1)}")
+        if "tpr" in risk and not self.table.loc[self.table["status"] == "ok",
+                                                "tpr_measurable"].astype(bool).any():
+            raise InputError(f"a TPR budget cannot be judged: TPR at 0.1% FPR is not "
+                             f"measurable with {self.settings.get('n_test', 'these')} test "
+                             "rows (it needs at least 1,000 non-members); fix: a budget on "
+                             "the AUC, or a test set of at least 1,000 rows")
+        record = choose(self, accuracy_budget, risk, method, mapped)
+        self.recommendation = record
+        if not record["met"]:
+            raise InputError(record["line"])
+        return record["line"]
 
 
 def _risk(budget: Any) -> dict:

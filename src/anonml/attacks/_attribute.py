@@ -27,8 +27,13 @@ Let ``ŷ`` be the reference label of a record: the target's predicted class on t
 or test set). For each completion ``x[a := v_j]`` the model gives probabilities ``p_j``. The
 completions whose predicted class ``argmax p_j`` equals ``ŷ`` are *consistent*; their confidence
 is ``max p_j``. The attack makes an **inference** when the largest confidence among consistent
-completions is ``>= confidence_threshold`` and is reached by exactly one completion (exact
-floating-point equality, as SACRO-ML's ``np.unique``); the inferred value is that completion's.
+completions is ``>= confidence_threshold`` and is reached by exactly one completion; the inferred
+value is that completion's. SACRO-ML decides ties by exact floating-point equality
+(``np.unique``); here two probabilities within ``TIE_TOL`` (1e-9) of each other are equal, in
+the class vote (the first of the top classes, as ``argmax``), the best completion and the
+continuous peak. A forest predicting on several threads (``n_jobs=-1``) sums its trees in a
+varying order and returns last-digit differences; with exact equality a tie then broke one way
+or the other from run to run, and the risk ratio was not reproducible with the same seed.
 A record is **at risk** when an inference is made and it is the record's true value.
 
 *Continuous attribute*: a grid of ``n_grid`` evenly spaced values between the attribute's
@@ -78,6 +83,15 @@ import pandas as pd
 
 from anonml._errors import InputError
 from anonml.attacks._core import Target, as_generator, counter, json_safe
+
+#: probabilities closer than this are equal (ties of the worst-case attribute attack)
+TIE_TOL = 1e-9
+
+
+def _top_class(P: np.ndarray) -> np.ndarray:
+    """``argmax`` over the last axis with probabilities within :data:`TIE_TOL` taken as equal
+    (the first of the tied top classes), so last-digit noise cannot move it."""
+    return np.argmax(P >= P.max(axis=-1, keepdims=True) - TIE_TOL, axis=-1)
 from anonml.encoding import as_frame, detect_categorical, from_frame, resolve_columns
 
 __all__ = [
@@ -879,12 +893,13 @@ class WorstCaseAttribute:
         for start, stop, P in self._completion_proba(model, frame, like, column, candidates,
                                                      n_classes):
             conf = P.max(axis=2)
-            consistent = P.argmax(axis=2) == ref[start:stop, None]
+            consistent = _top_class(P) == ref[start:stop, None]
             conf = np.where(consistent, conf, -np.inf)
             best = conf.max(axis=1)
-            n_best = np.sum(conf == best[:, None], axis=1)
-            made = np.isfinite(best) & (best >= thr) & (n_best == 1)
-            guess = np.argmax(conf, axis=1)
+            at_best = conf >= best[:, None] - TIE_TOL
+            n_best = np.sum(at_best, axis=1)
+            made = np.isfinite(best) & (best >= thr - TIE_TOL) & (n_best == 1)
+            guess = np.argmax(at_best, axis=1)
             inferred[start:stop] = made
             risky[start:stop] = made & (guess == true_codes[start:stop])
         return inferred, risky
@@ -900,14 +915,14 @@ class WorstCaseAttribute:
             r = stop - start
             scores = P[np.arange(r), :, ref[start:stop]]  # (r, g): probability of ŷ on the grid
             peak = scores.max(axis=1)
-            at_peak = scores == peak[:, None]
+            at_peak = scores >= peak[:, None] - TIE_TOL
             lo = grid[np.argmax(at_peak, axis=1)]
             hi = grid[g - 1 - np.argmax(at_peak[:, ::-1], axis=1)]
             t = true_values[start:stop]
             band = self.protection_limit * np.abs(t)
             risky[start:stop] = (
-                (peak >= thr)
-                & (true_scores[start:stop] >= peak)
+                (peak >= thr - TIE_TOL)
+                & (true_scores[start:stop] >= peak - TIE_TOL)
                 & (lo >= t - band)
                 & (hi <= t + band)
             )
@@ -965,7 +980,7 @@ class WorstCaseAttribute:
         side = np.r_[np.ones(idx_tr.size, dtype=bool), np.zeros(idx_te.size, dtype=bool)]
         proba_real = np.vstack([target.proba("train")[idx_tr], target.proba("test")[idx_te]])
         if self.label == "predicted":
-            ref = np.argmax(proba_real, axis=1)
+            ref = _top_class(proba_real)
         else:
             ref = np.r_[target.label_codes("train")[idx_tr], target.label_codes("test")[idx_te]]
         model, n_classes = target.model, target.n_classes

@@ -97,6 +97,10 @@ def reference_probability(
     return 0.5 * ((1.0 + offline_a) * p_out + (1.0 - offline_a))
 
 
+#: relative difference below which two likelihood ratios are a tie (see :func:`rmia_counts`)
+RATIO_TOL = 1e-9
+
+
 def rmia_counts(ratio_x: np.ndarray, ratio_z: np.ndarray, gamma: float) -> np.ndarray:
     """Share of population records ``z`` with ``ratio_x / ratio_z > gamma``, for every ``x``.
 
@@ -109,6 +113,11 @@ def rmia_counts(ratio_x: np.ndarray, ratio_z: np.ndarray, gamma: float) -> np.nd
     record that is itself in the population is therefore *not* left out of its own comparison:
     doing so changes its denominator alone and ranks it above every member with an equal ratio,
     a bias against members that shows up whenever ratios tie (trees, constant models).
+
+    Ratios within a relative ``1e-9`` of each other are equal (:data:`RATIO_TOL`): a model that
+    predicts on several threads (a forest with ``n_jobs=-1``) sums in a varying order, and the
+    many exact ties of equal records would otherwise break one way or the other from run to
+    run (the AUC then moved in the sixth decimal with the same seed).
 
     Parameters
     ----------
@@ -125,7 +134,7 @@ def rmia_counts(ratio_x: np.ndarray, ratio_z: np.ndarray, gamma: float) -> np.nd
     """
     ratio_x = np.asarray(ratio_x, dtype=np.float64)
     z_sorted = np.sort(np.asarray(ratio_z, dtype=np.float64))
-    counts = np.searchsorted(z_sorted, ratio_x / gamma, side="left")
+    counts = np.searchsorted(z_sorted, ratio_x / gamma * (1.0 - RATIO_TOL), side="left")
     return counts / float(max(z_sorted.size, 1))
 
 
