@@ -216,7 +216,7 @@ def test_own_local_cluster_with_progress(tmp_path, capsys) -> None:
     assert len(pd.read_parquet(tmp_path / "out")) == len(frame)
 
 
-# -- one reading of the dataset (anonml/dask/_dataset.py, shared by the CLI and the engine) ----
+# -- one reading of the dataset (anonml/engine/_dataset.py, shared by the CLI and the engine) ----
 def _hidden_copies(data: Path, frame: pd.DataFrame) -> None:
     """Files Arrow and Dask skip: an underscore file and a hidden folder's copy."""
     frame.iloc[:500].to_parquet(data / "_extra.parquet")
@@ -227,7 +227,7 @@ def _hidden_copies(data: Path, frame: pd.DataFrame) -> None:
 
 
 def test_list_files_skips_hidden_and_underscore(tmp_path) -> None:
-    from anonml.dask._dataset import list_files
+    from anonml.engine._dataset import list_files
 
     data = _write(tmp_path / "data", _table(300), parts=3)
     _hidden_copies(data, _table(300))

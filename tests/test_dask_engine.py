@@ -17,7 +17,7 @@ pytest.importorskip("pyarrow")
 import dask.dataframe as dd  # noqa: E402
 
 from anonml._errors import InputError, OutputError  # noqa: E402
-from anonml.anonymize import _kernels as K  # noqa: E402
+from anonml.engine import _kernels as K  # noqa: E402
 from anonml.anonymize._accuracy_guided import _compact  # noqa: E402
 from anonml.anonymize._hist_tree import HistTree  # noqa: E402
 from anonml.datasets import load_adult  # noqa: E402

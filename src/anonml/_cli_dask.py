@@ -54,10 +54,10 @@ def add_dask_options(parser: argparse.ArgumentParser) -> None:
 
 
 # ---------------------------------------------------------------------------- the dataset ----
-# one reading of the dataset, shared with the engine: anonml/dask/_dataset.py
+# one reading of the dataset, shared with the engine: anonml/engine/_dataset.py
 def parquet_files(source: str) -> list[str]:
     """The Parquet files of a folder, glob, file or URL, as the engine reads them."""
-    from anonml.dask._dataset import list_files
+    from anonml.engine._dataset import list_files
 
     return list_files(source)
 
@@ -65,7 +65,7 @@ def parquet_files(source: str) -> list[str]:
 def check_parquet_schema(files: list[str], columns: list[str], source: str = "") -> dict[str, str]:
     """Every file's schema: each of ``columns`` and of the first file's columns in every
     file with one type; returns column -> type (one-line errors)."""
-    from anonml.dask._dataset import check_schema
+    from anonml.engine._dataset import check_schema
 
     return check_schema(files, columns, source)[1]
 
@@ -198,7 +198,7 @@ def _check_output(path: str, source: str) -> Path:
         raise InputError(f"output {path!r} exists; fix: choose a new folder, or remove it first "
                          "(the Dask engine never writes into an existing folder)")
     check_output_folder(out)
-    from anonml.dask._dataset import _local_path
+    from anonml.engine._dataset import _local_path
 
     local = _local_path(source)
     src = Path(local) if local is not None else None
@@ -239,7 +239,7 @@ def run_dask(args: argparse.Namespace, say: Any, method_params: dict,
     needed = list(dict.fromkeys(qi + [c for c in (args.target, args.sensitive) if c]))
     if args.target in qi:
         raise InputError(f"target {args.target!r} is also listed in --qi; remove it from --qi")
-    from anonml.dask._dataset import check_schema
+    from anonml.engine._dataset import check_schema
     from anonml.encoding import check_lookalike_columns
 
     # every column, since every one is written; the needed ones named first

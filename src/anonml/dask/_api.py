@@ -18,7 +18,7 @@ from anonml._errors import InputError, OutputError
 from anonml._methods import METHODS as _REGISTRY
 from anonml._methods import check_method
 from anonml._install import install_hint
-from anonml.anonymize import _kernels as K
+from anonml.engine import _kernels as K
 from anonml.dask._identifiers import IdentifierColumnError, merge_flags, unique_flags
 from anonml.dask._tree import _put, compact, grow, tree_reduce
 
@@ -62,7 +62,7 @@ class DaskAnonymization:
         Groups merged into their nearest group to reach l or t.
     n_files : int
         Parquet files read (0 for a dask DataFrame source): the files listed by
-        :func:`anonml.dask._dataset.list_files`, hidden and ``_`` files skipped.
+        :func:`anonml.engine._dataset.list_files`, hidden and ``_`` files skipped.
     """
 
     n_rows: int
@@ -394,7 +394,7 @@ def anonymize_dataset(
         + ([sensitive] if sensitive is not None else [])
     ))
     if isinstance(source, (str, os.PathLike)):
-        from anonml.dask._dataset import check_schema, list_files, read_schema
+        from anonml.engine._dataset import check_schema, list_files, read_schema
         from anonml.encoding import check_lookalike_columns
 
         # the files and schemas the CLI checked too (one module): hidden and _ files skipped

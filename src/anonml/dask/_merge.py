@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from anonml.anonymize import _kernels as K
+from anonml.engine import _kernels as K
 from anonml.anonymize._generalize import merge_round
 
 __all__ = ["group_sums", "merge_sums", "merge_groups"]

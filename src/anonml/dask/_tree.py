@@ -1,7 +1,7 @@
 """The distributed histogram tree: level-wise growth driven from the client, rows never move.
 
 Each partition's binned QIs and class codes live on its worker as a
-:class:`~anonml.anonymize._kernels.PartState` future. At each level the client sends the last
+:class:`~anonml.engine._kernels.PartState` future. At each level the client sends the last
 level's splits (a few small arrays, sent with the tasks), every partition routes its rows and counts
 the class histograms of the smaller child of each sibling pair, the histograms are summed by a
 tree reduction, and the client runs the *same* split search as the in-memory
@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from anonml.anonymize import _kernels as K
+from anonml.engine import _kernels as K
 from anonml.anonymize._hist_tree import TreeBuilder, choose_splits
 
 __all__ = ["tree_reduce", "grow", "GrownTree"]
