@@ -97,8 +97,12 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         if model.info["is_released_pipeline"]:  # re-verify the mapping, in the sandbox
             # X_train: the training rows are mapped through it and counted again, so the
             # rules read the measured k, not the file's claim
+            # the labels too: a mapping may protect the label (l-diversity of a diagnosis)
+            import pandas as pd
+
             mapping = model.verify_mapping(X_test, where=f"the mapping in {args.model!r}",
-                                           X_train=X_train)
+                                           X_train=X_train,
+                                           labels=pd.Series(y_train, name=args.target))
             got = mapping["measured"]
             say(f"mapping: {mapping['method']}, the file claims k={mapping['k']} and "
                 f"{mapping['n_groups']:,} groups (smallest {mapping['smallest_group']:,}); "

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from anonml import __version__
-from anonml._errors import AnonmlError, InputError, one_line
+from anonml._errors import AnonmlError, InputError, one_line, names_list
 
 EXAMPLES = """\
 examples:
@@ -99,7 +99,7 @@ def _columns_named(names: list[str], columns: Any, what: str) -> None:
     missing = [n for n in names if n not in set(columns)]
     if missing:
         raise InputError(f"{what} {missing[0]!r} is not a column; columns are: "
-                         f"{', '.join(map(str, list(columns)[:12]))}")
+                         f"{names_list(columns)}")
 
 
 def _load_predictions(path: str) -> Any:
@@ -323,6 +323,11 @@ def _cmd_anonymize(args: argparse.Namespace) -> int:
     frame = frame.drop(columns=drop)
     if args.target in qi:
         raise InputError(f"target {args.target!r} is also listed in --qi; remove it from --qi")
+    if args.sensitive is not None:  # a column of the table, or the label (--target)
+        if args.sensitive in drop:
+            raise InputError(f"--sensitive {args.sensitive!r} is also in --drop; fix: drop it "
+                             "from one of them")
+        _columns_named([args.sensitive], frame.columns, "--sensitive")
     from anonml.encoding import check_lookalike_columns
 
     check_lookalike_columns(frame.columns, qi, where=repr(args.input))
@@ -390,7 +395,9 @@ def _cmd_anonymize(args: argparse.Namespace) -> int:
     say(f"anonymizing {len(frame):,} rows ({METHODS[method]}, k={args.k}, {len(qi)} "
         "quasi-identifiers)")
     t = time.perf_counter()
-    out = anonymizer.fit_transform(features, y)  # the target never reaches the partitioner
+    # the target never reaches the partitioner; as --sensitive its values go aside
+    label = frame[args.target] if args.target and args.sensitive == args.target else None
+    out = anonymizer.fit_transform(features, y, sensitive_values=label)
     seconds = time.perf_counter() - t
     say("measuring the information loss")
     summary = anonml.anonymize.summarize(anonymizer, features)
@@ -735,8 +742,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with cleanup_on_signals():  # SIGTERM/SIGINT remove the temporary files first
             return int(args.func(args))
-    except AnonmlError as exc:
-        print(f"anonml: error: {one_line(exc, 2000)}", file=sys.stderr)
+    except AnonmlError as exc:  # the library's words: its parameters named as flags
+        from anonml._cli_words import cli_words
+
+        print(f"anonml: error: {cli_words(one_line(exc, 2000), args)}", file=sys.stderr)
         return 1
     except OSError as exc:  # the system said no (disk, permissions): not a bug in anonml
         where = f" {exc.filename!r}:" if exc.filename else ""

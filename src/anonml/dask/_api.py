@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from anonml import _io
-from anonml._errors import InputError, OutputError
+from anonml._errors import InputError, OutputError, names_list
 from anonml._install import install_hint
 from anonml.anonymize import _kernels as K
 from anonml.dask._tree import _put, compact, grow, tree_reduce
@@ -428,7 +428,7 @@ def anonymize_dataset(
         if missing:
             raise InputError(
                 f"column {missing[0]!r} is not in the dataset; columns are: "
-                f"{', '.join(map(str, list(source.columns)[:12]))}"
+                f"{names_list(source.columns)}"
             )
         meta = source._meta
         delayed_parts = source.to_delayed()

@@ -1,0 +1,158 @@
+"""What a newcomer met on data of their own (issue 23): the label as the sensitive attribute,
+hints in the command line's words, column lists that say how many were left out."""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.linear_model import LogisticRegression
+
+from anonml import AccuracyGuidedAnonymizer, MondrianAnonymizer
+from anonml._cli_words import cli_words
+from anonml._errors import InputError, names_list
+from anonml.cli import main
+from anonml.datasets import load_adult
+from anonml.privacy import l_diversity
+
+QI = ["age", "sex", "race"]
+
+
+@pytest.fixture(scope="module")
+def adult_small() -> pd.DataFrame:
+    return load_adult().frame.iloc[:600].reset_index(drop=True)
+
+
+@pytest.fixture
+def csv_in(tmp_path, adult_small):
+    path = tmp_path / "train.csv"
+    adult_small.to_csv(path, index=False)
+    return path
+
+
+def run(argv, capsys):
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def one_error_line(code, err):
+    assert code == 1
+    lines = [ln for ln in err.strip().splitlines() if ln.startswith("anonml: error:")]
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+# -- the label as the sensitive attribute ---------------------------------------------------
+@pytest.mark.parametrize("guide", [["--labels"], ["--method", "mondrian"]])
+def test_cli_label_is_the_sensitive_attribute(tmp_path, csv_in, capsys, guide):
+    out = tmp_path / "anon.csv"
+    code, stdout, err = run(["anonymize", csv_in, "--k", 10, "--qi", ",".join(QI), "--target",
+                             "income", *guide, "--sensitive", "income", "--l", 2, "-o", out,
+                             "-q"], capsys)
+    assert code == 0, err
+    assert "l_verified: 2.0000" in stdout
+    table = pd.read_csv(out)
+    assert l_diversity(table, QI, "income") >= 2  # the released table, measured again
+
+
+def test_cli_label_sensitive_mapping_saves_and_maps(tmp_path, csv_in, capsys):
+    mapping, out = tmp_path / "m.skops", tmp_path / "anon.csv"
+    code, _, err = run(["anonymize", csv_in, "--k", 10, "--qi", ",".join(QI), "--target",
+                        "income", "--labels", "--sensitive", "income", "--l", 2, "-o", out,
+                        "--save-mapping", mapping, "-q"], capsys)
+    assert code == 0, err
+    code, _, err = run(["transform", csv_in, "--drop", "income", "--mapping", mapping, "-o",
+                        tmp_path / "new.csv", "-q"], capsys)
+    assert code == 0, err  # the file's claim on a label is not refused at read
+
+
+def test_cli_unknown_sensitive_lists_columns_and_how_many_more(tmp_path, csv_in, capsys):
+    code, _, err = run(["anonymize", csv_in, "--k", 10, "--qi", ",".join(QI), "--target",
+                        "income", "--labels", "--sensitive", "incme", "--l", 2, "-o",
+                        tmp_path / "a.csv"], capsys)
+    line = one_error_line(code, err)
+    assert "--sensitive 'incme' is not a column" in line and "... and 1 more" in line
+    assert "income" not in line.split("columns are:")[1]  # the 13th, cut and counted
+
+
+def test_api_label_as_sensitive_by_name_or_values(adult_small):
+    X, y = adult_small.drop(columns="income"), adult_small["income"]
+    ag = AccuracyGuidedAnonymizer(k=10, quasi_identifiers=QI, sensitive="income", l=2)
+    out = ag.fit_transform(X, y)  # y is a Series named "income"
+    assert ag.privacy_["l"] >= 2
+    assert l_diversity(out.assign(income=y), QI, "income") >= 2
+    # guided by a model's predictions: the true labels given aside
+    pred = LogisticRegression(max_iter=200).fit(X[["age"]], y).predict(X[["age"]])
+    out = ag.fit_transform(X, pred, sensitive_values=y.to_numpy())
+    assert l_diversity(out.assign(income=y), QI, "income") >= 2
+    with pytest.raises(InputError, match="nor the label y.*sensitive_values") as err:
+        ag.fit(X, pred)  # no name, no values: refused, saying how
+    assert "\n" not in str(err.value)
+    with pytest.raises(InputError, match="sensitive_values are given but"):
+        MondrianAnonymizer(k=10, quasi_identifiers=QI, sensitive="occupation", l=2).fit(
+            X, y, sensitive_values=y)
+
+
+def test_measure_mapping_reads_l_of_the_label(adult_small):
+    from anonml.anonymize._model import release_copy
+    from anonml.safemodel._mapping import measure_mapping
+
+    X, y = adult_small.drop(columns="income"), adult_small["income"]
+    m = MondrianAnonymizer(k=10, quasi_identifiers=QI, sensitive="income", l=2).fit(X, y)
+    copy = release_copy(m)
+    assert measure_mapping(copy, X)["privacy"]["l"]["measured"] is None  # no labels: said
+    got = measure_mapping(copy, X, labels=y)["privacy"]["l"]
+    assert got["measured"] == pytest.approx(m.privacy_["l"]) and got["classes_failing"] == 0
+
+
+def test_frontier_accepts_the_label_and_names_files(tmp_path, adult_small, capsys):
+    from anonml import frontier
+    from anonml._frontier._sweep import AnonymizeThenFit
+
+    X, y = adult_small.drop(columns="income"), adult_small["income"]
+    # the label passes the checks made before the work (the next check stops the sweep)
+    with pytest.raises(InputError, match="attack='bogus'"):
+        frontier(X, y, X, y, quasi_identifiers=QI, estimator="logistic_regression",
+                 methods=["mondrian"], ks=[10], sensitive="income", l=2, attack="bogus")
+    from sklearn.compose import make_column_transformer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    model = make_pipeline(make_column_transformer(
+        (OneHotEncoder(handle_unknown="ignore"), ["sex", "race"]), remainder="passthrough"),
+        LogisticRegression(max_iter=200))
+    est = AnonymizeThenFit(MondrianAnonymizer(k=10, quasi_identifiers=QI, sensitive="income",
+                                              l=2), model)
+    est.fit(X[["age", "sex", "race", "hours-per-week"]], y.to_numpy())
+    assert est.predict(X[["age", "sex", "race", "hours-per-week"]]).shape == (len(X),)
+    train = tmp_path / "train.csv"
+    adult_small.to_csv(train, index=False)
+    code, out, err = run(["frontier", "--train", train, "--test", train, "--target", "income",
+                          "--qi", *QI, "--estimator", "logistic_regression", "--sensitive",
+                          "nope", "--l", 2, "--out", tmp_path / "f", "-q"], capsys)
+    line = one_error_line(code, err)
+    assert "X_train" not in line and f"--train {str(train)!r}" in line
+    assert "--sensitive nope is neither a column" in line
+
+
+# -- hints in the command line's words --------------------------------------------------------
+def test_cli_words_maps_parameters_to_flags():
+    a = argparse.Namespace(command="audit", train="tr.csv", test="te.csv", target="num")
+    assert cli_words("impute them first, or list it in categorical_features", a).endswith(
+        "or list it in --categorical")
+    assert cli_words("pass handle_unknown='ignore' to route it", a) == \
+        "pass --handle-unknown ignore to route it"
+    assert cli_words("X_train has 3 rows; X_train.csv; my_X_train", a) == \
+        "--train 'tr.csv' has 3 rows; X_train.csv; my_X_train"
+    assert cli_words("k=1 is too small (e.g. k=10); kept as is", a) == \
+        "--k 1 is too small (e.g. --k 10); kept as is"
+    assert "the input 'in.csv' has no rows" in cli_words(
+        "X has no rows", argparse.Namespace(command="anonymize", input="in.csv"))
+
+
+def test_names_list_says_how_many_more():
+    assert names_list(range(3)) == "0, 1, 2"
+    assert names_list(range(20)) == ", ".join(map(str, range(12))) + " ... and 8 more"
