@@ -156,3 +156,132 @@ def test_cli_words_maps_parameters_to_flags():
 def test_names_list_says_how_many_more():
     assert names_list(range(3)) == "0, 1, 2"
     assert names_list(range(20)) == ", ".join(map(str, range(12))) + " ... and 8 more"
+
+
+# -- an audit on data with missing values -----------------------------------------------------
+def _with_missing(adult_small):
+    f = adult_small[["age", "hours-per-week", "workclass", "sex", "income"]].copy()
+    rng = np.random.default_rng(0)
+    f.loc[rng.random(len(f)) < 0.1, "age"] = np.nan
+    f.loc[rng.random(len(f)) < 0.1, "workclass"] = np.nan
+    return f.iloc[:400].reset_index(drop=True), f.iloc[400:].reset_index(drop=True)
+
+
+def _imputing_model(X, y):
+    from sklearn.compose import make_column_transformer
+    from sklearn.impute import SimpleImputer
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder
+    from sklearn.tree import DecisionTreeClassifier
+
+    return make_pipeline(make_column_transformer(
+        (SimpleImputer(strategy="median"), ["age", "hours-per-week"]),
+        (make_pipeline(SimpleImputer(strategy="most_frequent"),
+                       OneHotEncoder(handle_unknown="ignore")), ["workclass", "sex"])),
+        DecisionTreeClassifier(min_samples_leaf=20, random_state=0)).fit(X, y)
+
+
+def test_audit_of_an_imputing_model_attacks_missing_values(adult_small, tmp_path, capsys):
+    from anonml.safemodel import save_model
+
+    tr, te = _with_missing(adult_small)
+    model = _imputing_model(tr.drop(columns="income"), tr["income"])
+    save_model(model, tmp_path / "m.skops")
+    tr.to_csv(tmp_path / "tr.csv", index=False)
+    te.to_csv(tmp_path / "te.csv", index=False)
+    code, out, err = run(["audit", "--model", tmp_path / "m.skops", "--train",
+                          tmp_path / "tr.csv", "--test", tmp_path / "te.csv", "--target",
+                          "income", "--attacks", "attribute", "--formats", "json", "-o",
+                          tmp_path / "rep", "-q"], capsys)
+    assert code == 0, err
+    import json
+
+    rows = json.loads((tmp_path / "rep" / "report.json").read_text())["attribute_risk"]
+    assert [r["feature"] for r in rows] == ["age", "hours-per-week", "workclass", "sex"]
+
+
+def test_audit_checks_the_attribute_features_before_the_attacks(adult_small, tmp_path):
+    from anonml.attacks import Target
+    from anonml.safemodel import request_release
+
+    tr, te = _with_missing(adult_small)
+    X, y = tr.drop(columns="income"), tr["income"]
+    said = []
+    target = Target(_imputing_model(X, y), X, y, te.drop(columns="income"), te["income"])
+    with pytest.raises(InputError, match="'nope'"):
+        request_release(target, attacks=("worst_case", "attribute"),
+                        categorical_features=["nope"], progress=said.append)
+    assert not any("membership" in s for s in said)  # refused before the long work
+
+
+def test_cli_audit_bad_categorical_before_the_model_is_read(adult_small, tmp_path, capsys):
+    tr, te = _with_missing(adult_small)
+    tr.to_csv(tmp_path / "tr.csv", index=False)
+    te.to_csv(tmp_path / "te.csv", index=False)
+    (tmp_path / "m.skops").write_bytes(b"not read")
+    code, _, err = run(["audit", "--model", tmp_path / "m.skops", "--train",
+                        tmp_path / "tr.csv", "--test", tmp_path / "te.csv", "--target",
+                        "income", "--categorical", "wrkclass", "-o", tmp_path / "rep"], capsys)
+    line = one_error_line(code, err)
+    assert "--categorical 'wrkclass' is not a column" in line
+    assert "reading the model" not in err
+
+
+# -- --qi and the other column lists: one definition, both forms, every command -------------
+def test_qi_space_and_comma_separated_give_the_same_table(tmp_path, csv_in, capsys):
+    outs = []
+    for i, qi in enumerate((["age", "sex", "race"], ["age,sex", "race"], ["age,sex,race"])):
+        out = tmp_path / f"a{i}.csv"
+        code, _, err = run(["anonymize", csv_in, "--k", 10, "--qi", *qi, "--target", "income",
+                            "--labels", "--drop", "capital-loss", "capital-gain", "-o", out, "-q"],
+                           capsys)
+        assert code == 0, err
+        outs.append(pd.read_csv(out))
+    pd.testing.assert_frame_equal(outs[0], outs[1])
+    pd.testing.assert_frame_equal(outs[0], outs[2])
+    assert "capital-loss" not in outs[0].columns and "capital-gain" not in outs[0].columns
+
+
+def test_every_column_list_option_is_the_shared_one():
+    from anonml.cli import build_parser
+
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    seen = 0
+    for name, command in sub.choices.items():
+        for action in command._actions:
+            if set(action.option_strings) & {"--qi", "--drop", "--keep", "--categorical",
+                                             "--anonymized-qi"}:
+                assert action.nargs == "+", (name, action.option_strings)
+                assert "space- or comma-separated" in action.help, (name, action.help)
+                seen += 1
+    assert seen >= 9  # anonymize 4, transform 2, frontier 2, audit 2
+
+
+# -- a tiny --t that collapses the table ------------------------------------------------------
+def test_tiny_t_collapsing_the_table_says_so(tmp_path, csv_in, capsys):
+    import json
+
+    out = tmp_path / "anon.csv"
+    code, stdout, err = run(["anonymize", csv_in, "--k", 10, "--qi", *QI, "--target", "income",
+                             "--labels", "--sensitive", "occupation", "--t", 0.001, "-o", out,
+                             "-q", "--json"], capsys)
+    assert code == 0 and out.exists()
+    warnings = [ln for ln in err.splitlines() if ln.startswith("anonml: warning:")]
+    assert len(warnings) == 1 and len(err.strip().splitlines()) == 1, err
+    assert "leaves 1 group of 600 rows" in warnings[0] and "--t 0.2" in warnings[0]
+    summary = json.loads(stdout)
+    assert summary["groups"] == 1 and "leaves 1 group" in summary["warning"]
+    # a t that leaves groups: no warning, no summary line
+    code, stdout, err = run(["anonymize", csv_in, "--k", 10, "--qi", *QI, "--target", "income",
+                             "--labels", "--sensitive", "occupation", "--t", 0.5, "-o", out,
+                             "-q", "--json"], capsys)
+    assert code == 0 and "warning" not in err and "warning" not in json.loads(stdout)
+
+
+def test_api_warns_when_l_or_t_leaves_one_group(adult_small):
+    from anonml._errors import AnonmlWarning
+
+    X, y = adult_small.drop(columns="income"), adult_small["income"]
+    with pytest.warns(AnonmlWarning, match="leaves 1 group"):
+        MondrianAnonymizer(k=10, quasi_identifiers=QI, sensitive="occupation", t=0.001).fit(X)

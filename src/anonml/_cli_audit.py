@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from anonml._errors import InputError, one_line
-from anonml.cli import Progress, _split_names
+from anonml.cli import Progress, _split_names, add_names_option
 from anonml.report._common import privacy_words
 
 __all__ = ["add_audit_parser"]
@@ -83,6 +83,11 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     say(f"rules: {rules.name} ({len(rules)} rules, from {rules.origin})")
     X_train, y_train = _read_labelled(args.train, args.target, "training")
     X_test, y_test = _read_labelled(args.test, args.target, "test")
+    categorical = _split_names(args.categorical, "categorical") if args.categorical else None
+    if categorical is not None:  # before the model is read and the attacks run
+        from anonml.cli import _columns_named
+
+        _columns_named(categorical, X_train.columns, "--categorical")
     mapping = None
     if args.model is not None:
         from anonml.safemodel import open_model
@@ -132,7 +137,6 @@ def _cmd_audit(args: argparse.Namespace) -> int:
                                               "anonymized training")[0]
     elif args.anonymized_train:
         raise InputError("--anonymized-train needs --anonymized-qi and --k")
-    categorical = _split_names(args.categorical, "categorical") if args.categorical else None
     decision = request_release(
         target, rules, attacks=attacks, anonymization=anonymization,
         anonymized_train=anonymized_train, mapping=mapping,
@@ -188,10 +192,10 @@ def add_audit_parser(sub: Any) -> None:
     au.add_argument("--attacks", default="worst_case,rmia,attribute",
                     help="comma-separated: worst_case, rmia or lira, attribute; or none "
                     "(default worst_case,rmia,attribute)")
-    au.add_argument("--categorical", help="comma-separated categorical columns for the "
-                    "attribute attack (default: from dtype)")
-    au.add_argument("--anonymized-qi", metavar="COLS", help="the training data was anonymized "
-                    "on these quasi-identifiers: verify k on it")
+    add_names_option(au, "--categorical", "categorical columns for the attribute attack "
+                     "(default: from dtype)")
+    add_names_option(au, "--anonymized-qi", "the training data was anonymized on these "
+                     "quasi-identifiers: verify k on it")
     au.add_argument("--k", type=int, help="the k claimed for --anonymized-qi")
     au.add_argument("--anonymized-train", metavar="FILE", help="the anonymized training table "
                     "the model was fitted on, row for row with --train (which then holds the "

@@ -88,11 +88,22 @@ class Progress:
             del self._bars[label]
 
 
-def _split_names(text: str, what: str) -> list[str]:
-    names = [t.strip() for t in text.split(",") if t.strip()]
+def _split_names(text: str | Sequence[str], what: str) -> list[str]:
+    """Names given as one comma-separated text, or as the values of a
+    :func:`add_names_option` option (space-separated, each may hold commas)."""
+    parts = [text] if isinstance(text, str) else list(text)
+    names = [t.strip() for part in parts for t in part.split(",") if t.strip()]
     if not names:
-        raise InputError(f"--{what} is empty; give comma-separated column names, e.g. age,sex")
+        raise InputError(f"--{what} is empty; give column names, e.g. --{what} age sex or "
+                         f"--{what} age,sex")
     return names
+
+
+def add_names_option(parser: Any, flag: str, help: str, **kwargs: Any) -> None:
+    """The one definition of an option that takes column names, for every command: space- or
+    comma-separated (``--qi age sex`` or ``--qi age,sex``); read with :func:`_split_names`."""
+    parser.add_argument(flag, nargs="+", metavar=kwargs.pop("metavar", "COL"),
+                        help=f"{help} (space- or comma-separated)", **kwargs)
 
 
 def _columns_named(names: list[str], columns: Any, what: str) -> None:
@@ -564,7 +575,7 @@ def _anonymize_parser(sub: Any) -> None:
     a.add_argument("input", help="input table (.csv, .csv.gz or .parquet); with --engine dask "
                    "a folder of Parquet files or a glob")
     a.add_argument("--k", type=int, required=True, help="smallest equivalence-class size (>= 2)")
-    a.add_argument("--qi", required=True, help="comma-separated quasi-identifier columns")
+    add_names_option(a, "--qi", "quasi-identifier columns", required=True)
     a.add_argument("--target", help="label column: kept unchanged, not given to the "
                    "partitioner")
     a.add_argument("-o", "--output", required=True, help="output table (.csv, .csv.gz or "
@@ -582,8 +593,7 @@ def _anonymize_parser(sub: Any) -> None:
                    "(workload-aware)")
     a.add_argument("--trust-model", action="store_true", help="allow unpickling --model (runs "
                    "code from the file), and any type in a .skops file")
-    a.add_argument("--categorical", help="comma-separated categorical columns (default: from "
-                   "dtype)")
+    add_names_option(a, "--categorical", "categorical columns (default: from dtype)")
     a.add_argument("--representative", default=None,
                    choices=["majority_medoid", "medoid", "per_feature", "majority_per_feature",
                             "per_feature_joint"],
@@ -644,10 +654,9 @@ def _anonymize_parser(sub: Any) -> None:
     pm.add_argument("--hierarchies", metavar="DIR", help="folder of ARX hierarchy CSV files, "
                     "one per column (<column>.csv or <dataset>_<column>.csv)")
     io = a.add_argument_group("columns and files")
-    io.add_argument("--drop", metavar="COLS", help="comma-separated columns to leave out of "
-                    "the output (e.g. an id)")
-    io.add_argument("--keep", metavar="COLS", help="columns unique per row to pass through "
-                    "unchanged on purpose (otherwise refused)")
+    add_names_option(io, "--drop", "columns to leave out of the output (e.g. an id)")
+    add_names_option(io, "--keep", "columns unique per row to pass through unchanged on "
+                     "purpose (otherwise refused)")
     io.add_argument("--na-values", metavar="TEXTS", help="comma-separated texts that mean "
                     "missing in a CSV, e.g. '?' (besides empty, NA, NaN)")
     io.add_argument("--sep", help="CSV field separator, one character (default ','; '\\t' "
@@ -680,9 +689,9 @@ def _transform_parser(sub: Any) -> None:
     t.add_argument("--mapping", required=True, metavar="FILE.skops",
                    help="the file written by anonml anonymize --save-mapping")
     t.add_argument("-o", "--output", required=True, help="output table")
-    t.add_argument("--drop", metavar="COLS", help="columns to leave out of the output")
-    t.add_argument("--keep", metavar="COLS", help="columns the mapping was not fitted on, "
-                   "passed through unchanged on purpose")
+    add_names_option(t, "--drop", "columns to leave out of the output")
+    add_names_option(t, "--keep", "columns the mapping was not fitted on, passed through "
+                     "unchanged on purpose")
     t.add_argument("--handle-unknown", choices=["error", "ignore"],
                    help="a category not seen in fit: refuse (default) or route it")
     t.add_argument("--na-values", metavar="TEXTS", help="comma-separated texts that mean "
@@ -739,6 +748,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     from anonml._io import cleanup_on_signals
 
+    import warnings
+
+    from anonml._errors import AnonmlWarning
+
+    shown = warnings.showwarning
+
+    def one_line_warning(message: Any, category: type, *rest: Any, **kw: Any) -> None:
+        if not issubclass(category, AnonmlWarning):
+            return shown(message, category, *rest, **kw)
+        from anonml._cli_words import cli_words
+
+        print(f"anonml: warning: {cli_words(one_line(message, 2000), args)}", file=sys.stderr,
+              flush=True)
+
+    # anonml's warnings: shown (whatever the filters say), one line, in the CLI's words
+    catch = warnings.catch_warnings()
+    catch.__enter__()
+    warnings.simplefilter("always", AnonmlWarning)
+    warnings.showwarning = one_line_warning
     try:
         with cleanup_on_signals():  # SIGTERM/SIGINT remove the temporary files first
             return int(args.func(args))
@@ -766,6 +794,8 @@ def main(argv: Sequence[str] | None = None) -> int:
               "was written; this is a malformed input or a bug in anonml: rerun with "
               "ANONML_DEBUG=1 for the details and report it", file=sys.stderr)
         return 1
+    finally:
+        catch.__exit__(None, None, None)
 
 
 if __name__ == "__main__":  # pragma: no cover

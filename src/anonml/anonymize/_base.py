@@ -346,6 +346,15 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
         self.suppressed_groups_ = suppressed
         self.representative_rows_ = rep_rows
         self.representatives_ = representatives  # set last: marks the estimator as fitted
+        from anonml.anonymize._summary import few_groups_warning
+
+        collapsed = few_groups_warning(self)
+        if collapsed:
+            import warnings
+
+            from anonml._errors import AnonmlWarning
+
+            warnings.warn(collapsed, AnonmlWarning, stacklevel=3)
         # the routing a released copy keeps: splits on raw values with rounded thresholds
         self.route_ = anonymizer_routing(self, frame, groups, merge_map)
         t6 = time.perf_counter()

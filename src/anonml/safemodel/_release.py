@@ -315,9 +315,14 @@ def _run_attacks(target: Target, model: Any, attacks: tuple, *, n_reference: int
                     "ci_low": low, "ci_high": high, "p_value": r.pvalue,
                     "train_rate": r.train_rate, "test_rate": r.test_rate,
                     "significant": bool(r.pvalue < alpha), "note": _attribute_note(r)}))
+            for feature, why in res.skipped.items():  # not attacked: the reason in the report
+                attribute.append({"feature": feature, "kind": "continuous", "arr": None,
+                                  "ci_low": None, "ci_high": None, "p_value": None,
+                                  "train_rate": None, "test_rate": None,
+                                  "significant": False, "note": why})
             measures["attribute.n_significant"] = sum(a["significant"] for a in attribute)
             measures["attribute.max_arr_ci_low"] = max(
-                (a["ci_low"] for a in attribute), default=0.0)
+                (a["ci_low"] for a in attribute if a["ci_low"] is not None), default=0.0)
             continue
         results[attack_id] = res
         summary = _membership_summary(attack_id, res, time.perf_counter() - t0, settings)
@@ -500,6 +505,12 @@ def request_release(
 
     if sandboxed and {"rmia", "lira"} & set(attacks):
         model.__sklearn_clone__()  # a file outside the refit bounds fails here, before any work
+    if "attribute" in attacks and model is not None:  # its features, before any attack
+        from anonml.attacks import WorstCaseAttribute
+
+        WorstCaseAttribute(attribute_features, categorical_features=categorical_features,
+                           label=attribute_label, max_records=max_attribute_records,
+                           random_state=random_state).check(target)
     facts: dict = {"family": family, "params": {}, "measures": {}, "n_samples": target.n("train")}
     tamper = ("no_fingerprint", [])
     structure: dict = {}
