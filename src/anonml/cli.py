@@ -259,6 +259,12 @@ def _cmd_anonymize(args: argparse.Namespace) -> int:
         from anonml._cli_dask import run_dask
 
         return run_dask(args, say, _method_params(args), _split_names)
+    if Path(args.input).is_dir() or (any(c in args.input for c in "*?[")
+                                     and not Path(args.input).exists()):
+        what = "a folder" if Path(args.input).is_dir() else "a glob"
+        raise InputError(f"input {args.input!r} is {what}: the in-memory engine reads one "
+                         "table file; fix: add --engine dask to read a folder of Parquet files "
+                         "or a glob, or name one file")
     for flag in ("scheduler", "workers", "worker_memory"):
         if getattr(args, flag) is not None:
             raise InputError(f"--{flag.replace('_', '-')} is read by --engine dask only; fix: "

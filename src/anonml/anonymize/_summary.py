@@ -17,17 +17,20 @@ FEW_GROUPS = 2
 def few_groups_warning(anonymizer: Any) -> str | None:
     """One line when the anonymizer's l or t left fewer than :data:`FEW_GROUPS` groups (every
     row gets the same quasi-identifier values, so the QIs say nothing), else None. k alone
-    never warns: it leaves one group only when the table has fewer than 2k rows."""
+    never warns, nor an l of 1 or a t of 1 (they hold on any group), nor a table of fewer than
+    ``FEW_GROUPS * k`` rows (k alone leaves one group there)."""
     model = getattr(anonymizer, "model_", None)
     n_groups = int(getattr(anonymizer, "n_groups_", FEW_GROUPS))
-    if model is None or model.trivial or n_groups >= FEW_GROUPS:
+    rows = len(getattr(anonymizer, "groups_", ()))
+    binding = model is not None and ((model.l is not None and model.l > 1) or
+                                     (model.t is not None and model.t < 1))
+    if not binding or n_groups >= FEW_GROUPS or rows < FEW_GROUPS * int(anonymizer.k):
         return None
     fixes = []
     if model.t is not None:
         fixes.append(f"raise t (e.g. t={min(1.0, max(0.2, 10 * model.t)):g})")
     if model.l is not None:
         fixes.append(f"lower l (e.g. l={max(1.0, model.l - 1):g})")
-    rows = len(getattr(anonymizer, "groups_", ()))
     return (f"{model.describe()} leaves {n_groups} group of {rows:,} rows (fewer than "
             f"{FEW_GROUPS}): every row gets the same quasi-identifier values; fix: "
             f"{' or '.join(fixes)}")
