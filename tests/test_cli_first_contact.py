@@ -285,3 +285,40 @@ def test_api_warns_when_l_or_t_leaves_one_group(adult_small):
     X, y = adult_small.drop(columns="income"), adult_small["income"]
     with pytest.warns(AnonmlWarning, match="leaves 1 group"):
         MondrianAnonymizer(k=10, quasi_identifiers=QI, sensitive="occupation", t=0.001).fit(X)
+
+
+# -- a folder given to the in-memory engine ----------------------------------------------------
+@pytest.mark.parametrize("given", ["folder", "glob"])
+def test_folder_to_the_memory_engine_suggests_dask(tmp_path, capsys, given):
+    (tmp_path / "data").mkdir()
+    src = tmp_path / "data" if given == "folder" else f"{tmp_path}/data/*.parquet"
+    code, _, err = run(["anonymize", src, "--k", 10, "--qi", "age", "--target", "y",
+                        "--labels", "-o", tmp_path / "o.csv"], capsys)
+    line = one_error_line(code, err)
+    assert f"is a {given}" in line and "add --engine dask" in line
+    assert not (tmp_path / "o.csv").exists()
+
+
+# -- each command's help: its own examples, line breaks kept -----------------------------------
+@pytest.mark.parametrize("command, example", [
+    ("anonymize", "anonml anonymize adult.csv --method mondrian"),
+    ("transform", "anonml transform new_rows.csv"),
+    ("audit", "anonml audit --model release.skops"),
+    ("demo", "anonml demo -o results/"),
+    ("rules", "anonml rules check"),
+    ("frontier", "anonml frontier --train"),
+])
+def test_each_command_shows_its_own_examples(capsys, command, example):
+    with pytest.raises(SystemExit) as exc:
+        main([command, "--help"])
+    assert exc.value.code == 0
+    out = capsys.readouterr().out
+    examples = out.split("examples:", 1)[1]
+    lines = examples.strip("\n").splitlines()
+    assert any(ln.strip().startswith(example) for ln in lines), examples
+    # only this command's examples, and a continued line is kept as two lines
+    assert all(ln.startswith("      ") or ln.startswith(f"  anonml {command}")
+               or ln.startswith("  anonml audit --rules") for ln in lines), examples
+    for i, ln in enumerate(lines[:-1]):
+        if ln.endswith("\\"):
+            assert lines[i + 1].startswith("      --") or lines[i + 1].startswith("      -o")

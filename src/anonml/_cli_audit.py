@@ -165,11 +165,14 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 
 def add_audit_parser(sub: Any) -> None:
     """Register ``anonml audit`` on the CLI's subparsers."""
+    from anonml.cli import AUDIT_EXAMPLES
+
     au = sub.add_parser(
         "audit", allow_abbrev=False,
         help="check a trained model for release: rules, attacks, verdict, report",
         description="Run the risk-appetite checks and the privacy attacks on a trained model and "
-        "write report.json, report.html and report.pdf with the verdict.")
+        "write report.json, report.html and report.pdf with the verdict.",
+        epilog=AUDIT_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     au.add_argument("--model", metavar="FILE", help="fitted model: .skops or XGBoost .json/.ubj "
                     "(no code runs), or .pkl/.joblib with --trust-model")
     au.add_argument("--trust-model", action="store_true",

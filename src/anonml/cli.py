@@ -19,23 +19,63 @@ from typing import Any
 from anonml import __version__
 from anonml._errors import AnonmlError, InputError, one_line, names_list
 
-EXAMPLES = """\
+# the examples of each command, shown by its --help (raw: the line breaks and the backslash
+# continuations are kept); the top-level --help shows one or two of each
+ANONYMIZE_EXAMPLES = """\
+examples:
+  anonml anonymize adult.csv --k 100 --qi age sex race --target income --labels -o adult_k100.csv
+  anonml anonymize train.parquet --k 50 --qi age,zip --target y --predictions preds.csv \\
+      -o anon.parquet
+  anonml anonymize train.csv --k 50 --qi age zip --target y --model model.joblib --trust-model \\
+      -o anon.csv
+  anonml anonymize adult.csv --method mondrian --k 20 --qi age sex race --target income \\
+      --sensitive occupation --l 3 --recoding generalize --hierarchies hier/ --drop id -o out.csv
+  anonml anonymize diagnoses.csv --k 10 --qi age sex zip --target diagnosis --labels \\
+      --sensitive diagnosis --l 2 -o out.csv          # l-diversity of the label itself
+  anonml anonymize data/ --engine dask --k 100 --qi age sex race --target income --labels \\
+      -o anon/
+  anonml anonymize 'data/*.parquet' --engine dask --scheduler tcp://host:8786 --k 100 \\
+      --qi age sex race --target income --model m.skops -o anon/
+  anonml anonymize adult.csv --k 20 --qi age sex --target income --model m.skops --retrain \\
+      --test adult_test.csv --save-mapping mapping.skops --save-pipeline release.skops -o out.csv
+"""
+TRANSFORM_EXAMPLES = """\
+examples:
+  anonml transform new_rows.csv --mapping mapping.skops -o new_rows_anonymized.csv
+  anonml transform new_rows.csv --mapping mapping.skops --drop id --handle-unknown ignore \\
+      -o new_rows_anonymized.csv
+"""
+AUDIT_EXAMPLES = """\
+examples:
+  anonml audit --model model.skops --train train.csv --test test.csv --target income -o report/
+  anonml audit --model release.skops --train train.csv --test test.csv --target income \\
+      --rules risk_appetite.toml --fail-unless-release -o report/
+  anonml audit --model model.skops --train train.csv --test test.csv --target income \\
+      --attacks worst_case,attribute --categorical ca thal --formats json,html -o report/
+  anonml audit --train-proba p_train.csv --test-proba p_test.csv --train train.csv \\
+      --test test.csv --target y -o report/
+"""
+DEMO_EXAMPLES = """\
 examples:
   anonml demo
-  anonml demo -o results/ --k 50
-  anonml anonymize adult.csv --k 100 --qi age,sex,race --target income --labels -o adult_k100.csv
-  anonml anonymize train.parquet --k 50 --qi age,zip --target y --predictions preds.csv -o anon.parquet
-  anonml anonymize train.csv --k 50 --qi age,zip --target y --model model.joblib --trust-model -o anon.csv
-  anonml anonymize adult.csv --method mondrian --k 20 --qi age,sex,race --target income \
-      --sensitive occupation --l 3 --recoding generalize --hierarchies hier/ --drop id -o out.csv
-  anonml anonymize data/ --engine dask --k 100 --qi age,sex,race --target income --labels -o anon/
-  anonml anonymize 'data/*.parquet' --engine dask --scheduler tcp://host:8786 --k 100 \
-      --qi age,sex,race --target income --model m.skops -o anon/
-  anonml anonymize adult.csv --k 20 --qi age,sex --target income --model m.skops --retrain \
+  anonml demo -o results/ --k 50 --json
+"""
+RULES_EXAMPLES = """\
+examples:
+  anonml rules init risk_appetite.toml
+  anonml rules check risk_appetite.toml
+  anonml audit --rules risk_appetite.toml ...
+"""
+EXAMPLES = """\
+examples (each command's --help has more):
+  anonml demo
+  anonml anonymize adult.csv --k 100 --qi age sex race --target income --labels -o adult_k100.csv
+  anonml anonymize adult.csv --k 20 --qi age sex --target income --model m.skops --retrain \\
       --test adult_test.csv --save-mapping mapping.skops -o out.csv
   anonml transform new_rows.csv --mapping mapping.skops -o new_rows_anonymized.csv
+  anonml frontier --train train.csv --test test.csv --target income --qi age sex race \\
+      --estimator random_forest --out frontier/ --accuracy-budget 0.01
   anonml audit --model model.skops --train train.csv --test test.csv --target income -o report/
-  anonml audit --train-proba p_train.csv --test-proba p_test.csv --train train.csv --test test.csv --target y -o report/
   anonml rules init risk_appetite.toml
 """
 
@@ -575,7 +615,7 @@ def _anonymize_parser(sub: Any) -> None:
         description="Make a table k-anonymous on its quasi-identifiers (and l-diverse or "
         "t-close in a sensitive column), verify it, report the information lost, and "
         "optionally retrain a model on it and save the mapping for new rows.",
-        epilog=EXAMPLES,
+        epilog=ANONYMIZE_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     a.add_argument("input", help="input table (.csv, .csv.gz or .parquet); with --engine dask "
@@ -690,7 +730,8 @@ def _transform_parser(sub: Any) -> None:
         "transform", allow_abbrev=False,
         help="map new rows the way a saved anonymizer (--save-mapping) mapped its training rows",
         description="Map the quasi-identifiers of new rows to their group's values, with the "
-        "anonymizer saved by anonml anonymize --save-mapping (read as data: no code runs).")
+        "anonymizer saved by anonml anonymize --save-mapping (read as data: no code runs).",
+        epilog=TRANSFORM_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     t.add_argument("input", help="table of new rows (.csv, .csv.gz or .parquet)")
     t.add_argument("--mapping", required=True, metavar="FILE.skops",
                    help="the file written by anonml anonymize --save-mapping")
@@ -723,7 +764,12 @@ def build_parser() -> argparse.ArgumentParser:
     _frontier_parser(sub)
 
     d = sub.add_parser("demo", allow_abbrev=False,
-                       help="the main job on the bundled Adult data (about 20 s)")
+                       help="the main job on the bundled Adult data (about 20 s)",
+                       description="Train a neural network on the bundled Adult data, make its "
+                       "training rows k-anonymous (accuracy-guided), retrain, and print the "
+                       "accuracy before and after.",
+                       epilog=DEMO_EXAMPLES,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     d.add_argument("-o", "--output", default="anonml-demo", help="output folder (default anonml-demo)")
     d.add_argument("--k", type=int, default=100, help="k (default 100)")
     d.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
@@ -736,7 +782,11 @@ def build_parser() -> argparse.ArgumentParser:
     add_audit_parser(sub)
 
     r = sub.add_parser("rules", allow_abbrev=False,
-                       help="write or check a risk-appetite rules file")
+                       help="write or check a risk-appetite rules file",
+                       description="Write the default risk-appetite rules to a file to edit "
+                       "(init), or check a rules file (check); anonml audit --rules reads it.",
+                       epilog=RULES_EXAMPLES,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     r.add_argument("action", choices=["init", "check"],
                    help="init: write the default rules to FILE; check: validate FILE")
     r.add_argument("file", nargs="?", default="risk_appetite.toml",
