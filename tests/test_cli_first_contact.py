@@ -322,3 +322,93 @@ def test_each_command_shows_its_own_examples(capsys, command, example):
     for i, ln in enumerate(lines[:-1]):
         if ln.endswith("\\"):
             assert lines[i + 1].startswith("      --") or lines[i + 1].startswith("      -o")
+
+
+# -- the report -----------------------------------------------------------------------------------
+def _verdict_of(*specs, values):
+    from anonml.safemodel import evaluate_rules
+    from anonml.safemodel._rules import rules_from_dict
+    from anonml.safemodel._verdict import decide
+
+    names = {"auc": "membership.max_auc", "share": "membership.worst_case.share_significant",
+             "gap": "structure.generalisation_gap", "attr": "attribute.n_significant"}
+    rules = []
+    for rid, effect, measure, limit, condition in specs:
+        rule = {"id": rid, "title": f"{rid} holds", "category": "membership", "effect": effect,
+                "explanation": "e", "source": "test", "fix": f"fix {rid}", "required": True,
+                "check": {"measure": names[measure], "max": limit}}
+        if condition:
+            rule["condition"] = condition
+        rules.append(rule)
+    rs = rules_from_dict({"schema": "anonml-rules/1", "name": "t", "version": "1",
+                          "rule": rules})
+    measures = {names[k]: v for k, v in values.items()}
+    return decide(evaluate_rules(rs, {"family": "generic", "params": {}, "measures": measures}))
+
+
+def test_verdict_one_condition_for_two_wordings_and_advisory_failures_counted():
+    short = "Release only the predicted outcome (no probability scores), to named recipients."
+    full = short[:-1] + "; the attack signal lives in the scores."
+    v = _verdict_of(("a", "condition", "attr", 0, short), ("s", "condition", "share", 0.1, full),
+                    ("w", "warn", "gap", 0.1, None), values={"attr": 2, "share": 0.5, "gap": 0.5})
+    assert v.decision == "release_with_conditions"
+    assert v.conditions == [full]  # one condition, the fuller wording
+    # the warn rule failed: the summary counts it, so the count matches the failures listed
+    assert "2 checks did not pass" in v.summary and "1 advisory check failed too" in v.summary
+    v = _verdict_of(("b", "block", "auc", 0.65, None), ("w", "warn", "gap", 0.1, None),
+                    values={"auc": 0.5, "gap": 0.5})
+    assert v.decision == "release" and "1 advisory check failed too" in v.summary
+    assert "All 1 checks" not in v.summary
+
+
+def test_deprecated_placeholder_is_not_a_hyperparameter():
+    from anonml.safemodel._family import model_params
+
+    class Est(LogisticRegression):
+        def __init__(self, C=1.0, criterion="deprecated"):
+            super().__init__(C=C)
+            self.criterion = criterion
+
+    params = model_params(Est())
+    assert "criterion" not in params and params["C"] == 1.0
+
+
+def test_report_names_the_target_series_and_counts_the_whole_run(adult_small):
+    import time
+
+    from anonml.attacks import Target
+    from anonml.safemodel import request_release
+
+    tr, te = _with_missing(adult_small)
+    X, y = tr.drop(columns="income"), tr["income"]
+    target = Target(_imputing_model(X, y), X, y, te.drop(columns="income"), te["income"])
+    d = request_release(target, attacks=(), started=time.perf_counter() - 100)
+    assert d.report["data"]["target"] == "income"  # from the Series' name
+    assert d.report["timings"]["total_seconds"] >= 100  # from when the run began
+
+
+def test_cli_audit_says_not_measured_once(adult_small, tmp_path, capsys):
+    from anonml.safemodel import save_model
+
+    tr, te = _with_missing(adult_small)
+    save_model(_imputing_model(tr.drop(columns="income"), tr["income"]), tmp_path / "m.skops")
+    tr.to_csv(tmp_path / "tr.csv", index=False)
+    te.to_csv(tmp_path / "te.csv", index=False)
+    code, out, err = run(["audit", "--model", tmp_path / "m.skops", "--train",
+                          tmp_path / "tr.csv", "--test", tmp_path / "te.csv", "--target",
+                          "income", "--attacks", "none", "--formats", "json", "-o",
+                          tmp_path / "rep", "-q"], capsys)
+    assert code == 0, err
+    assert "Not checked:" in out and "measured not measured" not in out
+
+
+def test_pdf_cell_breaks_a_long_name_between_its_words():
+    from fpdf import FPDF
+
+    from anonml.report._pdf import _wrap_long_words
+
+    pdf = FPDF()
+    pdf.set_font("Helvetica", "", 7.3)
+    text = _wrap_long_words(pdf, "for example SafeRandomForestClassifier).", 29)
+    assert "SafeRandomForest\nClassifier)." in text
+    assert _wrap_long_words(pdf, "short words only", 29) == "short words only"

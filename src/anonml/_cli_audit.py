@@ -142,7 +142,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         anonymized_train=anonymized_train, mapping=mapping,
         categorical_features=categorical, model_file=args.model, target_name=args.target,
         dataset_name=args.dataset or Path(args.train).name, n_jobs=args.n_jobs,
-        random_state=args.seed, progress=say, progress_count=say.count)
+        random_state=args.seed, progress=say, progress_count=say.count, started=say.t0)
     say("writing the report")
     out.parent.mkdir(parents=True, exist_ok=True)
     paths = decision.write(out, formats=formats, create=True)
@@ -154,7 +154,8 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     else:
         lines = [f"VERDICT: {v.label.upper()}", v.summary]
         lines += [f"  condition: {c}" for c in v.conditions]
-        lines += [f"  reason: {r['text']} (measured {r['measured']}; needs {r['threshold']})"
+        lines += [f"  reason: {r['text']} (" + (f"measured {r['measured']}; " if
+                  r["measured"] != "not measured" else "") + f"needs {r['threshold']})"
                   for r in v.reasons]
         lines += [f"wrote {p}" for p in paths.values()]
         print("\n".join(lines))

@@ -420,6 +420,7 @@ def request_release(
     random_state: Any = 0,
     progress: Callable | None = None,
     progress_count: Callable | None = None,
+    started: float | None = None,
 ) -> ReleaseDecision:
     """Run the release checks and attacks on a trained model and decide.
 
@@ -466,7 +467,8 @@ def request_release(
     model_file : path, optional
         The released file; its SHA-256 goes into the report.
     target_name, dataset_name : str, optional
-        Shown in the report.
+        Shown in the report; ``target_name`` defaults to the name of ``y_train`` when it is a
+        named pandas Series.
     n_jobs, random_state :
         Passed to the attacks.
     progress : callable, optional
@@ -478,6 +480,9 @@ def request_release(
         LiRA's reference models (``"RMIA reference models"``, ``"LiRA shadow models"``) and
         the attribute attack's features (``"attribute attack features"``). Called from the
         calling thread, never from a worker. The command line shows a progress bar with it.
+    started : float, optional
+        ``time.perf_counter()`` when the run began, if before this call (the command line
+        reads the tables and the model first): the report's time taken counts from it.
 
     Returns
     -------
@@ -495,7 +500,9 @@ def request_release(
         raise InputError(f"attack {bad[0]!r} is not known; fix: choose from {', '.join(ATTACKS)}")
     if "rmia" in attacks and "lira" in attacks:
         raise InputError("attacks= names both rmia and lira; fix: keep one (rmia is faster)")
-    t_start = time.perf_counter()
+    t_start = time.perf_counter() if started is None else float(started)
+    if target_name is None:
+        target_name = getattr(target, "y_name", None)
     stage = _Stages(progress)
     ruleset = resolve_rules(rules)
     model = target.model if target.has_model else None
