@@ -463,8 +463,8 @@ def test_worst_case_errors():
         WorstCaseAttribute().run(bare)
     assert "pass the fitted model" in _one_line(e)
     # every check that can fail is made by check(), before any model call
-    for bad in (dict(features=["nope"]), dict(label="guess"),
-                dict(categorical_features=["nope"])):
+    for bad in ({"features": ["nope"]}, {"label": "guess"},
+                {"categorical_features": ["nope"]}):
         with pytest.raises(InputError):
             WorstCaseAttribute(**bad).check(target)
 

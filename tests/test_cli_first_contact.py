@@ -130,7 +130,7 @@ def test_frontier_accepts_the_label_and_names_files(tmp_path, adult_small, capsy
     assert est.predict(X[["age", "sex", "race", "hours-per-week"]]).shape == (len(X),)
     train = tmp_path / "train.csv"
     adult_small.to_csv(train, index=False)
-    code, out, err = run(["frontier", "--train", train, "--test", train, "--target", "income",
+    code, _, err = run(["frontier", "--train", train, "--test", train, "--target", "income",
                           "--qi", *QI, "--estimator", "logistic_regression", "--sensitive",
                           "nope", "--l", 2, "--out", tmp_path / "f", "-q"], capsys)
     line = one_error_line(code, err)
@@ -147,7 +147,10 @@ def test_cli_words_maps_parameters_to_flags():
         "pass --handle-unknown ignore to route it"
     assert cli_words("X_train has 3 rows; X_train.csv; my_X_train", a) == \
         "--train 'tr.csv' has 3 rows; X_train.csv; my_X_train"
-    assert cli_words("k=1 is too small (e.g. k=10); kept as is", a) == \
+    # audit: a k in a message is the file's own, not the --k flag
+    assert cli_words("its k=10000", a) == "its k=10000"
+    anon = argparse.Namespace(command="anonymize", input="in.csv")
+    assert cli_words("k=1 is too small (e.g. k=10); kept as is", anon) == \
         "--k 1 is too small (e.g. --k 10); kept as is"
     assert "the input 'in.csv' has no rows" in cli_words(
         "X has no rows", argparse.Namespace(command="anonymize", input="in.csv"))
@@ -189,7 +192,7 @@ def test_audit_of_an_imputing_model_attacks_missing_values(adult_small, tmp_path
     save_model(model, tmp_path / "m.skops")
     tr.to_csv(tmp_path / "tr.csv", index=False)
     te.to_csv(tmp_path / "te.csv", index=False)
-    code, out, err = run(["audit", "--model", tmp_path / "m.skops", "--train",
+    code, _, err = run(["audit", "--model", tmp_path / "m.skops", "--train",
                           tmp_path / "tr.csv", "--test", tmp_path / "te.csv", "--target",
                           "income", "--attacks", "attribute", "--formats", "json", "-o",
                           tmp_path / "rep", "-q"], capsys)
@@ -282,7 +285,7 @@ def test_tiny_t_collapsing_the_table_says_so(tmp_path, csv_in, capsys):
 def test_api_warns_when_l_or_t_leaves_one_group(adult_small):
     from anonml._errors import AnonmlWarning
 
-    X, y = adult_small.drop(columns="income"), adult_small["income"]
+    X = adult_small.drop(columns="income")
     with pytest.warns(AnonmlWarning, match="leaves 1 group"):
         MondrianAnonymizer(k=10, quasi_identifiers=QI, sensitive="occupation", t=0.001).fit(X)
 
@@ -317,8 +320,8 @@ def test_each_command_shows_its_own_examples(capsys, command, example):
     lines = examples.strip("\n").splitlines()
     assert any(ln.strip().startswith(example) for ln in lines), examples
     # only this command's examples, and a continued line is kept as two lines
-    assert all(ln.startswith("      ") or ln.startswith(f"  anonml {command}")
-               or ln.startswith("  anonml audit --rules") for ln in lines), examples
+    assert all(ln.startswith(("      ", f"  anonml {command}", "  anonml audit --rules"))
+               for ln in lines), examples
     for i, ln in enumerate(lines[:-1]):
         if ln.endswith("\\"):
             assert lines[i + 1].startswith("      --") or lines[i + 1].startswith("      -o")
@@ -412,3 +415,16 @@ def test_pdf_cell_breaks_a_long_name_between_its_words():
     text = _wrap_long_words(pdf, "for example SafeRandomForestClassifier).", 29)
     assert "SafeRandomForest\nClassifier)." in text
     assert _wrap_long_words(pdf, "short words only", 29) == "short words only"
+
+
+def test_cli_audit_bad_anonymized_qi_before_the_model_is_read(adult_small, tmp_path, capsys):
+    tr, te = _with_missing(adult_small)
+    tr.to_csv(tmp_path / "tr.csv", index=False)
+    te.to_csv(tmp_path / "te.csv", index=False)
+    (tmp_path / "m.skops").write_bytes(b"not read")
+    code, _, err = run(["audit", "--model", tmp_path / "m.skops", "--train",
+                        tmp_path / "tr.csv", "--test", tmp_path / "te.csv", "--target",
+                        "income", "--anonymized-qi", "age", "zip", "--k", 5, "-o",
+                        tmp_path / "rep"], capsys)
+    line = one_error_line(code, err)
+    assert "--anonymized-qi 'zip' is not a column" in line and "reading the model" not in err

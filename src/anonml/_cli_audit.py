@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from anonml._errors import InputError, one_line
+from anonml._errors import InputError, names_list, one_line
 from anonml.cli import Progress, _split_names, add_names_option
 from anonml.report._common import privacy_words
 
@@ -25,7 +25,7 @@ def _read_labelled(path: str, target: str, what: str) -> tuple[Any, Any]:
     table = read_table(path)
     if target not in table.columns:
         raise InputError(f"--target {target!r} is not a column of the {what} table {path!r}; "
-                         f"fix: name one of {', '.join(map(str, table.columns[:8]))}")
+                         f"fix: name one of {names_list(table.columns, 8)}")
     return table.drop(columns=[target]), table[target].to_numpy()
 
 
@@ -88,6 +88,19 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         from anonml.cli import _columns_named
 
         _columns_named(categorical, X_train.columns, "--categorical")
+    # the declared anonymization, read before the model and the attacks
+    anonymization = anonymized_train = None
+    if args.anonymized_qi:
+        anonymization = {"quasi_identifiers": _split_names(args.anonymized_qi, "anonymized-qi"),
+                         "k": args.k, "method": "declared on the command line"}
+        from anonml.cli import _columns_named
+
+        _columns_named(anonymization["quasi_identifiers"], X_train.columns, "--anonymized-qi")
+        if args.anonymized_train:
+            anonymized_train = _read_labelled(args.anonymized_train, args.target,
+                                              "anonymized training")[0]
+    elif args.anonymized_train:
+        raise InputError("--anonymized-train needs --anonymized-qi and --k")
     mapping = None
     if args.model is not None:
         from anonml.safemodel import open_model
@@ -128,15 +141,6 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         target = Target(None, None, y_train, None, y_test,
                         proba_train=_read_proba(args.train_proba, "--train-proba"),
                         proba_test=_read_proba(args.test_proba, "--test-proba"))
-    anonymization = anonymized_train = None
-    if args.anonymized_qi:
-        anonymization = {"quasi_identifiers": _split_names(args.anonymized_qi, "anonymized-qi"),
-                         "k": args.k, "method": "declared on the command line"}
-        if args.anonymized_train:
-            anonymized_train = _read_labelled(args.anonymized_train, args.target,
-                                              "anonymized training")[0]
-    elif args.anonymized_train:
-        raise InputError("--anonymized-train needs --anonymized-qi and --k")
     decision = request_release(
         target, rules, attacks=attacks, anonymization=anonymization,
         anonymized_train=anonymized_train, mapping=mapping,
@@ -166,7 +170,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 
 def add_audit_parser(sub: Any) -> None:
     """Register ``anonml audit`` on the CLI's subparsers."""
-    from anonml.cli import AUDIT_EXAMPLES
+    from anonml._cli_examples import AUDIT_EXAMPLES
 
     au = sub.add_parser(
         "audit", allow_abbrev=False,

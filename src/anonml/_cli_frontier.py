@@ -187,7 +187,8 @@ def add_parser(sub: Any) -> None:
                    "loss, e.g. 0.01 (one point): recommend the largest k within it")
     p.add_argument("--risk-budget", metavar="auc=X|tpr=X", help="largest attack AUC or TPR at "
                    "0.1%% FPR, e.g. auc=0.55: recommend the smallest k within it")
-    p.add_argument("--sensitive", metavar="COLUMN", help="sensitive column for --l / --t")
+    p.add_argument("--sensitive", metavar="COLUMN", help="sensitive column for --l / --t: a "
+                   "column of the tables, or the --target label itself")
     p.add_argument("--l", type=float, help="l-diversity of --sensitive on every point")
     p.add_argument("--t", type=float, help="t-closeness of --sensitive on every point")
     p.add_argument("--attack", choices=["rmia", "lira"], default="rmia")

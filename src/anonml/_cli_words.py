@@ -44,7 +44,18 @@ _BARE = [p for p in PARAM_FLAGS if len(p) > 1 and p not in ("sensitive", "repres
 
 # a value as the library writes it: 'text', "text", a number or a word
 _VALUE = r"""('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[-+\w.<>]+)"""
-_ASSIGN = re.compile(r"(?<![\w.-])(" + "|".join(map(re.escape, PARAM_FLAGS)) + r")=" + _VALUE)
+#: the commands whose --k, --l, --t, --c set the anonymizer's k, l, t, c; elsewhere (audit: a
+#: file's own k, l, t) a ``k=10000`` in a message is the file's, not a flag's
+_PRIVACY_COMMANDS = ("anonymize", "frontier")
+_SHORT = ("k", "l", "c", "t")
+
+
+def _assign(names: list) -> re.Pattern:
+    return re.compile(r"(?<![\w.-])(" + "|".join(map(re.escape, names)) + r")=" + _VALUE)
+
+
+_ASSIGN = _assign(list(PARAM_FLAGS))
+_ASSIGN_LONG = _assign([p for p in PARAM_FLAGS if p not in _SHORT])
 _NAME = re.compile(r"(?<![\w.'-])(" + "|".join(map(re.escape, _BARE)) + r")(?![\w=.'/-])")
 
 
@@ -70,7 +81,8 @@ def cli_words(message: str, args: Any = None) -> str:
     -------
     str
     """
-    out = _ASSIGN.sub(lambda m: f"{PARAM_FLAGS[m.group(1)]} {_unquote(m.group(2))}", message)
+    assign = _ASSIGN if getattr(args, "command", None) in _PRIVACY_COMMANDS else _ASSIGN_LONG
+    out = assign.sub(lambda m: f"{PARAM_FLAGS[m.group(1)]} {_unquote(m.group(2))}", message)
     out = _NAME.sub(lambda m: PARAM_FLAGS[m.group(1)], out)
     tables: dict = {}
     if hasattr(args, "train"):  # audit, frontier: --train and --test tables, --target labels

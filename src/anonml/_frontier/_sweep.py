@@ -75,7 +75,8 @@ class AnonymizeThenFit(ClassifierMixin, BaseEstimator):
             guide = self._seeded(self.estimator).fit(X, y).predict(X)
         sensitive = getattr(anonymizer, "sensitive", None)
         label = y if sensitive is not None and sensitive not in set(X.columns) else None
-        X_anon = anonymizer.fit_transform(X, guide, sensitive_values=label)
+        X_anon = anonymizer.fit_transform(X, guide, **({} if label is None else
+                                                       {"sensitive_values": label}))
         self.model_ = self._seeded(self.estimator).fit(X_anon, y)
         self.classes_ = self.model_.classes_
         return self
@@ -353,7 +354,8 @@ def frontier(
                 tell(what, "anonymize")
                 anonymizer = _anonymizer(method, k, qi, sensitive, l, t, random_state)
                 X_anon = anonymizer.fit_transform(X_train, guide if method == "ag" else y_train,
-                                                  sensitive_values=label)
+                                                  **({} if label is None else
+                                                     {"sensitive_values": label}))
                 summary = summarize(anonymizer, X_train)
                 tell(what, "retrain")
                 retrained = clone(template).fit(X_anon, y_train)

@@ -348,7 +348,7 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
         self.representatives_ = representatives  # set last: marks the estimator as fitted
         from anonml.anonymize._summary import few_groups_warning
 
-        collapsed = few_groups_warning(self)
+        collapsed = few_groups_warning(self, frame)
         if collapsed:
             import warnings
 

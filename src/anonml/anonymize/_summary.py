@@ -14,18 +14,24 @@ __all__ = ["FEW_GROUPS", "few_groups_warning", "summarize"]
 FEW_GROUPS = 2
 
 
-def few_groups_warning(anonymizer: Any) -> str | None:
+def few_groups_warning(anonymizer: Any, frame: Any = None) -> str | None:
     """One line when the anonymizer's l or t left fewer than :data:`FEW_GROUPS` groups (every
     row gets the same quasi-identifier values, so the QIs say nothing), else None. k alone
-    never warns, nor an l of 1 or a t of 1 (they hold on any group), nor a table of fewer than
-    ``FEW_GROUPS * k`` rows (k alone leaves one group there)."""
+    never warns, nor an l of 1, a t of 1 or a sensitive attribute of one value (they hold on
+    any group), nor a table of fewer than ``FEW_GROUPS * k`` rows (k alone leaves one group
+    there), nor (given the training ``frame``) one whose quasi-identifiers are the same on all
+    but fewer than k rows (no two groups of k rows could differ in them)."""
     model = getattr(anonymizer, "model_", None)
     n_groups = int(getattr(anonymizer, "n_groups_", FEW_GROUPS))
     rows = len(getattr(anonymizer, "groups_", ()))
-    binding = model is not None and ((model.l is not None and model.l > 1) or
-                                     (model.t is not None and model.t < 1))
+    binding = model is not None and int(model.n_values) >= 2 and (
+        (model.l is not None and model.l > 1) or (model.t is not None and model.t < 1))
     if not binding or n_groups >= FEW_GROUPS or rows < FEW_GROUPS * int(anonymizer.k):
         return None
+    if frame is not None:  # the rare path: the QI combinations counted once
+        largest = int(frame[list(anonymizer.qi_)].value_counts(dropna=False).max())
+        if rows - largest < int(anonymizer.k):
+            return None
     fixes = []
     if model.t is not None:
         fixes.append(f"raise t (e.g. t={min(1.0, max(0.2, 10 * model.t)):g})")
@@ -96,7 +102,7 @@ def summarize(anonymizer: Any, X: Any) -> dict[str, Any]:
         discernibility=int(loss["dm"]),
         discernibility_normalized=float(loss["dm"]) / float(n * n),
     )
-    warning = few_groups_warning(anonymizer)
+    warning = few_groups_warning(anonymizer, frame)
     if warning:
         out["warning"] = warning
     return out

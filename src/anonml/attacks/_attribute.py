@@ -100,7 +100,8 @@ _MAX_ATTACK_VALUES = 100
 
 def _values_str(values: Sequence[Any], limit: int = 10) -> str:
     shown = ", ".join(repr(v) for v in list(values)[:limit])
-    return shown + (", ..." if len(values) > limit else "")
+    more = len(values) - limit
+    return shown + (f" ... and {more} more" if more > 0 else "")
 
 
 def _check_target(target: Any, who: str) -> Target:
