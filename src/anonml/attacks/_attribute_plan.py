@@ -74,11 +74,12 @@ def attribute_plan(X_train: pd.DataFrame, X_test: pd.DataFrame, features: Any,
         n_inf = int(np.isinf(values).sum())
         finite = np.isfinite(values)
         if n_inf:
-            skipped[column] = (f"not attacked: the continuous feature has {n_inf:,} infinite "
-                               "values, which no grid can hold; list it as categorical to "
-                               "attack each value")
+            skipped[column] = (f"the feature was not attacked: it is continuous and has "
+                               f"{n_inf:,} infinite value{'' if n_inf == 1 else 's'}, which "
+                               "no grid can hold; list it as categorical to attack each value")
         elif not finite.any():
-            skipped[column] = "not attacked: the continuous feature has no value, only missing"
+            skipped[column] = ("the feature was not attacked: it is continuous and every value "
+                               "is missing")
         else:
             attacked.append(column)
             if not finite.all():
