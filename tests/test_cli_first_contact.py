@@ -428,3 +428,37 @@ def test_cli_audit_bad_anonymized_qi_before_the_model_is_read(adult_small, tmp_p
                         tmp_path / "rep"], capsys)
     line = one_error_line(code, err)
     assert "--anonymized-qi 'zip' is not a column" in line and "reading the model" not in err
+
+
+class _InfModel:
+    """Answers for any value, infinite ones included (as a model that clips its inputs)."""
+
+    classes_ = np.array([0, 1])
+
+    def predict_proba(self, X):
+        c = np.nan_to_num(np.asarray(X["c"], dtype=float), posinf=0)
+        p = np.where(np.abs(c - 5) < 1, 0.9, 0.3)
+        return np.column_stack([1 - p, p])
+
+    def predict(self, X):
+        return (self.predict_proba(X)[:, 1] > 0.5).astype(int)
+
+
+def test_report_row_of_a_feature_not_attacked(tmp_path):
+    import json
+
+    from anonml.attacks import Target
+    from anonml.safemodel import request_release
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"c": rng.integers(0, 10, 300).astype(float),
+                      "e": rng.normal(size=300)})
+    X.loc[3, "e"] = np.inf
+    y = rng.integers(0, 2, 300)
+    d = request_release(Target(_InfModel(), X[:200], y[:200], X[200:], y[200:]),
+                        attacks=("attribute",))
+    paths = d.write(tmp_path / "rep", formats=("json",), create=True)  # schema-validated
+    rows = {r["feature"]: r for r in json.loads(paths["json"].read_text())["attribute_risk"]}
+    assert rows["e"]["arr"] is None and rows["e"]["train_rate"] is None
+    assert "not attacked" in rows["e"]["note"] and "infinite" in rows["e"]["note"]
+    assert rows["c"]["train_rate"] is not None
