@@ -44,9 +44,10 @@ _BARE = [p for p in PARAM_FLAGS if len(p) > 1 and p not in ("sensitive", "repres
 
 # a value as the library writes it: 'text', "text", a number or a word
 _VALUE = r"""('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|[-+\w.<>]+)"""
-#: the commands whose --k, --l, --t, --c set the anonymizer's k, l, t, c; elsewhere (audit: a
-#: file's own k, l, t) a ``k=10000`` in a message is the file's, not a flag's
-_PRIVACY_COMMANDS = ("anonymize", "frontier")
+#: the commands whose --k, --l, --t, --c set one anonymizer's k, l, t, c; elsewhere a
+#: ``k=10`` in a message is not a flag's (audit: the file's own k; frontier: a point of the
+#: sweep, "mondrian k=10")
+_PRIVACY_COMMANDS = ("anonymize",)
 _SHORT = ("k", "l", "c", "t")
 
 
