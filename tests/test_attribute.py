@@ -462,8 +462,56 @@ def test_worst_case_errors():
     with pytest.raises(InputError) as e:
         WorstCaseAttribute().run(bare)
     assert "pass the fitted model" in _one_line(e)
-    X = pd.DataFrame({"c": [1.0, np.nan, 3.0]})
-    t = Target(BumpModel(), X, np.zeros(3, int), X.fillna(0), np.zeros(3, int))
-    with pytest.raises(InputError) as e:
-        WorstCaseAttribute().run(t)
-    assert "'c'" in _one_line(e) and "impute" in str(e.value)
+    # every check that can fail is made by check(), before any model call
+    for bad in ({"features": ["nope"]}, {"label": "guess"},
+                {"categorical_features": ["nope"]}):
+        with pytest.raises(InputError):
+            WorstCaseAttribute(**bad).check(target)
+
+
+class MissingModel:
+    """P(class 1) = 0.9 when c is missing (an imputing model that learnt "missing"), 0.9 when
+    |c - 50| <= 2, else 0.3."""
+
+    classes_ = np.array([0, 1])
+
+    def predict_proba(self, X):
+        c = np.asarray(X["c"], dtype=float)
+        p1 = np.where(np.isnan(c) | (np.abs(c - 50) <= 2), 0.9, 0.3)
+        return np.column_stack([1 - p1, p1])
+
+
+class OnlyMissingModel(MissingModel):
+    """P(class 1) = 0.9 only when c is missing."""
+
+    def predict_proba(self, X):
+        c = np.asarray(X["c"], dtype=float)
+        p1 = np.where(np.isnan(c), 0.9, 0.3)
+        return np.column_stack([1 - p1, p1])
+
+
+def test_worst_case_continuous_missing_is_a_completion_of_its_own():
+    # a model that handles missing values: the attack handles them too, not refuses them
+    X_tr = pd.DataFrame({"c": [np.nan, np.nan, 50.0, 10.0]})
+    X_te = pd.DataFrame({"c": [np.nan, 10.0, 90.0, 50.0]})
+    y = np.ones(4, int)
+    res = WorstCaseAttribute(n_grid=101, label="true").run(
+        Target(OnlyMissingModel(), X_tr, y, X_te, y))
+    r = res["c"]
+    assert r.n_candidates == 102  # the grid and "missing"
+    # only "missing" reaches the peak: the records whose value is missing are singled out
+    assert (r.train_risky, r.test_risky) == (2, 1)
+    # "missing" and the grid's 50 tie at the peak: nobody is singled out
+    r = WorstCaseAttribute(n_grid=101, label="true").run(
+        Target(MissingModel(), X_tr, y, X_te, y))["c"]
+    assert (r.train_risky, r.test_risky) == (0, 0)
+
+
+def test_worst_case_infinite_continuous_is_skipped_with_the_reason():
+    X = pd.DataFrame({"c": [1.0, np.inf, 3.0], "d": ["a", "b", "a"]})
+    t = Target(BumpModel(), X, np.zeros(3, int), X, np.zeros(3, int))
+    attack = WorstCaseAttribute(n_grid=5)
+    assert "infinite" in attack.check(t)["c"]
+    res = attack.run(t)
+    assert [r.feature for r in res.attributes] == ["d"]
+    assert "2 infinite values," in res.skipped["c"]  # one in each set and res.to_dict()["skipped"] == res.skipped

@@ -257,6 +257,7 @@ def test_hostile_values_k_anonymity(cls, problem):
     pd.testing.assert_frame_equal(est.transform(X), out)
 
 
+@pytest.mark.filterwarnings("ignore:.*leaves 1 group")  # tiny tables: l or t may collapse them
 @pytest.mark.parametrize("cls", ANONYMIZERS, ids=IDS)
 @settings(**{**SETTINGS, "max_examples": 25})
 @given(problem=hostile_problems(privacy=True))

@@ -134,8 +134,8 @@ def test_hierarchical_t_needs_the_hierarchy(adult):
     ("t", 1.5, "its t '1.5' is not a number in [0, 1]"),
     ("l_kind", "weird", "its l_kind 'weird' is not one of"),
     ("t_distance_", "manhattan", "its t_distance_ 'manhattan' is not one of"),
-    ("sensitive", "age", "its sensitive attribute 'age' is not one of its non-QI columns"),
-    ("sensitive", "nowhere", "its sensitive attribute 'nowhere' is not one of"),
+    ("sensitive", "age", "its sensitive attribute 'age' is neither one of its non-QI columns"),
+    ("sensitive", 3.5, "its sensitive attribute '3.5' is neither one of"),
 ])
 def test_malformed_claims_are_refused_in_one_line(adult, attr, value, words):
     Xtr, _, ytr, _ = adult

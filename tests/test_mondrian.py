@@ -488,6 +488,7 @@ def test_relaxed_groups_hold_k_to_2k_minus_1_rows_without_ties(problem):
     assert sizes.min() >= k and (sizes.max() <= 2 * k - 1 or len(X) < 2 * k)
 
 
+@pytest.mark.filterwarnings("ignore:.*leaves 1 group")  # tiny tables: l or t may collapse them
 @needs_models
 @SETTINGS
 @given(tables(hierarchy=True), st.sampled_from(["strict", "relaxed"]),

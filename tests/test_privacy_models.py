@@ -210,6 +210,7 @@ def test_accuracy_guided_merges_until_the_model_holds(adult_small, params):
     l=st.integers(1, 3),
     seed=st.integers(0, 10_000),
 )
+@pytest.mark.filterwarnings("ignore:.*leaves 1 group")  # tiny tables: l or t may collapse them
 def test_accuracy_guided_l_diversity_property(n, k, n_values, l, seed):
     rng = np.random.default_rng(seed)
     X = pd.DataFrame(

@@ -251,6 +251,7 @@ def test_new_rows_route_like_training_rows(problem, data):
 # ================================================================================================
 # l-diversity and t-closeness
 # ================================================================================================
+@pytest.mark.filterwarnings("ignore:.*leaves 1 group")  # tiny tables: l or t may collapse them
 @settings(max_examples=30, **SETTINGS)
 @given(tables(max_rows=40), st.integers(1, 3), st.sampled_from([None, 8]), st.data())
 def test_distinct_l_diversity_holds_in_every_leaf(problem, l, sample, data):

@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from anonml._errors import InputError, one_line
-from anonml.cli import Progress, _split_names
+from anonml._errors import InputError, names_list, one_line
+from anonml.cli import Progress, _split_names, add_names_option
 from anonml.report._common import privacy_words
 
 __all__ = ["add_audit_parser"]
@@ -25,7 +25,7 @@ def _read_labelled(path: str, target: str, what: str) -> tuple[Any, Any]:
     table = read_table(path)
     if target not in table.columns:
         raise InputError(f"--target {target!r} is not a column of the {what} table {path!r}; "
-                         f"fix: name one of {', '.join(map(str, table.columns[:8]))}")
+                         f"fix: name one of {names_list(table.columns, 8)}")
     return table.drop(columns=[target]), table[target].to_numpy()
 
 
@@ -83,6 +83,24 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     say(f"rules: {rules.name} ({len(rules)} rules, from {rules.origin})")
     X_train, y_train = _read_labelled(args.train, args.target, "training")
     X_test, y_test = _read_labelled(args.test, args.target, "test")
+    categorical = _split_names(args.categorical, "categorical") if args.categorical else None
+    if categorical is not None:  # before the model is read and the attacks run
+        from anonml.cli import _columns_named
+
+        _columns_named(categorical, X_train.columns, "--categorical")
+    # the declared anonymization, read before the model and the attacks
+    anonymization = anonymized_train = None
+    if args.anonymized_qi:
+        anonymization = {"quasi_identifiers": _split_names(args.anonymized_qi, "anonymized-qi"),
+                         "k": args.k, "method": "declared on the command line"}
+        from anonml.cli import _columns_named
+
+        _columns_named(anonymization["quasi_identifiers"], X_train.columns, "--anonymized-qi")
+        if args.anonymized_train:
+            anonymized_train = _read_labelled(args.anonymized_train, args.target,
+                                              "anonymized training")[0]
+    elif args.anonymized_train:
+        raise InputError("--anonymized-train needs --anonymized-qi and --k")
     mapping = None
     if args.model is not None:
         from anonml.safemodel import open_model
@@ -97,8 +115,12 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         if model.info["is_released_pipeline"]:  # re-verify the mapping, in the sandbox
             # X_train: the training rows are mapped through it and counted again, so the
             # rules read the measured k, not the file's claim
+            # the labels too: a mapping may protect the label (l-diversity of a diagnosis)
+            import pandas as pd
+
             mapping = model.verify_mapping(X_test, where=f"the mapping in {args.model!r}",
-                                           X_train=X_train)
+                                           X_train=X_train,
+                                           labels=pd.Series(y_train, name=args.target))
             got = mapping["measured"]
             say(f"mapping: {mapping['method']}, the file claims k={mapping['k']} and "
                 f"{mapping['n_groups']:,} groups (smallest {mapping['smallest_group']:,}); "
@@ -119,22 +141,12 @@ def _cmd_audit(args: argparse.Namespace) -> int:
         target = Target(None, None, y_train, None, y_test,
                         proba_train=_read_proba(args.train_proba, "--train-proba"),
                         proba_test=_read_proba(args.test_proba, "--test-proba"))
-    anonymization = anonymized_train = None
-    if args.anonymized_qi:
-        anonymization = {"quasi_identifiers": _split_names(args.anonymized_qi, "anonymized-qi"),
-                         "k": args.k, "method": "declared on the command line"}
-        if args.anonymized_train:
-            anonymized_train = _read_labelled(args.anonymized_train, args.target,
-                                              "anonymized training")[0]
-    elif args.anonymized_train:
-        raise InputError("--anonymized-train needs --anonymized-qi and --k")
-    categorical = _split_names(args.categorical, "categorical") if args.categorical else None
     decision = request_release(
         target, rules, attacks=attacks, anonymization=anonymization,
         anonymized_train=anonymized_train, mapping=mapping,
         categorical_features=categorical, model_file=args.model, target_name=args.target,
         dataset_name=args.dataset or Path(args.train).name, n_jobs=args.n_jobs,
-        random_state=args.seed, progress=say, progress_count=say.count)
+        random_state=args.seed, progress=say, progress_count=say.count, started=say.t0)
     say("writing the report")
     out.parent.mkdir(parents=True, exist_ok=True)
     paths = decision.write(out, formats=formats, create=True)
@@ -146,7 +158,8 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     else:
         lines = [f"VERDICT: {v.label.upper()}", v.summary]
         lines += [f"  condition: {c}" for c in v.conditions]
-        lines += [f"  reason: {r['text']} (measured {r['measured']}; needs {r['threshold']})"
+        lines += [f"  reason: {r['text']} (" + (f"measured {r['measured']}; " if
+                  r["measured"] != "not measured" else "") + f"needs {r['threshold']})"
                   for r in v.reasons]
         lines += [f"wrote {p}" for p in paths.values()]
         print("\n".join(lines))
@@ -157,11 +170,14 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 
 def add_audit_parser(sub: Any) -> None:
     """Register ``anonml audit`` on the CLI's subparsers."""
+    from anonml._cli_examples import AUDIT_EXAMPLES
+
     au = sub.add_parser(
         "audit", allow_abbrev=False,
         help="check a trained model for release: rules, attacks, verdict, report",
         description="Run the risk-appetite checks and the privacy attacks on a trained model and "
-        "write report.json, report.html and report.pdf with the verdict.")
+        "write report.json, report.html and report.pdf with the verdict.",
+        epilog=AUDIT_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     au.add_argument("--model", metavar="FILE", help="fitted model: .skops or XGBoost .json/.ubj "
                     "(no code runs), or .pkl/.joblib with --trust-model")
     au.add_argument("--trust-model", action="store_true",
@@ -184,10 +200,10 @@ def add_audit_parser(sub: Any) -> None:
     au.add_argument("--attacks", default="worst_case,rmia,attribute",
                     help="comma-separated: worst_case, rmia or lira, attribute; or none "
                     "(default worst_case,rmia,attribute)")
-    au.add_argument("--categorical", help="comma-separated categorical columns for the "
-                    "attribute attack (default: from dtype)")
-    au.add_argument("--anonymized-qi", metavar="COLS", help="the training data was anonymized "
-                    "on these quasi-identifiers: verify k on it")
+    add_names_option(au, "--categorical", "categorical columns for the attribute attack "
+                     "(default: from dtype)")
+    add_names_option(au, "--anonymized-qi", "the training data was anonymized on these "
+                     "quasi-identifiers: verify k on it")
     au.add_argument("--k", type=int, help="the k claimed for --anonymized-qi")
     au.add_argument("--anonymized-train", metavar="FILE", help="the anonymized training table "
                     "the model was fitted on, row for row with --train (which then holds the "

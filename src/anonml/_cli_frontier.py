@@ -191,8 +191,9 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--train", required=True, help="training table (.csv, .csv.gz, .parquet)")
     p.add_argument("--test", required=True, help="held-out table, same columns")
     p.add_argument("--target", required=True, help="label column")
-    p.add_argument("--qi", required=True, nargs="+", metavar="COL",
-                   help="quasi-identifier columns (space- or comma-separated)")
+    from anonml.cli import add_names_option
+
+    add_names_option(p, "--qi", "quasi-identifier columns", required=True)
     g = p.add_mutually_exclusive_group()
     g.add_argument("--model", metavar="FILE", help="the model to retrain: .skops or XGBoost "
                    ".json/.ubj (no code runs), or .pkl/.joblib with --trust-model")
@@ -209,7 +210,8 @@ def add_parser(sub: Any) -> None:
                    "loss, e.g. 0.01 (one point): recommend the largest k within it")
     p.add_argument("--risk-budget", metavar="auc=X|tpr=X", help="largest attack AUC or TPR at "
                    "0.1%% FPR, e.g. auc=0.55: recommend the smallest k within it")
-    p.add_argument("--sensitive", metavar="COLUMN", help="sensitive column for --l / --t")
+    p.add_argument("--sensitive", metavar="COLUMN", help="sensitive column for --l / --t: a "
+                   "column of the tables, or the --target label itself")
     p.add_argument("--l", type=float, help="l-diversity of --sensitive on every point")
     p.add_argument("--t", type=float, help="t-closeness of --sensitive on every point")
     p.add_argument("--attack", choices=["rmia", "lira"], default="rmia")
@@ -220,7 +222,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--no-dp", action="store_true", help="leave out the DP baseline")
     p.add_argument("--dp-epsilon", type=float, default=1.0, help="ε of the DP baseline "
                    "(default 1)")
-    p.add_argument("--drop", nargs="+", metavar="COL", help="columns to leave out (e.g. an id)")
+    add_names_option(p, "--drop", "columns to leave out (e.g. an id)")
     p.add_argument("--na-values", metavar="TEXTS", help="comma-separated texts that mean "
                    "missing in a CSV")
     p.add_argument("--sep", help="CSV field separator, one character")

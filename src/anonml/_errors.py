@@ -65,6 +65,14 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def names_list(names: Any, limit: int = 12) -> str:
+    """The first ``limit`` of ``names``, comma-separated, and how many more there are
+    (``"a, b, c ... and 7 more"``), for a message that lists the columns of a table."""
+    names = list(names)
+    shown = ", ".join(map(str, names[:limit]))
+    return shown + (f" ... and {len(names) - limit} more" if len(names) > limit else "")
+
+
 def one_line(text: object, limit: int = 240) -> str:
     """``text`` (an exception or a message) squeezed onto one line of at most ``limit``
     characters, for a message that quotes another library's multi-line error; control and

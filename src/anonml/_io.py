@@ -42,7 +42,7 @@ from typing import Any
 
 import pandas as pd
 
-from anonml._errors import AnonmlError, InputError, OutputError, one_line
+from anonml._errors import AnonmlError, InputError, OutputError, names_list, one_line
 
 __all__ = [
     "MAX_ARRAY_BYTES",
@@ -449,7 +449,8 @@ def check_header(names: list, path: str | os.PathLike) -> None:
     seen: set = set()
     dups = list(dict.fromkeys(n for n in names if n in seen or seen.add(n)))
     if dups:
-        shown = ", ".join(repr(n) for n in dups[:5])
+        shown = ", ".join(repr(n) for n in dups[:5]) + (
+            f" ... and {len(dups) - 5} more" if len(dups) > 5 else "")
         raise InputError(f"{str(path)!r} has duplicated column names: {shown}; fix: give each "
                          "column a unique name in the header line")
     empty = [i + 1 for i, n in enumerate(names) if not str(n).strip()]
@@ -525,8 +526,8 @@ def read_table(path: str | os.PathLike, *, na_values: Any = None,
             raise _why(exc, p, fmt) from None
     if fmt == "csv" and [str(c) for c in frame.columns] != names:
         raise InputError(f"{str(p)!r}: pandas read the columns as "
-                         f"{', '.join(map(str, frame.columns[:8]))} but the header line names "
-                         f"{', '.join(names[:8])}; fix: check the header line")
+                         f"{names_list(frame.columns, 8)} but the header line names "
+                         f"{names_list(names, 8)}; fix: check the header line")
     return plain_frame(frame)
 
 

@@ -17,29 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from anonml import __version__
-from anonml._errors import AnonmlError, InputError, one_line
+from anonml._cli_examples import (ANONYMIZE_EXAMPLES, DEMO_EXAMPLES, EXAMPLES, RULES_EXAMPLES,
+                                  TRANSFORM_EXAMPLES)
+from anonml._errors import AnonmlError, InputError, names_list, one_line
 from anonml._methods import METHOD_OPTIONS
 from anonml._methods import METHODS as _REGISTRY
-
-EXAMPLES = """\
-examples:
-  anonml demo
-  anonml demo -o results/ --k 50
-  anonml anonymize adult.csv --k 100 --qi age,sex,race --target income --labels -o adult_k100.csv
-  anonml anonymize train.parquet --k 50 --qi age,zip --target y --predictions preds.csv -o anon.parquet
-  anonml anonymize train.csv --k 50 --qi age,zip --target y --model model.joblib --trust-model -o anon.csv
-  anonml anonymize adult.csv --method mondrian --k 20 --qi age,sex,race --target income \
-      --sensitive occupation --l 3 --recoding generalize --hierarchies hier/ --drop id -o out.csv
-  anonml anonymize data/ --engine dask --k 100 --qi age,sex,race --target income --labels -o anon/
-  anonml anonymize 'data/*.parquet' --engine dask --scheduler tcp://host:8786 --k 100 \
-      --qi age,sex,race --target income --model m.skops -o anon/
-  anonml anonymize adult.csv --k 20 --qi age,sex --target income --model m.skops --retrain \
-      --test adult_test.csv --save-mapping mapping.skops -o out.csv
-  anonml transform new_rows.csv --mapping mapping.skops -o new_rows_anonymized.csv
-  anonml audit --model model.skops --train train.csv --test test.csv --target income -o report/
-  anonml audit --train-proba p_train.csv --test-proba p_test.csv --train train.csv --test test.csv --target y -o report/
-  anonml rules init risk_appetite.toml
-"""
 
 
 class Progress:
@@ -90,18 +72,29 @@ class Progress:
             del self._bars[label]
 
 
-def _split_names(text: str, what: str) -> list[str]:
-    names = [t.strip() for t in text.split(",") if t.strip()]
+def _split_names(text: str | Sequence[str], what: str) -> list[str]:
+    """Names given as one comma-separated text, or as the values of a
+    :func:`add_names_option` option (space-separated, each may hold commas)."""
+    parts = [text] if isinstance(text, str) else list(text)
+    names = [t.strip() for part in parts for t in part.split(",") if t.strip()]
     if not names:
-        raise InputError(f"--{what} is empty; give comma-separated column names, e.g. age,sex")
+        raise InputError(f"--{what} is empty; give column names, e.g. --{what} age sex or "
+                         f"--{what} age,sex")
     return names
+
+
+def add_names_option(parser: Any, flag: str, help: str, **kwargs: Any) -> None:
+    """The one definition of an option that takes column names, for every command: space- or
+    comma-separated (``--qi age sex`` or ``--qi age,sex``); read with :func:`_split_names`."""
+    parser.add_argument(flag, nargs="+", metavar=kwargs.pop("metavar", "COL"),
+                        help=f"{help} (space- or comma-separated)", **kwargs)
 
 
 def _columns_named(names: list[str], columns: Any, what: str) -> None:
     missing = [n for n in names if n not in set(columns)]
     if missing:
         raise InputError(f"{what} {missing[0]!r} is not a column; columns are: "
-                         f"{', '.join(map(str, list(columns)[:12]))}")
+                         f"{names_list(columns)}")
 
 
 def _load_predictions(path: str) -> Any:
@@ -235,6 +228,12 @@ def _cmd_anonymize(args: argparse.Namespace) -> int:
         from anonml._cli_dask import run_dask
 
         return run_dask(args, say, _method_params(args), _split_names)
+    if Path(args.input).is_dir() or (any(c in args.input for c in "*?[")
+                                     and not Path(args.input).exists()):
+        what = "a folder" if Path(args.input).is_dir() else "a glob"
+        raise InputError(f"input {args.input!r} is {what}: the in-memory engine reads one "
+                         "table file; fix: add --engine dask to read a folder of Parquet files "
+                         "or a glob, or name one file")
     for flag in ("scheduler", "workers", "worker_memory", "no_workers_timeout"):
         if getattr(args, flag) is not None:
             raise InputError(f"--{flag.replace('_', '-')} is read by --engine dask only; fix: "
@@ -310,6 +309,11 @@ def _cmd_anonymize(args: argparse.Namespace) -> int:
     frame = frame.drop(columns=drop)
     if args.target in qi:
         raise InputError(f"target {args.target!r} is also listed in --qi; remove it from --qi")
+    if args.sensitive is not None:  # a column of the table, or the label (--target)
+        if args.sensitive in drop:
+            raise InputError(f"--sensitive {args.sensitive!r} is also in --drop; fix: drop it "
+                             "from one of them")
+        _columns_named([args.sensitive], frame.columns, "--sensitive")
     from anonml.encoding import check_lookalike_columns
 
     check_lookalike_columns(frame.columns, qi, where=repr(args.input))
@@ -377,7 +381,9 @@ def _cmd_anonymize(args: argparse.Namespace) -> int:
     say(f"anonymizing {len(frame):,} rows ({METHODS[method]}, k={args.k}, {len(qi)} "
         "quasi-identifiers)")
     t = time.perf_counter()
-    out = anonymizer.fit_transform(features, y)  # the target never reaches the partitioner
+    # the target never reaches the partitioner; as --sensitive its values go aside
+    label = frame[args.target] if args.target and args.sensitive == args.target else None
+    out = anonymizer.fit_transform(features, y, sensitive_values=label)
     seconds = time.perf_counter() - t
     say("measuring the information loss")
     summary = anonml.anonymize.summarize(anonymizer, features)
@@ -538,13 +544,13 @@ def _anonymize_parser(sub: Any) -> None:
         description="Make a table k-anonymous on its quasi-identifiers (and l-diverse or "
         "t-close in a sensitive column), verify it, report the information lost, and "
         "optionally retrain a model on it and save the mapping for new rows.",
-        epilog=EXAMPLES,
+        epilog=ANONYMIZE_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     a.add_argument("input", help="input table (.csv, .csv.gz or .parquet); with --engine dask "
                    "a folder of Parquet files or a glob")
     a.add_argument("--k", type=int, required=True, help="smallest equivalence-class size (>= 2)")
-    a.add_argument("--qi", required=True, help="comma-separated quasi-identifier columns")
+    add_names_option(a, "--qi", "quasi-identifier columns", required=True)
     a.add_argument("--target", help="label column: kept unchanged, not given to the "
                    "partitioner")
     a.add_argument("-o", "--output", required=True, help="output table (.csv, .csv.gz or "
@@ -562,8 +568,7 @@ def _anonymize_parser(sub: Any) -> None:
                    "(workload-aware)")
     a.add_argument("--trust-model", action="store_true", help="allow unpickling --model (runs "
                    "code from the file), and any type in a .skops file")
-    a.add_argument("--categorical", help="comma-separated categorical columns (default: from "
-                   "dtype)")
+    add_names_option(a, "--categorical", "categorical columns (default: from dtype)")
     a.add_argument("--representative", default=None,
                    choices=["majority_medoid", "medoid", "per_feature", "majority_per_feature",
                             "per_feature_joint"],
@@ -607,7 +612,8 @@ def _anonymize_parser(sub: Any) -> None:
     sg.add_argument("--weights", metavar="COL=W,...", help="weight of each QI in the "
                     "information loss (default equal)")
     pm = a.add_argument_group("privacy beyond k, and output")
-    pm.add_argument("--sensitive", metavar="COLUMN", help="sensitive column for --l / --t")
+    pm.add_argument("--sensitive", metavar="COLUMN", help="sensitive column for --l / --t: a "
+                    "column of the table, or the --target label itself")
     pm.add_argument("--l", type=float, help="l-diversity of --sensitive in every class")
     pm.add_argument("--l-kind", choices=["distinct", "entropy", "recursive"],
                     help="kind of l-diversity (default distinct)")
@@ -624,10 +630,9 @@ def _anonymize_parser(sub: Any) -> None:
     pm.add_argument("--hierarchies", metavar="DIR", help="folder of ARX hierarchy CSV files, "
                     "one per column (<column>.csv or <dataset>_<column>.csv)")
     io = a.add_argument_group("columns and files")
-    io.add_argument("--drop", metavar="COLS", help="comma-separated columns to leave out of "
-                    "the output (e.g. an id)")
-    io.add_argument("--keep", metavar="COLS", help="columns unique per row to pass through "
-                    "unchanged on purpose (otherwise refused)")
+    add_names_option(io, "--drop", "columns to leave out of the output (e.g. an id)")
+    add_names_option(io, "--keep", "columns unique per row to pass through unchanged on "
+                     "purpose (otherwise refused)")
     io.add_argument("--na-values", metavar="TEXTS", help="comma-separated texts that mean "
                     "missing in a CSV, e.g. '?' (besides empty, NA, NaN)")
     io.add_argument("--sep", help="CSV field separator, one character (default ','; '\\t' "
@@ -655,14 +660,15 @@ def _transform_parser(sub: Any) -> None:
         "transform", allow_abbrev=False,
         help="map new rows the way a saved anonymizer (--save-mapping) mapped its training rows",
         description="Map the quasi-identifiers of new rows to their group's values, with the "
-        "anonymizer saved by anonml anonymize --save-mapping (read as data: no code runs).")
+        "anonymizer saved by anonml anonymize --save-mapping (read as data: no code runs).",
+        epilog=TRANSFORM_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     t.add_argument("input", help="table of new rows (.csv, .csv.gz or .parquet)")
     t.add_argument("--mapping", required=True, metavar="FILE.skops",
                    help="the file written by anonml anonymize --save-mapping")
     t.add_argument("-o", "--output", required=True, help="output table")
-    t.add_argument("--drop", metavar="COLS", help="columns to leave out of the output")
-    t.add_argument("--keep", metavar="COLS", help="columns the mapping was not fitted on, "
-                   "passed through unchanged on purpose")
+    add_names_option(t, "--drop", "columns to leave out of the output")
+    add_names_option(t, "--keep", "columns the mapping was not fitted on, passed through "
+                     "unchanged on purpose")
     t.add_argument("--handle-unknown", choices=["error", "ignore"],
                    help="a category not seen in fit: refuse (default) or route it")
     t.add_argument("--na-values", metavar="TEXTS", help="comma-separated texts that mean "
@@ -688,7 +694,12 @@ def build_parser() -> argparse.ArgumentParser:
     _frontier_parser(sub)
 
     d = sub.add_parser("demo", allow_abbrev=False,
-                       help="the main job on the bundled Adult data (about 20 s)")
+                       help="the main job on the bundled Adult data (about 20 s)",
+                       description="Train a neural network on the bundled Adult data, make its "
+                       "training rows k-anonymous (accuracy-guided), retrain, and print the "
+                       "accuracy before and after.",
+                       epilog=DEMO_EXAMPLES,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     d.add_argument("-o", "--output", default="anonml-demo", help="output folder (default anonml-demo)")
     d.add_argument("--k", type=int, default=100, help="k (default 100)")
     d.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
@@ -701,7 +712,11 @@ def build_parser() -> argparse.ArgumentParser:
     add_audit_parser(sub)
 
     r = sub.add_parser("rules", allow_abbrev=False,
-                       help="write or check a risk-appetite rules file")
+                       help="write or check a risk-appetite rules file",
+                       description="Write the default risk-appetite rules to a file to edit "
+                       "(init), or check a rules file (check); anonml audit --rules reads it.",
+                       epilog=RULES_EXAMPLES,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     r.add_argument("action", choices=["init", "check"],
                    help="init: write the default rules to FILE; check: validate FILE")
     r.add_argument("file", nargs="?", default="risk_appetite.toml",
@@ -717,13 +732,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return 2
+    import warnings
+
+    from anonml._errors import AnonmlWarning
     from anonml._io import cleanup_on_signals
 
+    shown = warnings.showwarning
+
+    def one_line_warning(message: Any, category: type, *rest: Any, **kw: Any) -> None:
+        if not issubclass(category, AnonmlWarning):
+            return shown(message, category, *rest, **kw)
+        from anonml._cli_words import cli_words
+
+        print(f"anonml: warning: {cli_words(one_line(message, 2000), args)}", file=sys.stderr,
+              flush=True)
+
+    # anonml's warnings: shown (whatever the filters say), one line, in the CLI's words
+    catch = warnings.catch_warnings()
+    catch.__enter__()
+    warnings.simplefilter("always", AnonmlWarning)
+    warnings.showwarning = one_line_warning
     try:
         with cleanup_on_signals():  # SIGTERM/SIGINT remove the temporary files first
             return int(args.func(args))
-    except AnonmlError as exc:
-        print(f"anonml: error: {one_line(exc, 2000)}", file=sys.stderr)
+    except AnonmlError as exc:  # the library's words: its parameters named as flags
+        from anonml._cli_words import cli_words
+
+        print(f"anonml: error: {cli_words(one_line(exc, 2000), args)}", file=sys.stderr)
         return 1
     except OSError as exc:  # the system said no (disk, permissions): not a bug in anonml
         where = f" {exc.filename!r}:" if exc.filename else ""
@@ -744,6 +779,8 @@ def main(argv: Sequence[str] | None = None) -> int:
               "was written; this is a malformed input or a bug in anonml: rerun with "
               "ANONML_DEBUG=1 for the details and report it", file=sys.stderr)
         return 1
+    finally:
+        catch.__exit__(None, None, None)
 
 
 if __name__ == "__main__":  # pragma: no cover

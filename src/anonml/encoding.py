@@ -58,8 +58,9 @@ __all__ = [
 
 
 def _names(columns: Sequence[Any], limit: int = 12) -> str:
-    shown = ", ".join(str(c) for c in list(columns)[:limit])
-    return shown + (", ..." if len(columns) > limit else "")
+    from anonml._errors import names_list
+
+    return names_list(columns, limit)
 
 
 # Letters of other scripts that look like Latin ones, mapped to the Latin letter (after NFKC and

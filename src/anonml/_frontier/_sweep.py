@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 from sklearn.base import clone
 
-from anonml._errors import AnonmlError, InputError, one_line
+from anonml._errors import AnonmlError, InputError, one_line, names_list
 from anonml._frontier._estimators import (ESTIMATORS, dp_baseline, family, fitted_or_fit,
                                          make_estimator, plain_clone)
 from anonml._frontier._measure import SharedReference, attack_point
@@ -164,7 +164,8 @@ def frontier(
     methods : list of {"ag", "mondrian", "hilbert", "rtree", "sangreea"}
     ks : list of int
     sensitive, l, t : optional
-        l-diversity / t-closeness of a sensitive column, on every point.
+        l-diversity / t-closeness of a sensitive column, on every point; ``sensitive`` may
+        name the label (``y_train``, a pandas Series of that name), the textbook case.
     attack : {"rmia", "lira"}
     n_reference : int, default 4
         Reference (shadow) models per attack.
@@ -216,6 +217,7 @@ def frontier(
         raise InputError("the sweep is empty (no method or no k); fix: give at least one "
                          "method and one k, e.g. methods=('ag',), ks=(10,)")
     ks = _check_ks(ks, len(X_train))
+    y_name = getattr(y_train, "name", None)  # the label may be the sensitive attribute
     y_train = _labels(y_train, len(X_train), "y_train", "training")
     y_test = _labels(y_test, len(X_test), "y_test", "test")
     if list(X_train.columns) != list(X_test.columns):
@@ -228,11 +230,17 @@ def frontier(
     missing = [c for c in qi if c not in set(X_train.columns)]
     if missing:
         raise InputError(f"quasi-identifier {missing[0]!r} is not a column; columns are: "
-                         f"{', '.join(map(str, list(X_train.columns)[:12]))}")
+                         f"{names_list(X_train.columns)}")
     if (l is not None or t is not None) and sensitive is None:
         raise InputError("l and t need sensitive=COLUMN, the attribute to protect")
+    label = None  # the labels, when they are the sensitive attribute
     if sensitive is not None and sensitive not in set(X_train.columns):
-        raise InputError(f"sensitive column {sensitive!r} is not a column of X_train")
+        if sensitive != y_name or y_name is None:
+            raise InputError(f"sensitive={sensitive!r} is neither a column of X_train "
+                             f"(columns are: {names_list(X_train.columns)}) nor the name of "
+                             "y_train; fix: name a column, or pass y_train as a pandas Series "
+                             "of that name to protect the label")
+        label = y_train
     if attack not in ("rmia", "lira"):
         raise InputError(f"attack={attack!r}; fix: choose 'rmia' or 'lira'")
     if reference not in ("shared", "matched"):
@@ -333,7 +341,9 @@ def frontier(
             try:
                 tell(what, "anonymize")
                 anonymizer = _anonymizer(method, k, qi, sensitive, l, t, random_state)
-                X_anon = anonymizer.fit_transform(X_train, guide if method == "ag" else y_train)
+                X_anon = anonymizer.fit_transform(X_train, guide if method == "ag" else y_train,
+                                                  **({} if label is None else
+                                                     {"sensitive_values": label}))
                 summary = summarize(anonymizer, X_train)
                 tell(what, "retrain")
                 retrained = clone(template).fit(X_anon, y_train)

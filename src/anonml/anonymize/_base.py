@@ -96,7 +96,7 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
         tags.transformer_tags.preserves_dtype = ["float64", "float32", "int64"]
         return tags
 
-    def fit(self, X: Any, y: Any = None) -> "BaseAnonymizer":
+    def fit(self, X: Any, y: Any = None, *, sensitive_values: Any = None) -> "BaseAnonymizer":
         """Learn the groups and their representatives from ``X`` and the labels ``y``.
 
         Parameters
@@ -108,20 +108,39 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
             (workload-aware). Class labels, or numbers for a regression target. Target-free
             partitioners (Mondrian, Hilbert, R+-tree, SaNGreeA) ignore it when building groups
             but use it, when given, to pick each group's representative by majority label.
+        sensitive_values : array-like, shape (n_rows,), optional
+            The values of the attribute ``sensitive`` names when it is not a column of ``X``:
+            the true labels, to make the table l-diverse or t-close in its label (the textbook
+            case: a diagnosis), when ``y`` is not those labels (the model's predictions
+            guiding the accuracy-guided tree). Not needed when ``y`` is a pandas Series named
+            ``sensitive``: then ``y`` is taken. The values are not stored.
 
         Returns
         -------
         self
+
+        Examples
+        --------
+        l-diversity of the label, the labels guiding the tree (a Series named ``"class"``):
+
+        >>> ag = AccuracyGuidedAnonymizer(k=10, quasi_identifiers=qi, sensitive="class", l=2)
+        >>> ag.fit(X, y)  # doctest: +SKIP
+
+        guided by a model's predictions, the true labels protected:
+
+        >>> ag.fit(X, model.predict(X), sensitive_values=y)  # doctest: +SKIP
         """
-        self._fit(X, y)
+        self._fit(X, y, sensitive_values)
         return self
 
-    def fit_transform(self, X: Any, y: Any = None, **fit_params: Any) -> Any:
+    def fit_transform(self, X: Any, y: Any = None, *, sensitive_values: Any = None,
+                      **fit_params: Any) -> Any:
         """Fit, then return the anonymized training table (verified k-anonymous).
 
-        Same container, columns, dtypes and index as ``X``.
+        Same container, columns, dtypes and index as ``X``. ``sensitive_values``: as in
+        :meth:`fit`.
         """
-        return from_frame(self._fit(X, y), X)
+        return from_frame(self._fit(X, y, sensitive_values), X)
 
     def transform(self, X: Any) -> Any:
         """Replace the quasi-identifiers of each row by those of its group's representative.
@@ -169,7 +188,43 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
         return groups
 
     # -- the pipeline ----------------------------------------------------------------------------
-    def _fit(self, X: Any, y: Any) -> pd.DataFrame:
+    def _sensitive_values(self, frame: pd.DataFrame, y: Any, given: Any) -> pd.Series | None:
+        """The values of a sensitive attribute that is not a column of ``frame`` (the label):
+        ``given`` (``fit(..., sensitive_values=)``), else ``y`` when it is a Series of that
+        name; None when the attribute is a column (or there is none)."""
+        sensitive = self._param("sensitive")
+        if sensitive is None or sensitive in set(frame.columns):
+            if given is not None:
+                where = ("no sensitive= is set" if sensitive is None else
+                         f"sensitive={sensitive!r} is a column of X")
+                raise InputError(f"sensitive_values are given but {where}; fix: leave "
+                                 "sensitive_values out, or name the label in sensitive=")
+            return None
+        if given is None:
+            if isinstance(y, pd.DataFrame) and y.shape[1] == 1:
+                y = y.iloc[:, 0]
+            if isinstance(y, pd.Series) and y.name == sensitive:
+                given = y
+            else:
+                from anonml._errors import names_list
+
+                raise InputError(
+                    f"sensitive={sensitive!r} is neither a column of X (columns are: "
+                    f"{names_list(frame.columns)}) nor the label y; fix: to protect the label, "
+                    f"pass y as a pandas Series named {sensitive!r}, or fit(X, y, "
+                    "sensitive_values=labels)")
+        values = given.reset_index(drop=True) if isinstance(given, pd.Series) else pd.Series(
+            np.asarray(given))
+        if values.ndim != 1 or values.shape[0] != frame.shape[0]:
+            raise InputError(f"the values of sensitive={sensitive!r} have {values.shape[0]} "
+                             f"entries but X has {frame.shape[0]} rows; fix: one per row")
+        n_missing = int(values.isna().sum())
+        if n_missing:
+            raise InputError(f"the values of sensitive={sensitive!r} have {n_missing} missing "
+                             "entries; fix: drop those rows or fill them")
+        return values
+
+    def _fit(self, X: Any, y: Any, sensitive_values: Any = None) -> pd.DataFrame:
         t0 = time.perf_counter()
         # until the new output passes verification, the estimator counts as not fitted
         self.__dict__.pop("representatives_", None)
@@ -208,6 +263,7 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
         else:
             y_fit, y_codes = self._check_target(y, frame.shape[0])
         hierarchies = self._check_hierarchies(frame)
+        label_values = self._sensitive_values(frame, y, sensitive_values)
         model = build_privacy_model(
             frame,
             qi,
@@ -219,6 +275,7 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
             t=self._param("t"),
             t_distance=self._param("t_distance"),
             hierarchies=hierarchies,
+            sensitive_values=label_values,
         )
 
         self.n_features_in_ = frame.shape[1]
@@ -267,7 +324,11 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
         out = recode(frame, qi, groups, representatives, cast=recoding == "representative")
         t4 = time.perf_counter()
         self.min_class_size_ = verify_k_anonymity(out, qi, k)
-        self.privacy_ = verify_model(out, qi, model, hierarchies)
+        checked = out
+        if label_values is not None and not model.trivial:  # the label beside the QIs
+            checked = out[qi].copy()
+            checked[model.sensitive] = label_values.to_numpy()
+        self.privacy_ = verify_model(checked, qi, model, hierarchies)
         # the ground distance of a t claim, resolved ("auto" -> ordered, equal, hierarchical):
         # a released file keeps it so the claim can be re-measured without the hierarchies
         self.t_distance_ = model.distance if model.t is not None else None
@@ -285,6 +346,15 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
         self.suppressed_groups_ = suppressed
         self.representative_rows_ = rep_rows
         self.representatives_ = representatives  # set last: marks the estimator as fitted
+        from anonml.anonymize._summary import few_groups_warning
+
+        collapsed = few_groups_warning(self, frame)
+        if collapsed:
+            import warnings
+
+            from anonml._errors import AnonmlWarning
+
+            warnings.warn(collapsed, AnonmlWarning, stacklevel=3)
         # the routing a released copy keeps: splits on raw values with rounded thresholds
         self.route_ = anonymizer_routing(self, frame, groups, merge_map)
         t6 = time.perf_counter()

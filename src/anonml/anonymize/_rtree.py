@@ -201,8 +201,8 @@ class RTreeAnonymizer(BaseAnonymizer):
         self.handle_unknown = handle_unknown
         self.random_state = random_state
 
-    def _fit(self, X: Any, y: Any) -> pd.DataFrame:
-        out = super()._fit(X, y)
+    def _fit(self, X: Any, y: Any, sensitive_values: Any = None) -> pd.DataFrame:
+        out = super()._fit(X, y, sensitive_values)
         self.timings_.update(self._partition_timings)
         del self._partition_timings
         return out

@@ -66,7 +66,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from anonml._errors import InputError
+from anonml._errors import InputError, names_list
 from anonml.anonymize._base import BaseAnonymizer
 from anonml.anonymize._sangreea_space import _Data, _Space
 
@@ -234,8 +234,8 @@ class SaNGreeAAnonymizer(BaseAnonymizer):
         self.random_state = random_state
 
     # -- the pipeline hooks ----------------------------------------------------------------------
-    def _fit(self, X: Any, y: Any) -> pd.DataFrame:
-        out = super()._fit(X, y)
+    def _fit(self, X: Any, y: Any, sensitive_values: Any = None) -> pd.DataFrame:
+        out = super()._fit(X, y, sensitive_values)
         self.timings_.update(self._partition_timings)
         del self._partition_timings
         return out
@@ -337,7 +337,7 @@ def _check_weights(weights: Any, qi: Sequence[Any]) -> np.ndarray:
         if col not in qi_set:
             raise InputError(
                 f"weights has column {col!r}, which is not a quasi-identifier; give weights only "
-                f"for the QIs: {', '.join(map(str, qi[:12]))}{', ...' if d > 12 else ''}"
+                f"for the QIs: {names_list(qi)}"
             )
     values = []
     for col in qi:

@@ -7,7 +7,39 @@ from typing import Any
 from anonml._errors import InputError, NotFittedError
 from anonml.encoding import as_frame
 
-__all__ = ["summarize"]
+__all__ = ["FEW_GROUPS", "few_groups_warning", "summarize"]
+
+#: an l or t that leaves fewer groups than this has collapsed the table: a warning, and a line
+#: of the summary, say so (the output is still verified and written)
+FEW_GROUPS = 2
+
+
+def few_groups_warning(anonymizer: Any, frame: Any = None) -> str | None:
+    """One line when the anonymizer's l or t left fewer than :data:`FEW_GROUPS` groups (every
+    row gets the same quasi-identifier values, so the QIs say nothing), else None. k alone
+    never warns, nor an l of 1, a t of 1 or a sensitive attribute of one value (they hold on
+    any group), nor a table of fewer than ``FEW_GROUPS * k`` rows (k alone leaves one group
+    there), nor (given the training ``frame``) one whose quasi-identifiers are the same on all
+    but fewer than k rows (no two groups of k rows could differ in them)."""
+    model = getattr(anonymizer, "model_", None)
+    n_groups = int(getattr(anonymizer, "n_groups_", FEW_GROUPS))
+    rows = len(getattr(anonymizer, "groups_", ()))
+    binding = model is not None and int(model.n_values) >= 2 and (
+        (model.l is not None and model.l > 1) or (model.t is not None and model.t < 1))
+    if not binding or n_groups >= FEW_GROUPS or rows < FEW_GROUPS * int(anonymizer.k):
+        return None
+    if frame is not None:  # the rare path: the QI combinations counted once
+        largest = int(frame[list(anonymizer.qi_)].value_counts(dropna=False).max())
+        if rows - largest < int(anonymizer.k):
+            return None
+    fixes = []
+    if model.t is not None:
+        fixes.append(f"raise t (e.g. t={min(1.0, max(0.2, 10 * model.t)):g})")
+    if model.l is not None:
+        fixes.append(f"lower l (e.g. l={max(1.0, model.l - 1):g})")
+    return (f"{model.describe()} leaves {n_groups} group of {rows:,} rows (fewer than "
+            f"{FEW_GROUPS}): every row gets the same quasi-identifier values; fix: "
+            f"{' or '.join(fixes)}")
 
 
 def summarize(anonymizer: Any, X: Any) -> dict[str, Any]:
@@ -33,7 +65,8 @@ def summarize(anonymizer: Any, X: Any) -> dict[str, Any]:
         et al. 2007) and ``discernibility_normalized`` (the discernibility metric divided by
         ``rows**2``: 1 when everything is one class or suppressed), plus the raw
         ``discernibility`` (``sum |E|^2 + rows * suppressed``, Bayardo & Agrawal 2005). See
-        :mod:`anonml.privacy._metrics`.
+        :mod:`anonml.privacy._metrics`. ``warning``, when l or t collapsed the table into
+        fewer than :data:`FEW_GROUPS` groups (:func:`few_groups_warning`).
     """
     from anonml.privacy import information_loss
 
@@ -69,4 +102,7 @@ def summarize(anonymizer: Any, X: Any) -> dict[str, Any]:
         discernibility=int(loss["dm"]),
         discernibility_normalized=float(loss["dm"]) / float(n * n),
     )
+    warning = few_groups_warning(anonymizer, frame)
+    if warning:
+        out["warning"] = warning
     return out

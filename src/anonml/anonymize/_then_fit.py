@@ -96,7 +96,11 @@ class AnonymizeThenFit(ClassifierMixin, BaseEstimator):
         if type(anonymizer).__name__ == "AccuracyGuidedAnonymizer":
             first = self._seeded(self.estimator, seed_estimator).fit(X, y)
             guide = first.predict(X)
-        X_anon = anonymizer.fit_transform(X, guide)
+        sensitive = getattr(anonymizer, "sensitive", None)  # the label may be protected
+        columns = set(getattr(X, "columns", ()))
+        label = y if sensitive is not None and sensitive not in columns else None
+        X_anon = anonymizer.fit_transform(X, guide, **({} if label is None else
+                                                       {"sensitive_values": label}))
         self.initial_estimator_ = first
         self.anonymizer_ = anonymizer
         self.estimator_ = self._seeded(self.estimator, seed_estimator).fit(X_anon, y)

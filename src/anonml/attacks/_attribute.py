@@ -83,6 +83,7 @@ import pandas as pd
 
 from anonml._errors import InputError
 from anonml.attacks._core import Target, as_generator, counter, json_safe
+from anonml.encoding import as_frame, detect_categorical, from_frame
 
 #: probabilities closer than this are equal (ties of the worst-case attribute attack)
 TIE_TOL = 1e-9
@@ -92,7 +93,6 @@ def _top_class(P: np.ndarray) -> np.ndarray:
     """``argmax`` over the last axis with probabilities within :data:`TIE_TOL` taken as equal
     (the first of the tied top classes), so last-digit noise cannot move it."""
     return np.argmax(P >= P.max(axis=-1, keepdims=True) - TIE_TOL, axis=-1)
-from anonml.encoding import as_frame, detect_categorical, from_frame, resolve_columns
 
 __all__ = [
     "AttributeAttackResult",
@@ -114,7 +114,8 @@ _MAX_ATTACK_VALUES = 100
 
 def _values_str(values: Sequence[Any], limit: int = 10) -> str:
     shown = ", ".join(repr(v) for v in list(values)[:limit])
-    return shown + (", ..." if len(values) > limit else "")
+    more = len(values) - limit
+    return shown + (f" ... and {more} more" if more > 0 else "")
 
 
 def _check_target(target: Any, who: str) -> Target:
@@ -722,11 +723,14 @@ class WorstCaseAttributeResult:
         In the order the features were attacked.
     params : dict
         The attack's parameters (threshold, label, grid, protection limit, records attacked).
+    skipped : dict
+        Feature -> why it was not attacked (e.g. infinite values of a continuous feature).
     """
 
     attack: str
     attributes: list
     params: dict = field(default_factory=dict)
+    skipped: dict = field(default_factory=dict)
 
     def __getitem__(self, feature: Any) -> AttributeRisk:
         for risk in self.attributes:
@@ -756,7 +760,7 @@ class WorstCaseAttributeResult:
         """JSON-serialisable summary (NaN/inf become ``None``); counts only, never a record."""
         return json_safe(
             {"attack": self.attack, "params": self.params,
-             "attributes": [asdict(r) for r in self.attributes]}
+             "attributes": [asdict(r) for r in self.attributes], "skipped": self.skipped}
         )
 
     def __repr__(self) -> str:
@@ -905,28 +909,68 @@ class WorstCaseAttribute:
         return inferred, risky
 
     def _continuous(self, model, frame, like, column, n_classes, ref, true_values, grid,
-                    true_scores):
+                    true_scores, missing=False):
+        """Records at risk on a continuous feature; with ``missing``, "missing" (NaN) is one
+        more completion after the grid (rules in :mod:`anonml.attacks._attribute_plan`)."""
         n = frame.shape[0]
         risky = np.zeros(n, dtype=bool)
         thr = float(self.confidence_threshold)
         g = grid.size
+        candidates = pd.Series(np.r_[grid, np.nan] if missing else grid)
         for start, stop, P in self._completion_proba(model, frame, like, column,
-                                                     pd.Series(grid), n_classes):
+                                                     candidates, n_classes):
             r = stop - start
-            scores = P[np.arange(r), :, ref[start:stop]]  # (r, g): probability of ŷ on the grid
+            scores = P[np.arange(r), :, ref[start:stop]]  # (r, g[+1]): probability of ŷ
             peak = scores.max(axis=1)
-            at_peak = scores >= peak[:, None] - TIE_TOL
+            at_peak = scores[:, :g] >= peak[:, None] - TIE_TOL
+            on_grid = at_peak.any(axis=1)
+            nan_peak = scores[:, g] >= peak - TIE_TOL if missing else np.zeros(r, dtype=bool)
             lo = grid[np.argmax(at_peak, axis=1)]
             hi = grid[g - 1 - np.argmax(at_peak[:, ::-1], axis=1)]
             t = true_values[start:stop]
-            band = self.protection_limit * np.abs(t)
-            risky[start:stop] = (
-                (peak >= thr - TIE_TOL)
-                & (true_scores[start:stop] >= peak - TIE_TOL)
-                & (lo >= t - band)
-                & (hi <= t + band)
-            )
+            known = ~np.isnan(t)
+            band = self.protection_limit * np.abs(np.where(known, t, 0.0))
+            sure = (peak >= thr - TIE_TOL) & (true_scores[start:stop] >= peak - TIE_TOL)
+            risky[start:stop] = sure & np.where(
+                known, on_grid & ~nan_peak & (lo >= t - band) & (hi <= t + band),
+                nan_peak & ~on_grid)
         return risky
+
+    def check(self, target: Target) -> dict:
+        """Every check :meth:`run` makes before asking the model, without asking it: the
+        parameters, the records, the features and which are categorical.
+
+        Returns
+        -------
+        dict
+            Feature -> why it will not be attacked (empty when every feature will be).
+
+        Raises
+        ------
+        InputError
+            One line, as :meth:`run` would raise it.
+        """
+        return self._plan(_check_target(target, type(self).__name__))[4]
+
+    def _plan(self, target: Target) -> tuple:
+        from anonml.attacks._attribute_plan import attribute_plan
+
+        who = type(self).__name__
+        self._validate()
+        if not target.has_model:
+            raise InputError(
+                "WorstCaseAttribute asks the model about every completion of a record; a "
+                "probabilities-only target cannot answer: pass the fitted model to Target"
+            )
+        X_train, _ = _frame_of(target, "train", who)
+        X_test, _ = _frame_of(target, "test", who)
+        if list(X_test.columns) != list(X_train.columns):
+            raise InputError(
+                "X_test has other columns than X_train; pass members and non-members with the "
+                "same columns in the same order"
+            )
+        return (X_train, X_test, *attribute_plan(X_train, X_test, self.features,
+                                                 self.categorical_features))
 
     # -- the attack ------------------------------------------------------------------------------
     def run(self, target: Target, *, progress: Any = None) -> WorstCaseAttributeResult:
@@ -946,24 +990,9 @@ class WorstCaseAttribute:
         -------
         WorstCaseAttributeResult
         """
-        who = type(self).__name__
-        target = _check_target(target, who)
-        self._validate()
-        if not target.has_model:
-            raise InputError(
-                "WorstCaseAttribute asks the model about every completion of a record; a "
-                "probabilities-only target cannot answer: pass the fitted model to Target"
-            )
-        X_train, _ = _frame_of(target, "train", who)
-        X_test, _ = _frame_of(target, "test", who)
+        target = _check_target(target, type(self).__name__)
+        X_train, X_test, features, categorical, skipped, with_missing = self._plan(target)
         like = target.X("train")
-        if list(X_test.columns) != list(X_train.columns):
-            raise InputError(
-                "X_test has other columns than X_train; pass members and non-members with the "
-                "same columns in the same order"
-            )
-        features = resolve_columns(X_train, self.features, what="feature")
-        categorical = set(detect_categorical(X_train, features, self.categorical_features))
         rng = as_generator(self.random_state)
 
         n_tr, n_te = X_train.shape[0], X_test.shape[0]
@@ -1007,20 +1036,19 @@ class WorstCaseAttribute:
                     "baseline_test": float(counts_te.max() / n_te),
                 }
             else:
+                # finite values only (the plan skipped infinite ones); a missing one is a
+                # completion of its own (anonml.attacks._attribute_plan)
                 values = pd.to_numeric(full, errors="coerce").to_numpy(dtype=np.float64)
-                if not np.isfinite(values).all():
-                    raise InputError(
-                        f"continuous feature {column!r} has missing or infinite values; impute "
-                        "them first, or list it in categorical_features"
-                    )
-                grid = np.linspace(values.min(), values.max(), int(self.n_grid))
-                true_values = sub.to_numpy(dtype=np.float64)
+                grid = np.linspace(np.nanmin(values), np.nanmax(values), int(self.n_grid))
+                true_values = pd.to_numeric(sub, errors="coerce").to_numpy(dtype=np.float64)
                 true_scores = proba_real[np.arange(ref.size), ref]
                 risky = self._continuous(
-                    model, frame, like, column, n_classes, ref, true_values, grid, true_scores
+                    model, frame, like, column, n_classes, ref, true_values, grid, true_scores,
+                    missing=column in with_missing,
                 )
-                extra = {"kind": "continuous", "n_candidates": int(grid.size),
-                             "train_inferred": None, "test_inferred": None}
+                extra = {"kind": "continuous",
+                         "n_candidates": int(grid.size) + int(column in with_missing),
+                         "train_inferred": None, "test_inferred": None}
             a, b = int(risky[side].sum()), int(risky[~side].sum())
             stats = risk_ratio_test(a, int(idx_tr.size), b, int(idx_te.size))
             risks.append(
@@ -1049,4 +1077,5 @@ class WorstCaseAttribute:
             "n_train": int(idx_tr.size),
             "n_test": int(idx_te.size),
         }
-        return WorstCaseAttributeResult("attribute-worst-case", risks, params)
+        return WorstCaseAttributeResult("attribute-worst-case", risks, params,
+                                        {str(c): why for c, why in skipped.items()})

@@ -253,6 +253,9 @@ class Target:
         self.X_train = X_train
         self.X_test = X_test
         self.name = name
+        # the label column's name, when y_train is a named Series (the report shows it)
+        y_name = getattr(y_train, "name", None)
+        self.y_name = y_name if isinstance(y_name, str) else None
         self._cache: dict[str, np.ndarray] = {}
 
         if model is not None and not callable(getattr(model, "predict_proba", None)):

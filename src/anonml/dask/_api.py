@@ -14,7 +14,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 import pandas as pd
 
-from anonml._errors import InputError, OutputError
+from anonml._errors import InputError, OutputError, names_list
 from anonml._methods import METHODS as _REGISTRY
 from anonml._methods import check_method
 from anonml._install import install_hint
@@ -415,7 +415,7 @@ def anonymize_dataset(
         if missing:
             raise InputError(
                 f"column {missing[0]!r} is not in the dataset; columns are: "
-                f"{', '.join(map(str, list(source.columns)[:12]))}"
+                f"{names_list(source.columns)}"
             )
         meta = source._meta
         delayed_parts = source.to_delayed()

@@ -77,7 +77,7 @@ from sklearn.metrics import accuracy_score, f1_score
 from sklearn.pipeline import Pipeline, make_pipeline
 from sklearn.svm import LinearSVC
 
-from anonml._errors import InputError
+from anonml._errors import InputError, names_list
 from anonml._models import preprocessor
 
 __all__ = [
@@ -143,7 +143,7 @@ def _split_columns(X: pd.DataFrame, categorical: Sequence[str] | None) -> tuple[
     missing = [c for c in categorical if c not in X.columns]
     if missing:
         raise InputError(f"categorical column {missing[0]!r} is not a column of X; columns are: "
-                         + ", ".join(map(str, X.columns)))
+                         + names_list(X.columns))
     cat = list(categorical)
     return cat, [c for c in X.columns if c not in set(cat)]
 
@@ -279,7 +279,7 @@ def deletion_sets(X: pd.DataFrame, values: Any,
     for i, (attr, value) in enumerate(_pairs(values)):
         if attr not in X.columns:
             raise InputError(f"attribute {attr!r} is not a column; columns are: "
-                             + ", ".join(map(str, X.columns)))
+                             + names_list(X.columns))
         carrying = np.flatnonzero((X[attr] == value).to_numpy())
         if carrying.size == 0:
             raise InputError(f"no row has {attr}={value!r}; pick a value that occurs in the data")

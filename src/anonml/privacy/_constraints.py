@@ -22,7 +22,7 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from anonml._errors import InputError
+from anonml._errors import InputError, names_list
 from anonml.privacy._diversity import (
     L_KINDS,
     check_c,
@@ -172,8 +172,13 @@ def build_privacy_model(
     t: Any = None,
     t_distance: str = "auto",
     hierarchies: Mapping[Any, Any] | None = None,
+    sensitive_values: pd.Series | None = None,
 ) -> PrivacyModel:
     """Validate the privacy parameters of an anonymizer and build its :class:`PrivacyModel`.
+
+    ``sensitive_values``, when given, are the values of the attribute ``sensitive`` names
+    when it is not a column of ``frame`` (the label: l-diversity of a diagnosis), one per
+    row of ``frame``.
 
     Raises :class:`InputError` for a bad parameter, and when the whole table already fails the
     model (then no grouping can satisfy it).
@@ -187,10 +192,10 @@ def build_privacy_model(
                 "sensitive='<column>'"
             )
         return PrivacyModel(k=k, codes=np.zeros(n, dtype=np.int64))
-    if sensitive not in set(frame.columns):
+    if sensitive_values is None and sensitive not in set(frame.columns):
         raise InputError(
             f"sensitive={sensitive!r} is not a column; columns are: "
-            f"{', '.join(map(str, list(frame.columns)[:12]))}"
+            f"{names_list(frame.columns)}"
         )
     if sensitive in set(qi):
         raise InputError(
@@ -203,7 +208,7 @@ def build_privacy_model(
             "t=<float> (t-closeness)"
         )
     model = PrivacyModel(k=k, codes=np.zeros(n, dtype=np.int64), sensitive=sensitive)
-    column = frame[sensitive]
+    column = frame[sensitive] if sensitive_values is None else sensitive_values
     hierarchy = (hierarchies or {}).get(sensitive)
     distance = None
     if t is not None:

@@ -38,7 +38,7 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from anonml._errors import InputError
+from anonml._errors import InputError, names_list
 from anonml.encoding import as_frame, resolve_columns
 
 __all__ = [
@@ -188,7 +188,7 @@ def _check_sensitive(frame: pd.DataFrame, qi: list, sensitive: Any) -> None:
     if sensitive not in set(frame.columns):
         raise InputError(
             f"sensitive attribute {sensitive!r} is not a column; columns are: "
-            f"{', '.join(map(str, list(frame.columns)[:12]))}"
+            f"{names_list(frame.columns)}"
         )
     if sensitive in set(qi):
         raise InputError(

@@ -222,6 +222,29 @@ def _fit_ident(pdf, name: str, width: float) -> str:
     return "\n".join(lines)
 
 
+_PART = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[._/])(?=\w)")
+
+
+def _wrap_long_words(pdf, text: str, width: float) -> str:
+    """``text`` with every word wider than ``width`` (in the current font) broken at its
+    inner boundaries (``SafeRandomForest`` / ``Classifier``, after a dot, underscore or
+    slash), never inside a part, so that a table cell does not cut ``Classi`` / ``fier``."""
+    def wrap(word: str) -> str:
+        if pdf.get_string_width(word) <= width:
+            return word
+        lines, line = [], ""
+        for part in _PART.split(word):
+            if line and pdf.get_string_width(line + part) > width:
+                lines.append(line)
+                line = part
+            else:
+                line += part
+        lines.append(line)
+        return "\n".join(lines)
+
+    return "\n".join(" ".join(wrap(w) for w in ln.split(" ")) for ln in text.split("\n"))
+
+
 def _key_values(pdf, pairs: list[tuple[str, Any]], key_width: float = 46) -> None:
     for key, value in pairs:
         pdf.set_font("Helvetica", "", 9)
@@ -406,6 +429,19 @@ def _model_data(pdf, report: dict) -> None:
     )
 
 
+class _WrappingRow:
+    """A table row whose cells break over-wide words at their inner boundaries
+    (:func:`_wrap_long_words`) for the width of their column."""
+
+    def __init__(self, pdf, row, widths: tuple) -> None:
+        self.pdf, self.row, self.widths, self.i = pdf, row, widths, 0
+
+    def cell(self, text: str, **kw: Any) -> None:
+        width = sum(self.widths[self.i:self.i + kw.get("colspan", 1)]) - 3
+        self.i += kw.get("colspan", 1)
+        self.row.cell(_wrap_long_words(self.pdf, text, width), **kw)
+
+
 def _evidence(pdf, report: dict) -> None:
     from fpdf.fonts import FontFace
 
@@ -456,7 +492,7 @@ def _evidence(pdf, report: dict) -> None:
                 for r in members:
                     keys = _keys(f"{r['measured'] or ''} {r['threshold']}", labels)
                     ids = "\n".join(_fit_ident(pdf, k, widths[2] - 3) for k in keys)
-                    row = table.row()
+                    row = _WrappingRow(pdf, table.row(), widths)
                     explanation = "\n" + _plain(r["explanation"], labels)
                     row.cell(
                         to_latin1(f"{r['title']}\n[{r['rule_id']}] "

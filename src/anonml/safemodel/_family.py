@@ -177,8 +177,10 @@ def rule_params(model: Any) -> dict:
 
 def model_params(model: Any) -> dict:
     """:func:`rule_params` as JSON scalars, for the report; array-valued parameters (e.g. DP
-    bounds) are described, never copied."""
-    return {str(k): _json_scalar(v) for k, v in sorted(rule_params(model).items())}
+    bounds) are described, never copied; a deprecated parameter left at scikit-learn's
+    placeholder ``"deprecated"`` is not a hyperparameter and is left out."""
+    return {str(k): _json_scalar(v) for k, v in sorted(rule_params(model).items())
+            if not (isinstance(v, str) and v == "deprecated")}  # scikit-learn's placeholder
 
 
 def dp_measures(model: Any) -> dict:

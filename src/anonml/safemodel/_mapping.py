@@ -149,7 +149,7 @@ def _check_tree_counts(m: Any, sizes: np.ndarray, where: str) -> str:
 
 
 def verify_mapping(obj: Any, X: Any = None, *, where: str = "the mapping",
-                   released: bool = True, X_train: Any = None) -> dict:
+                   released: bool = True, X_train: Any = None, labels: Any = None) -> dict:
     """Re-verify a fitted mapping (or a released pipeline's) from the mapping alone.
 
     Parameters
@@ -169,6 +169,9 @@ def verify_mapping(obj: Any, X: Any = None, *, where: str = "the mapping",
         mapping and what the file claims is compared with what they give
         (:func:`measure_mapping`); the result is under ``"measured"``. A disagreement is not
         raised: it is reported (``measured["mismatches"]``) for the audit's rules to block on.
+    labels : Series, optional
+        The training rows' labels, named: for a mapping whose sensitive attribute is the label
+        (``fit(X, y, sensitive_values=)``), whose l and t are then measured on them.
 
     Returns
     -------
@@ -189,7 +192,7 @@ def verify_mapping(obj: Any, X: Any = None, *, where: str = "the mapping",
         if X_train is not None:
             m = obj.steps[0][1] if is_released_pipeline(obj) else obj
             try:
-                facts["measured"] = _measure(m, X_train, where)
+                facts["measured"] = _measure(m, X_train, where, labels=labels)
             except InputError as exc:
                 if str(exc).startswith(f"{where} is refused"):
                     raise
@@ -665,7 +668,8 @@ def _size_summary(sizes: np.ndarray) -> dict:
             "max": int(sizes.max()), "mean": round(float(sizes.mean()), 3)}
 
 
-def _measure(m: Any, X_train: Any, where: str, hierarchies: dict | None = None) -> dict:
+def _measure(m: Any, X_train: Any, where: str, hierarchies: dict | None = None,
+             labels: Any = None) -> dict:
     """See :func:`measure_mapping` (``m`` verified already)."""
     from anonml.encoding import as_frame, check_table
 
@@ -728,7 +732,7 @@ def _measure(m: Any, X_train: Any, where: str, hierarchies: dict | None = None) 
         lines.append(f"{reps['not_in_group']:,} of {reps['checked']:,} groups have a "
                      "representative that is not a value of their own training rows (first: "
                      f"group {reps['first_group']}{col}); the file claims every one is")
-    privacy = measure_privacy(m, frame, groups, lines, hierarchies)
+    privacy = measure_privacy(m, frame, groups, lines, hierarchies, labels)
     return {
         "k_measured": k_measured,
         "n_groups_measured": int(filled.size),
@@ -750,7 +754,7 @@ def _measure(m: Any, X_train: Any, where: str, hierarchies: dict | None = None) 
 
 
 def measure_mapping(obj: Any, X_train: Any, *, where: str = "the mapping",
-                    hierarchies: dict | None = None) -> dict:
+                    hierarchies: dict | None = None, labels: Any = None) -> dict:
     """Map the training rows through a mapping and compare with what its file claims.
 
     The checks of :func:`verify_mapping` use the mapping alone, so a file whose k, group
@@ -769,6 +773,9 @@ def measure_mapping(obj: Any, X_train: Any, *, where: str = "the mapping",
     hierarchies : dict, optional
         Column -> Hierarchy: only for a t-closeness claim made with the hierarchical distance
         (a released file holds no hierarchies).
+    labels : Series, optional
+        The training rows' labels, named: for a claim on the label (a mapping fitted with
+        ``sensitive`` naming it).
 
     Returns
     -------
@@ -796,7 +803,7 @@ def measure_mapping(obj: Any, X_train: Any, *, where: str = "the mapping",
     try:
         _verify(obj, None, where, False)
         m = obj.steps[0][1] if is_released_pipeline(obj) else obj
-        return _measure(m, X_train, where, hierarchies)
+        return _measure(m, X_train, where, hierarchies, labels)
     except InputError as exc:
         if str(exc).startswith(f"{where} is refused"):
             raise

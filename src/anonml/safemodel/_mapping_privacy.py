@@ -30,7 +30,8 @@ def _number(v: Any) -> bool:
 
 
 def check_privacy_params(m: Any, refuse: Any) -> None:
-    """The l and t a mapping claims are numbers in range, of a column that is not a QI;
+    """The l and t a mapping claims are numbers in range, of a column that is not a QI, or of
+    the label (a name, not one of its columns: ``fit(X, y, sensitive_values=)``);
     ``refuse(text)`` makes the error raised otherwise."""
     from anonml.privacy._diversity import L_KINDS, T_DISTANCES
 
@@ -54,9 +55,10 @@ def check_privacy_params(m: Any, refuse: Any) -> None:
                       f"{', '.join(T_DISTANCES)}")
     sensitive = d.get("sensitive")
     columns = d.get("columns_") or []
-    if sensitive not in columns or sensitive in (d.get("qi_") or []):
-        raise refuse(f"its sensitive attribute {str(sensitive)[:40]!r} is not one of "
-                      "its non-QI columns")
+    if sensitive in (d.get("qi_") or []) or (
+            sensitive not in columns and not isinstance(sensitive, str)):
+        raise refuse(f"its sensitive attribute {str(sensitive)[:40]!r} is neither one of "
+                      "its non-QI columns nor the name of a label")
 
 
 def _claimed_distance(m: Any, column: pd.Series, hierarchies: dict | None) -> str | None:
@@ -71,7 +73,7 @@ def _claimed_distance(m: Any, column: pd.Series, hierarchies: dict | None) -> st
 
 
 def measure_privacy(m: Any, frame: pd.DataFrame, groups: np.ndarray, lines: list,
-                    hierarchies: dict | None = None) -> dict | None:
+                    hierarchies: dict | None = None, labels: Any = None) -> dict | None:
     """Measure the l and t a mapping claims on its training rows.
 
     Parameters
@@ -86,6 +88,9 @@ def measure_privacy(m: Any, frame: pd.DataFrame, groups: np.ndarray, lines: list
     hierarchies : dict, optional
         Column -> Hierarchy, for a t claimed with the hierarchical distance (a released file
         does not hold hierarchies).
+    labels : Series, optional
+        The training rows' labels, named: taken when the sensitive attribute is not a column
+        of ``frame`` and is their name (a mapping fitted on the label).
 
     Returns
     -------
@@ -104,7 +109,11 @@ def measure_privacy(m: Any, frame: pd.DataFrame, groups: np.ndarray, lines: list
         return None
     sensitive = m.__dict__.get("sensitive")
     out: dict = {"sensitive": str(sensitive), "l": None, "t": None}
-    if sensitive not in set(frame.columns):
+    label = None
+    if sensitive not in set(frame.columns) and isinstance(labels, pd.Series) and \
+            labels.name == sensitive and labels.shape[0] == frame.shape[0]:
+        label = labels.reset_index(drop=True)
+    if sensitive not in set(frame.columns) and label is None:
         why = (f"the training table has no column {str(sensitive)[:60]!r}, the sensitive "
                "attribute the file names")
         for name, claim in (("l", l_claim), ("t", t_claim)):
@@ -122,7 +131,7 @@ def measure_privacy(m: Any, frame: pd.DataFrame, groups: np.ndarray, lines: list
     n_cls = int(class_of_group.max()) + 1 if G else 0
     first_group = np.full(max(n_cls, 1), G, dtype=np.int64)  # the lowest group of each class
     np.minimum.at(first_group, class_of_group, np.arange(G, dtype=np.int64))
-    column = frame[sensitive][inside]
+    column = (frame[sensitive] if label is None else label)[inside]
 
     def counts_for(codes: np.ndarray, n_values: int) -> np.ndarray:
         return np.bincount(cls * n_values + codes, minlength=n_cls * n_values).reshape(

@@ -315,9 +315,14 @@ def _run_attacks(target: Target, model: Any, attacks: tuple, *, n_reference: int
                     "ci_low": low, "ci_high": high, "p_value": r.pvalue,
                     "train_rate": r.train_rate, "test_rate": r.test_rate,
                     "significant": bool(r.pvalue < alpha), "note": _attribute_note(r)}))
+            for feature, why in res.skipped.items():  # not attacked: the reason in the report
+                attribute.append({"feature": feature, "kind": "continuous", "arr": None,
+                                  "ci_low": None, "ci_high": None, "p_value": None,
+                                  "train_rate": None, "test_rate": None,
+                                  "significant": False, "note": why})
             measures["attribute.n_significant"] = sum(a["significant"] for a in attribute)
             measures["attribute.max_arr_ci_low"] = max(
-                (a["ci_low"] for a in attribute), default=0.0)
+                (a["ci_low"] for a in attribute if a["ci_low"] is not None), default=0.0)
             continue
         results[attack_id] = res
         summary = _membership_summary(attack_id, res, time.perf_counter() - t0, settings)
@@ -415,6 +420,7 @@ def request_release(
     random_state: Any = 0,
     progress: Callable | None = None,
     progress_count: Callable | None = None,
+    started: float | None = None,
 ) -> ReleaseDecision:
     """Run the release checks and attacks on a trained model and decide.
 
@@ -461,7 +467,8 @@ def request_release(
     model_file : path, optional
         The released file; its SHA-256 goes into the report.
     target_name, dataset_name : str, optional
-        Shown in the report.
+        Shown in the report; ``target_name`` defaults to the name of ``y_train`` when it is a
+        named pandas Series.
     n_jobs, random_state :
         Passed to the attacks.
     progress : callable, optional
@@ -473,6 +480,9 @@ def request_release(
         LiRA's reference models (``"RMIA reference models"``, ``"LiRA shadow models"``) and
         the attribute attack's features (``"attribute attack features"``). Called from the
         calling thread, never from a worker. The command line shows a progress bar with it.
+    started : float, optional
+        ``time.perf_counter()`` when the run began, if before this call (the command line
+        reads the tables and the model first): the report's time taken counts from it.
 
     Returns
     -------
@@ -490,7 +500,9 @@ def request_release(
         raise InputError(f"attack {bad[0]!r} is not known; fix: choose from {', '.join(ATTACKS)}")
     if "rmia" in attacks and "lira" in attacks:
         raise InputError("attacks= names both rmia and lira; fix: keep one (rmia is faster)")
-    t_start = time.perf_counter()
+    t_start = time.perf_counter() if started is None else float(started)
+    if target_name is None:
+        target_name = getattr(target, "y_name", None)
     stage = _Stages(progress)
     ruleset = resolve_rules(rules)
     model = target.model if target.has_model else None
@@ -500,6 +512,12 @@ def request_release(
 
     if sandboxed and {"rmia", "lira"} & set(attacks):
         model.__sklearn_clone__()  # a file outside the refit bounds fails here, before any work
+    if "attribute" in attacks and model is not None:  # its features, before any attack
+        from anonml.attacks import WorstCaseAttribute
+
+        WorstCaseAttribute(attribute_features, categorical_features=categorical_features,
+                           label=attribute_label, max_records=max_attribute_records,
+                           random_state=random_state).check(target)
     facts: dict = {"family": family, "params": {}, "measures": {}, "n_samples": target.n("train")}
     tamper = ("no_fingerprint", [])
     structure: dict = {}

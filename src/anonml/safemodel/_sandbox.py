@@ -558,10 +558,11 @@ class SandboxedModel:
             y_train=y_train, X_test=X_test, y_test=y_test)
         return _checked_facts(header.get("facts"), self.path, self.family)
 
-    def verify_mapping(self, X: Any, *, where: str, X_train: Any = None) -> dict:
+    def verify_mapping(self, X: Any, *, where: str, X_train: Any = None,
+                       labels: Any = None) -> dict:
         """:func:`anonml.safemodel._mapping.verify_mapping` of the model, in the worker."""
         header, _, _ = self._worker.request("verify_mapping", "the mapping's verification",
-                                            X=X, where=where, X_train=X_train)
+                                            X=X, where=where, X_train=X_train, labels=labels)
         facts = header.get("mapping")
 
         def count(d: Any, key: str) -> bool:
@@ -1324,7 +1325,7 @@ def _worker_main(argv: list[str]) -> int:  # pragma: no cover - runs in the chil
 
                 try:
                     facts = verify_mapping(state["model"], kw["X"], where=kw["where"],
-                                           X_train=kw["X_train"])
+                                           X_train=kw["X_train"], labels=kw.get("labels"))
                 except TypeError:  # a verify_mapping without the training rows
                     facts = verify_mapping(state["model"], kw["X"], where=kw["where"])
                 send({"status": "ok", "mapping": _to_json(facts)})

@@ -81,6 +81,33 @@ def _distinct(texts: list) -> list:
     return kept
 
 
+def _same_conditions(texts: list) -> list:
+    """``texts`` without a condition that another one states in full: two rules asking for
+    the same thing in two wordings ("Release only the predicted outcome ..., to named
+    recipients." and the same with "; the attack signal lives in the scores.") give one
+    condition, the fuller one, where the first of them stood."""
+    norm = [t.strip().rstrip(".").strip().lower() for t in texts]
+    out: list = []
+    for i, text in enumerate(texts):
+        covered = any(j != i and norm[i] and norm[i] in norm[j] and
+                      (len(norm[j]) > len(norm[i]) or j < i) for j in range(len(texts)))
+        if covered:
+            fuller = max((texts[j] for j in range(len(texts)) if norm[i] in norm[j]), key=len)
+            if fuller not in out:
+                out.append(fuller)
+        elif text not in out:
+            out.append(text)
+    return out
+
+
+def _advisory(warned: list) -> str:
+    """The summary's words on failed ``warn`` rules (listed as failed, not deciding)."""
+    if not warned:
+        return ""
+    return (f" {_count(len(warned), 'advisory check')} failed too (listed, but "
+            f"{'it does' if len(warned) == 1 else 'they do'} not decide the release).")
+
+
 def _unmeasured_why(o, unmeasurable: dict) -> str:
     """Why ``o`` could not be evaluated: a stated reason for a measure this audit could not
     resolve, else the missing inputs."""
@@ -117,6 +144,7 @@ def decide(outcomes: list, strongest_attack: tuple | None = None,
     unmeasured = sorted((o for o in outcomes if o.outcome == "not_evaluated"
                          and o.rule.effect in ("block", "condition")), key=_rank)
     passed = [o for o in outcomes if o.outcome == "pass"]
+    warned = [o for o in outcomes if o.outcome == "fail" and o.rule.effect == "warn"]
     not_checked = [_reason(o, f"Not checked: {_lower_first(o.rule.title)}. The "
                            f"{_unmeasured_why(o, unmeasurable)}.")
                    for o in unmeasured]
@@ -134,7 +162,7 @@ def decide(outcomes: list, strongest_attack: tuple | None = None,
             parts.append(f"{len(unmeasured)} could not be run")
         summary = (f"Do not let this model leave the environment. "
                    f"{_count(len(reasons), 'check')} did not pass ({', '.join(parts)}). "
-                   f"Blocking: {failed}{more}.")
+                   f"Blocking: {failed}{more}.{_advisory(warned)}")
         fixes = _distinct([o.rule.fix for o in blocked + conditional if o.rule.fix])
         steps = [f"Researcher: {fix}" for fix in fixes[:4]]
         steps.append("Checker: audit the retrained model again before any release.")
@@ -142,8 +170,8 @@ def decide(outcomes: list, strongest_attack: tuple | None = None,
                        steps)
 
     if conditional or unmeasured:
-        conditions = list(dict.fromkeys(o.rule.condition for o in conditional
-                                        if o.rule.condition))
+        conditions = _same_conditions([o.rule.condition for o in conditional
+                                       if o.rule.condition])
         for o in unmeasured:
             why = _unmeasured_why(o, unmeasurable)
             if not any(m in unmeasurable for m in o.missing):
@@ -158,7 +186,7 @@ def decide(outcomes: list, strongest_attack: tuple | None = None,
             parts.append(f"{len(unmeasured)} could not be run")
         summary = ("The model may leave only under the conditions of release. No check found "
                    f"a risk that rules release out, but {_count(len(reasons), 'check')} did "
-                   f"not pass ({', '.join(parts)}).")
+                   f"not pass ({', '.join(parts)}).{_advisory(warned)}")
         steps = ["Checker: make sure every condition of release is met and recorded before "
                  "the model leaves."]
         fixes = _distinct([o.rule.fix for o in conditional if o.rule.fix])
@@ -172,8 +200,9 @@ def decide(outcomes: list, strongest_attack: tuple | None = None,
         name, auc = strongest_attack
         attack = (f" The strongest attack ({name}) reached an AUC of {auc:.2f}, where 0.50 is a "
                   "coin toss.")
-    summary = (f"The model may leave the environment. All {len(passed)} checks that apply "
-               f"passed.{attack}")
+    lead = (f"All {len(passed)} checks that apply passed." if not warned else
+            f"Every check that decides the release passed ({_count(len(passed), 'check')}).")
+    summary = f"The model may leave the environment. {lead}{attack}{_advisory(warned)}"
     steps = ["Checker: release the file whose SHA-256 is given in this report, and keep this "
              "report with the release record."]
     return Verdict("release", LABELS["release"], summary, [_reason(o) for o in key], [], steps)
