@@ -142,7 +142,7 @@ def test_missing_dask_names_the_extra(tmp_path, capsys, monkeypatch) -> None:
 
 def test_unreachable_scheduler(tmp_path, capsys, monkeypatch) -> None:
     pytest.importorskip("distributed")
-    import anonml._cli_dask as cli_dask
+    import anonml.cli._dask as cli_dask
 
     monkeypatch.setattr(cli_dask, "_CONNECT_TIMEOUT", 2)
     with socket.socket() as s:  # a port on this machine with nobody listening

@@ -11,7 +11,7 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 
 from anonml import AccuracyGuidedAnonymizer, MondrianAnonymizer
-from anonml._cli_words import cli_words
+from anonml.cli._words import cli_words
 from anonml._errors import InputError, names_list
 from anonml.cli import main
 from anonml.datasets import load_adult

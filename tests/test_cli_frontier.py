@@ -169,7 +169,7 @@ def test_missing_model_file(tables, tmp_path, capsys):
 
 
 def test_choices_match_the_library():
-    from anonml import _cli_frontier
+    from anonml.cli import frontier as _cli_frontier
     from anonml._frontier import METHODS
     from anonml._frontier._estimators import ESTIMATORS
 

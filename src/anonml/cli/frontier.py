@@ -69,11 +69,11 @@ class _SweepBar:
             self.bar = None
 
 
-def cmd_frontier(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     import anonml
-    from anonml._io import atomic_write_set, check_output_folder, check_packages, table_packages
-    from anonml.cli import Progress, _check_inputs, _columns_named, _reader
     from anonml._frontier._result import parse_risk_budget
+    from anonml._io import atomic_write_set, check_output_folder, check_packages, table_packages
+    from anonml.cli._common import Progress, _check_inputs, _columns_named, _reader
 
     # --- before any work: options, inputs, the output folder, packages --------------------
     if (args.model is None) == (args.estimator is None):
@@ -191,7 +191,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--train", required=True, help="training table (.csv, .csv.gz, .parquet)")
     p.add_argument("--test", required=True, help="held-out table, same columns")
     p.add_argument("--target", required=True, help="label column")
-    from anonml.cli import add_names_option
+    from anonml.cli._common import add_names_option
 
     add_names_option(p, "--qi", "quasi-identifier columns", required=True)
     g = p.add_mutually_exclusive_group()
@@ -205,7 +205,8 @@ def add_parser(sub: Any) -> None:
                    "mondrian hilbert rtree)")
     p.add_argument("--k", nargs="+", type=int, default=[5, 10, 25, 50, 100], metavar="K",
                    help="values of k (default 5 10 25 50 100)")
-    p.add_argument("--out", "-o", required=True, metavar="DIR", help="output folder")
+    p.add_argument("-o", "--output", "--out", dest="out", required=True, metavar="DIR",
+                   help="output folder (--out is the same option)")
     p.add_argument("--accuracy-budget", type=float, metavar="LOSS", help="largest accuracy "
                    "loss, e.g. 0.01 (one point): recommend the largest k within it")
     p.add_argument("--risk-budget", metavar="auc=X|tpr=X", help="largest attack AUC or TPR at "
@@ -233,4 +234,4 @@ def add_parser(sub: Any) -> None:
                    "0: none)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress messages")
-    p.set_defaults(func=cmd_frontier)
+    p.set_defaults(func=run)

@@ -1,180 +1,28 @@
-"""The ``anonml`` command: a thin shell over the library.
-
-It parses arguments, calls the library, prints results, and turns every library error into one
-line on standard error with exit code 1. No computation lives here.
-"""
+"""``anonml anonymize``: make a table k-anonymous (in memory, or on Dask with ``--engine dask``)."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
-import signal
-import sys
 import time
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from anonml import __version__
-from anonml._cli_examples import (ANONYMIZE_EXAMPLES, DEMO_EXAMPLES, EXAMPLES, RULES_EXAMPLES,
-                                  TRANSFORM_EXAMPLES)
-from anonml._errors import AnonmlError, InputError, names_list, one_line
+from anonml._errors import InputError
 from anonml._methods import METHOD_OPTIONS
 from anonml._methods import METHODS as _REGISTRY
-
-
-class Progress:
-    """Progress on standard error, silent with --quiet.
-
-    ``progress(message)`` announces a step: one line with the elapsed time. Counted steps
-    (``progress.count(label, done, total)``, the library's callback for repetitions, models,
-    features) show a progress bar (tqdm) when standard error is a terminal, and a stage line per
-    step otherwise (logs, pipes, CI).
-    """
-
-    def __init__(self, quiet: bool = False, *, suffix: str = " ..."):
-        self.quiet = quiet
-        self.suffix = suffix
-        self.t0 = time.perf_counter()
-        self._bars: dict = {}
-        self._tty = sys.stderr.isatty()
-
-    def _write(self, line: str) -> None:
-        line = one_line(line, 100_000)  # names from a file cannot steer the terminal
-        if self._bars:
-            from tqdm import tqdm
-
-            tqdm.write(line, file=sys.stderr)
-        else:
-            print(line, file=sys.stderr, flush=True)
-
-    def __call__(self, message: str) -> None:
-        if not self.quiet:
-            self._write(f"[{time.perf_counter() - self.t0:6.1f}s] {message}{self.suffix}")
-
-    def count(self, label: str, done: int, total: int) -> None:
-        """``done`` of ``total`` parts of the step ``label`` are finished."""
-        if self.quiet:
-            return
-        if not self._tty:
-            self._write(f"[{time.perf_counter() - self.t0:6.1f}s] {label}: {done}/{total}")
-            return
-        from tqdm import tqdm
-
-        bar = self._bars.get(label)
-        if bar is None:
-            bar = self._bars[label] = tqdm(total=total, desc=label, file=sys.stderr,
-                                           leave=False, dynamic_ncols=True)
-        bar.update(done - bar.n)
-        if done >= total:
-            bar.close()
-            del self._bars[label]
-
-
-def _split_names(text: str | Sequence[str], what: str) -> list[str]:
-    """Names given as one comma-separated text, or as the values of a
-    :func:`add_names_option` option (space-separated, each may hold commas)."""
-    parts = [text] if isinstance(text, str) else list(text)
-    names = [t.strip() for part in parts for t in part.split(",") if t.strip()]
-    if not names:
-        raise InputError(f"--{what} is empty; give column names, e.g. --{what} age sex or "
-                         f"--{what} age,sex")
-    return names
-
-
-def add_names_option(parser: Any, flag: str, help: str, **kwargs: Any) -> None:
-    """The one definition of an option that takes column names, for every command: space- or
-    comma-separated (``--qi age sex`` or ``--qi age,sex``); read with :func:`_split_names`."""
-    parser.add_argument(flag, nargs="+", metavar=kwargs.pop("metavar", "COL"),
-                        help=f"{help} (space- or comma-separated)", **kwargs)
-
-
-def _columns_named(names: list[str], columns: Any, what: str) -> None:
-    missing = [n for n in names if n not in set(columns)]
-    if missing:
-        raise InputError(f"{what} {missing[0]!r} is not a column; columns are: "
-                         f"{names_list(columns)}")
-
-
-def _load_predictions(path: str) -> Any:
-    from anonml._io import read_array, read_table
-
-    if path.lower().endswith(".npy"):
-        return read_array(path, "predictions", kinds="biufU")  # labels may be text
-    table = read_table(path)
-    if table.shape[1] != 1:
-        raise InputError(
-            f"predictions file {path!r} has {table.shape[1]} columns; give one column with one "
-            "prediction per input row (header line first)"
-        )
-    return table.iloc[:, 0].to_numpy()
-
-
-def _predict(model: Any, features: Any, path: str) -> Any:
-    from anonml.safemodel._sandbox import ModelCallError
-
-    try:
-        return model.predict(features)
-    except ModelCallError as exc:  # the model's own error, raised in the sandbox
-        why = one_line(exc.detail, 400)
-    except InputError:
-        raise
-    except Exception as exc:  # the model's own check; its message can span several lines
-        why = f"{type(exc).__name__}: {one_line(exc, 200)}"
-    raise InputError(
-        f"the model {path!r} could not predict on the input ({why}); fix: give the columns it "
-        "was trained on, with --target naming the label column")
-
-
-def _sep(text: str | None) -> str | None:
-    if text is None:
-        return None
-    return {"\\t": "\t", "tab": "\t", "TAB": "\t"}.get(text, text)
-
-
-def _na_values(text: str | None) -> list[str] | None:
-    if text is None:
-        return None
-    values = [t.strip() for t in text.split(",")]
-    if not any(values):
-        raise InputError("--na-values is empty; give the texts that mean missing, e.g. '?'")
-    return [v for v in values if v]
-
-
-def _reader(args: argparse.Namespace) -> Any:
-    from anonml._io import read_table
-
-    na, sep = _na_values(args.na_values), _sep(args.sep)
-    return lambda path: read_table(path, na_values=na, sep=sep)
-
-
-def _check_inputs(**paths: str | None) -> None:
-    """Every input file exists and is a regular file (not a device, FIFO, socket or folder),
-    before any work (one line naming the option); a model or mapping file is also within the
-    size limit of model files."""
-    from anonml import _io
-
-    for option, path in paths.items():
-        if path is not None:
-            limit = _io.MAX_MODEL_BYTES if option in ("model", "mapping") else None
-            _io.check_regular_file(path, f"--{option.replace('_', '-')}" if option != "input"
-                                   else "input", max_bytes=limit)
-
-
-def _check_mapping_path(path: str | None, inputs: list, option: str = "--save-mapping"
-                        ) -> None:
-    if path is None:
-        return
-    from anonml._io import check_output_file, check_packages
-
-    if not path.lower().endswith(".skops"):
-        raise InputError(f"{option} {path!r} must end in .skops (a file read as data, "
-                         f"without running code); fix: e.g. {option} "
-                         f"{option[len('--save-'):]}.skops")
-    check_output_file(path, inputs=inputs)
-    check_packages("skops", purpose=f"writing the mapping {path!r}")
-
+from anonml.cli._common import (
+    Progress,
+    _check_inputs,
+    _check_mapping_path,
+    _columns_named,
+    _load_predictions,
+    _predict,
+    _reader,
+    _split_names,
+    add_names_option,
+)
+from anonml.cli._examples import ANONYMIZE_EXAMPLES
 
 # the methods and the options that belong to one method only: the one registry
 METHODS = {name: spec.class_name for name, spec in _REGISTRY.items()}
@@ -219,13 +67,13 @@ def _method_params(args: argparse.Namespace) -> dict:
     return params
 
 
-def _cmd_anonymize(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     import anonml
     from anonml._io import check_output_file, table_format, table_packages, write_table
 
     say = Progress(args.quiet)
-    if args.engine == "dask":  # a Parquet dataset on a Dask cluster: anonml/_cli_dask.py
-        from anonml._cli_dask import run_dask
+    if args.engine == "dask":  # a Parquet dataset on a Dask cluster: anonml/cli/_dask.py
+        from anonml.cli._dask import run_dask
 
         return run_dask(args, say, _method_params(args), _split_names)
     if Path(args.input).is_dir() or (any(c in args.input for c in "*?[")
@@ -436,108 +284,7 @@ def _print_summary(summary: dict, as_json: bool) -> None:
     print("\n".join(lines))
 
 
-def _cmd_transform(args: argparse.Namespace) -> int:
-    from anonml._io import check_output_file, table_format, table_packages, write_table
-    from anonml.safemodel import open_model
-
-    say = Progress(args.quiet)
-    drop = _split_names(args.drop, "drop") if args.drop else []
-    keep = _split_names(args.keep, "keep") if args.keep else []
-    if not args.mapping.lower().endswith(".skops"):
-        raise InputError(f"--mapping {args.mapping!r} is not a .skops file; fix: give the file "
-                         "written by anonml anonymize --save-mapping")
-    _check_inputs(input=args.input, mapping=args.mapping)
-    table_format(args.output)
-    check_output_file(args.output, inputs=[args.input, args.mapping])
-    table_packages(args.input)
-    table_packages(args.output, reading=False)
-
-    say(f"reading {args.input}")
-    frame = _reader(args)(args.input)
-    _columns_named(drop, frame.columns, "--drop")
-    _columns_named(keep, frame.columns, "--keep")
-    frame = frame.drop(columns=drop)
-    say(f"reading the mapping {args.mapping} in the sandbox (vetted, validated, never run "
-        "in this process)")
-    anonymizer = open_model(args.mapping)
-    if not anonymizer.info["is_anonymizer"] or "transform" not in anonymizer.info["methods"]:
-        raise InputError(f"--mapping {args.mapping!r} holds a {anonymizer.info['class']}, not "
-                         "a fitted anonymizer; fix: give the file written by anonml anonymize "
-                         "--save-mapping")
-    fitted = list(anonymizer.info["columns"])
-    _columns_named(fitted, frame.columns, "column of the mapping")
-    from anonml.encoding import check_lookalike_columns
-
-    check_lookalike_columns(frame.columns, list(anonymizer.info["quasi_identifiers"]),
-                            where=repr(args.input))
-    extra = [c for c in frame.columns if c not in set(fitted) and c not in set(keep)]
-    if extra:
-        raise InputError(f"column {extra[0]!r} is not one the mapping was fitted on "
-                         f"({len(extra)} such); fix: --drop it, or --keep it to pass it "
-                         "through unchanged")
-    if args.handle_unknown is not None:
-        anonymizer.set_handle_unknown(args.handle_unknown)
-    say(f"mapping {len(frame):,} rows")
-    mapped = anonymizer.transform(frame[fitted])
-    out = frame.copy()
-    for c in fitted:  # column by column: each takes the mapped dtype
-        out[c] = mapped[c]
-    say(f"writing {args.output}")
-    write_table(out, args.output)
-    if not args.quiet:
-        print(f"wrote {args.output} ({len(out):,} rows, "
-              f"{len(anonymizer.info['quasi_identifiers'])} "
-              f"quasi-identifiers mapped by {anonymizer.info['class']})")
-    return 0
-
-
-def _cmd_demo(args: argparse.Namespace) -> int:
-    from anonml._io import check_output_folder
-    from anonml._demo import run_demo
-
-    check_output_folder(args.output)
-    say = Progress(args.quiet)
-    s = run_demo(args.output, k=args.k, random_state=args.seed, progress=say)
-    if args.json:
-        print(json.dumps(s))
-        return 0
-    pct = lambda v: f"{100 * v:.2f}%"
-    print(
-        f"anonml demo: Adult (32,561 train / 16,281 test rows), {s['n_quasi_identifiers']} "
-        f"quasi-identifiers, k={s['k']}\n"
-        f"  baseline test accuracy (original NN):          {pct(s['accuracy_before'])}\n"
-        f"  anonymized test accuracy (retrained NN):       {pct(s['accuracy_after'])}\n"
-        f"  ... with test rows mapped like the training:   {pct(s['accuracy_after_mapped'])}\n"
-        f"  groups: {s['n_groups']}, smallest class (verified): {s['min_class_size']} >= k={s['k']}\n"
-        f"  time: fit NN {s['seconds_fit_original']:.1f}s, predict {s['seconds_predict']:.2f}s, "
-        f"anonymize {s['seconds_anonymize']:.2f}s, total {s['seconds_total']:.1f}s\n"
-        f"  wrote {Path(args.output) / 'adult_anonymized.csv'} and {Path(args.output) / 'summary.json'}"
-    )
-    return 0
-
-
-def _cmd_rules(args: argparse.Namespace) -> int:
-    from anonml._io import atomic_write
-    from anonml.safemodel import default_rules_text, load_rules
-
-    if args.action == "init":
-        path = Path(args.file)
-        if path.exists() and not args.force:
-            raise InputError(f"{args.file!r} exists; fix: choose another name or pass --force")
-        text = default_rules_text()
-        atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
-        print(f"wrote {path} ({len(load_rules(path))} rules); edit the values, then "
-              f"`anonml audit --rules {path} ...` or set ANONML_RULES={path}")
-        return 0
-    rules = load_rules(args.file)
-    print(f"{rules.origin}: {len(rules)} valid rules ({rules.name}, version {rules.version}, "
-          f"sha256 {rules.sha256[:16]}...)")
-    for rule in rules.rules:
-        print(f"  {rule.id:<28} {rule.effect:<9} {rule.title}")
-    return 0
-
-
-def _anonymize_parser(sub: Any) -> None:
+def add_parser(sub: Any) -> None:
     a = sub.add_parser(
         "anonymize", allow_abbrev=False,
         help="k-anonymize a table (accuracy-guided, Mondrian, Hilbert, R+-tree or SaNGreeA)",
@@ -646,142 +393,10 @@ def _anonymize_parser(sub: Any) -> None:
                      "to map new rows with anonml transform")
     rt2.add_argument("--save-pipeline", metavar="FILE.skops", help="with --retrain: save the "
                      "model to release, Pipeline(mapping, retrained model), for anonml audit")
-    from anonml._cli_dask import add_dask_options
+    from anonml.cli._dask import add_dask_options
 
     add_dask_options(a)
     a.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     a.add_argument("--json", action="store_true", help="print the summary as JSON")
     a.add_argument("-q", "--quiet", action="store_true", help="no progress messages")
-    a.set_defaults(func=_cmd_anonymize)
-
-
-def _transform_parser(sub: Any) -> None:
-    t = sub.add_parser(
-        "transform", allow_abbrev=False,
-        help="map new rows the way a saved anonymizer (--save-mapping) mapped its training rows",
-        description="Map the quasi-identifiers of new rows to their group's values, with the "
-        "anonymizer saved by anonml anonymize --save-mapping (read as data: no code runs).",
-        epilog=TRANSFORM_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    t.add_argument("input", help="table of new rows (.csv, .csv.gz or .parquet)")
-    t.add_argument("--mapping", required=True, metavar="FILE.skops",
-                   help="the file written by anonml anonymize --save-mapping")
-    t.add_argument("-o", "--output", required=True, help="output table")
-    add_names_option(t, "--drop", "columns to leave out of the output")
-    add_names_option(t, "--keep", "columns the mapping was not fitted on, passed through "
-                     "unchanged on purpose")
-    t.add_argument("--handle-unknown", choices=["error", "ignore"],
-                   help="a category not seen in fit: refuse (default) or route it")
-    t.add_argument("--na-values", metavar="TEXTS", help="comma-separated texts that mean "
-                   "missing in a CSV")
-    t.add_argument("--sep", help="CSV field separator, one character")
-    t.add_argument("-q", "--quiet", action="store_true", help="no progress messages")
-    t.set_defaults(func=_cmd_transform)
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="anonml", allow_abbrev=False,
-        description="Make a model's training data k-anonymous in the way that hurts the model "
-        "least.",
-        epilog=EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--version", action="version", version=f"anonml {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    _anonymize_parser(sub)
-    _transform_parser(sub)
-    from anonml._cli_frontier import add_parser as _frontier_parser
-    _frontier_parser(sub)
-
-    d = sub.add_parser("demo", allow_abbrev=False,
-                       help="the main job on the bundled Adult data (about 20 s)",
-                       description="Train a neural network on the bundled Adult data, make its "
-                       "training rows k-anonymous (accuracy-guided), retrain, and print the "
-                       "accuracy before and after.",
-                       epilog=DEMO_EXAMPLES,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    d.add_argument("-o", "--output", default="anonml-demo", help="output folder (default anonml-demo)")
-    d.add_argument("--k", type=int, default=100, help="k (default 100)")
-    d.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
-    d.add_argument("--json", action="store_true", help="print the summary as JSON")
-    d.add_argument("-q", "--quiet", action="store_true", help="no progress messages")
-    d.set_defaults(func=_cmd_demo)
-
-    from anonml._cli_audit import add_audit_parser
-
-    add_audit_parser(sub)
-
-    r = sub.add_parser("rules", allow_abbrev=False,
-                       help="write or check a risk-appetite rules file",
-                       description="Write the default risk-appetite rules to a file to edit "
-                       "(init), or check a rules file (check); anonml audit --rules reads it.",
-                       epilog=RULES_EXAMPLES,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
-    r.add_argument("action", choices=["init", "check"],
-                   help="init: write the default rules to FILE; check: validate FILE")
-    r.add_argument("file", nargs="?", default="risk_appetite.toml",
-                   help="rules file (default risk_appetite.toml)")
-    r.add_argument("--force", action="store_true", help="init: overwrite an existing file")
-    r.set_defaults(func=_cmd_rules)
-    return parser
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_help(sys.stderr)
-        return 2
-    import warnings
-
-    from anonml._errors import AnonmlWarning
-    from anonml._io import cleanup_on_signals
-
-    shown = warnings.showwarning
-
-    def one_line_warning(message: Any, category: type, *rest: Any, **kw: Any) -> None:
-        if not issubclass(category, AnonmlWarning):
-            return shown(message, category, *rest, **kw)
-        from anonml._cli_words import cli_words
-
-        print(f"anonml: warning: {cli_words(one_line(message, 2000), args)}", file=sys.stderr,
-              flush=True)
-
-    # anonml's warnings: shown (whatever the filters say), one line, in the CLI's words
-    catch = warnings.catch_warnings()
-    catch.__enter__()
-    warnings.simplefilter("always", AnonmlWarning)
-    warnings.showwarning = one_line_warning
-    try:
-        with cleanup_on_signals():  # SIGTERM/SIGINT remove the temporary files first
-            return int(args.func(args))
-    except AnonmlError as exc:  # the library's words: its parameters named as flags
-        from anonml._cli_words import cli_words
-
-        print(f"anonml: error: {cli_words(one_line(exc, 2000), args)}", file=sys.stderr)
-        return 1
-    except OSError as exc:  # the system said no (disk, permissions): not a bug in anonml
-        where = f" {exc.filename!r}:" if exc.filename else ""
-        print(f"anonml: error:{where} {one_line(exc.strerror or exc, 300)}; nothing was "
-              "written; fix: check the path, the permissions and the free space", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("anonml: interrupted; nothing was written", file=sys.stderr)
-        return 130
-    except SystemExit as exc:
-        if exc.code == 128 + signal.SIGTERM:
-            print("anonml: terminated; nothing was written", file=sys.stderr)
-        raise
-    except Exception as exc:  # noqa: BLE001 - an error anonml did not foresee: still one line
-        if os.environ.get("ANONML_DEBUG"):
-            raise
-        print(f"anonml: error: unexpected {type(exc).__name__}: {one_line(exc, 300)}; nothing "
-              "was written; this is a malformed input or a bug in anonml: rerun with "
-              "ANONML_DEBUG=1 for the details and report it", file=sys.stderr)
-        return 1
-    finally:
-        catch.__exit__(None, None, None)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    a.set_defaults(func=run)

@@ -239,8 +239,8 @@ def run_dask(args: argparse.Namespace, say: Any, method_params: dict,
     needed = list(dict.fromkeys(qi + [c for c in (args.target, args.sensitive) if c]))
     if args.target in qi:
         raise InputError(f"target {args.target!r} is also listed in --qi; remove it from --qi")
-    from anonml.engine._dataset import check_schema
     from anonml.encoding import check_lookalike_columns
+    from anonml.engine._dataset import check_schema
 
     # every column, since every one is written; the needed ones named first
     all_columns, _ = check_schema(files, needed, args.input)

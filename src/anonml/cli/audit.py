@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from anonml._errors import InputError, names_list, one_line
-from anonml.cli import Progress, _split_names, add_names_option
+from anonml.cli._common import Progress, _split_names, add_names_option
 from anonml.report._common import privacy_words
 
-__all__ = ["add_audit_parser"]
+__all__ = ["add_parser", "run"]
 
 
 def _read_labelled(path: str, target: str, what: str) -> tuple[Any, Any]:
@@ -43,7 +43,7 @@ def _read_proba(path: str, what: str) -> Any:
                          ) from None
 
 
-def _cmd_audit(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     from anonml._io import check_output_folder, table_packages
     from anonml.attacks import Target
     from anonml.report import check_formats
@@ -67,7 +67,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     # everything that can be known before the work: the folder, the packages, the inputs' names
     check_output_folder(out)
     check_formats(formats)
-    from anonml.cli import _check_inputs
+    from anonml.cli._common import _check_inputs
 
     _check_inputs(train=args.train, test=args.test, model=args.model,
                   train_proba=args.train_proba, test_proba=args.test_proba,
@@ -85,7 +85,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     X_test, y_test = _read_labelled(args.test, args.target, "test")
     categorical = _split_names(args.categorical, "categorical") if args.categorical else None
     if categorical is not None:  # before the model is read and the attacks run
-        from anonml.cli import _columns_named
+        from anonml.cli._common import _columns_named
 
         _columns_named(categorical, X_train.columns, "--categorical")
     # the declared anonymization, read before the model and the attacks
@@ -93,7 +93,7 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     if args.anonymized_qi:
         anonymization = {"quasi_identifiers": _split_names(args.anonymized_qi, "anonymized-qi"),
                          "k": args.k, "method": "declared on the command line"}
-        from anonml.cli import _columns_named
+        from anonml.cli._common import _columns_named
 
         _columns_named(anonymization["quasi_identifiers"], X_train.columns, "--anonymized-qi")
         if args.anonymized_train:
@@ -168,9 +168,9 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_audit_parser(sub: Any) -> None:
+def add_parser(sub: Any) -> None:
     """Register ``anonml audit`` on the CLI's subparsers."""
-    from anonml._cli_examples import AUDIT_EXAMPLES
+    from anonml.cli._examples import AUDIT_EXAMPLES
 
     au = sub.add_parser(
         "audit", allow_abbrev=False,
@@ -216,4 +216,4 @@ def add_audit_parser(sub: Any) -> None:
                     help="exit with status 3 unless the verdict is release")
     au.add_argument("--json", action="store_true", help="print the verdict as JSON")
     au.add_argument("-q", "--quiet", action="store_true", help="no progress messages")
-    au.set_defaults(func=_cmd_audit)
+    au.set_defaults(func=run)

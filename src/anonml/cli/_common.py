@@ -1,0 +1,166 @@
+"""What every command shares: the progress lines, column-list options and the input checks."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from anonml._errors import InputError, names_list, one_line
+
+
+class Progress:
+    """Progress on standard error, silent with --quiet.
+
+    ``progress(message)`` announces a step: one line with the elapsed time. Counted steps
+    (``progress.count(label, done, total)``, the library's callback for repetitions, models,
+    features) show a progress bar (tqdm) when standard error is a terminal, and a stage line per
+    step otherwise (logs, pipes, CI).
+    """
+
+    def __init__(self, quiet: bool = False, *, suffix: str = " ..."):
+        self.quiet = quiet
+        self.suffix = suffix
+        self.t0 = time.perf_counter()
+        self._bars: dict = {}
+        self._tty = sys.stderr.isatty()
+
+    def _write(self, line: str) -> None:
+        line = one_line(line, 100_000)  # names from a file cannot steer the terminal
+        if self._bars:
+            from tqdm import tqdm
+
+            tqdm.write(line, file=sys.stderr)
+        else:
+            print(line, file=sys.stderr, flush=True)
+
+    def __call__(self, message: str) -> None:
+        if not self.quiet:
+            self._write(f"[{time.perf_counter() - self.t0:6.1f}s] {message}{self.suffix}")
+
+    def count(self, label: str, done: int, total: int) -> None:
+        """``done`` of ``total`` parts of the step ``label`` are finished."""
+        if self.quiet:
+            return
+        if not self._tty:
+            self._write(f"[{time.perf_counter() - self.t0:6.1f}s] {label}: {done}/{total}")
+            return
+        from tqdm import tqdm
+
+        bar = self._bars.get(label)
+        if bar is None:
+            bar = self._bars[label] = tqdm(total=total, desc=label, file=sys.stderr,
+                                           leave=False, dynamic_ncols=True)
+        bar.update(done - bar.n)
+        if done >= total:
+            bar.close()
+            del self._bars[label]
+
+
+def _split_names(text: str | Sequence[str], what: str) -> list[str]:
+    """Names given as one comma-separated text, or as the values of a
+    :func:`add_names_option` option (space-separated, each may hold commas)."""
+    parts = [text] if isinstance(text, str) else list(text)
+    names = [t.strip() for part in parts for t in part.split(",") if t.strip()]
+    if not names:
+        raise InputError(f"--{what} is empty; give column names, e.g. --{what} age sex or "
+                         f"--{what} age,sex")
+    return names
+
+
+def add_names_option(parser: Any, flag: str, help: str, **kwargs: Any) -> None:
+    """The one definition of an option that takes column names, for every command: space- or
+    comma-separated (``--qi age sex`` or ``--qi age,sex``); read with :func:`_split_names`."""
+    parser.add_argument(flag, nargs="+", metavar=kwargs.pop("metavar", "COL"),
+                        help=f"{help} (space- or comma-separated)", **kwargs)
+
+
+def _columns_named(names: list[str], columns: Any, what: str) -> None:
+    missing = [n for n in names if n not in set(columns)]
+    if missing:
+        raise InputError(f"{what} {missing[0]!r} is not a column; columns are: "
+                         f"{names_list(columns)}")
+
+
+def _load_predictions(path: str) -> Any:
+    from anonml._io import read_array, read_table
+
+    if path.lower().endswith(".npy"):
+        return read_array(path, "predictions", kinds="biufU")  # labels may be text
+    table = read_table(path)
+    if table.shape[1] != 1:
+        raise InputError(
+            f"predictions file {path!r} has {table.shape[1]} columns; give one column with one "
+            "prediction per input row (header line first)"
+        )
+    return table.iloc[:, 0].to_numpy()
+
+
+def _predict(model: Any, features: Any, path: str) -> Any:
+    from anonml.safemodel._sandbox import ModelCallError
+
+    try:
+        return model.predict(features)
+    except ModelCallError as exc:  # the model's own error, raised in the sandbox
+        why = one_line(exc.detail, 400)
+    except InputError:
+        raise
+    except Exception as exc:  # the model's own check; its message can span several lines
+        why = f"{type(exc).__name__}: {one_line(exc, 200)}"
+    raise InputError(
+        f"the model {path!r} could not predict on the input ({why}); fix: give the columns it "
+        "was trained on, with --target naming the label column")
+
+
+def _sep(text: str | None) -> str | None:
+    if text is None:
+        return None
+    return {"\\t": "\t", "tab": "\t", "TAB": "\t"}.get(text, text)
+
+
+def _na_values(text: str | None) -> list[str] | None:
+    if text is None:
+        return None
+    values = [t.strip() for t in text.split(",")]
+    if not any(values):
+        raise InputError("--na-values is empty; give the texts that mean missing, e.g. '?'")
+    return [v for v in values if v]
+
+
+def _reader(args: argparse.Namespace) -> Any:
+    from anonml._io import read_table
+
+    na, sep = _na_values(args.na_values), _sep(args.sep)
+    return lambda path: read_table(path, na_values=na, sep=sep)
+
+
+def _check_inputs(**paths: str | None) -> None:
+    """Every input file exists and is a regular file (not a device, FIFO, socket or folder),
+    before any work (one line naming the option); a model or mapping file is also within the
+    size limit of model files."""
+    from anonml import _io
+
+    for option, path in paths.items():
+        if path is not None:
+            limit = _io.MAX_MODEL_BYTES if option in ("model", "mapping") else None
+            _io.check_regular_file(path, f"--{option.replace('_', '-')}" if option != "input"
+                                   else "input", max_bytes=limit)
+
+
+def _check_mapping_path(path: str | None, inputs: list, option: str = "--save-mapping"
+                        ) -> None:
+    if path is None:
+        return
+    from anonml._io import check_output_file, check_packages
+
+    if not path.lower().endswith(".skops"):
+        raise InputError(f"{option} {path!r} must end in .skops (a file read as data, "
+                         f"without running code); fix: e.g. {option} "
+                         f"{option[len('--save-'):]}.skops")
+    check_output_file(path, inputs=inputs)
+    check_packages("skops", purpose=f"writing the mapping {path!r}")
+
+
+# the methods and the options that belong to one method only: the one registry
