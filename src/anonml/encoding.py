@@ -380,13 +380,15 @@ class TableEncoder:
 
     # -- views ---------------------------------------------------------------------------------
     @contextmanager
-    def memoize(self, frame: pd.DataFrame) -> Iterator[None]:
-        """Within the block, category codes of ``frame`` are computed once per column."""
-        self._memo_frame, self._memo = frame, {}
+    def memoize(self, frame: pd.DataFrame, factorized: dict | None = None) -> Iterator[None]:
+        """Within the block, category codes of ``frame`` are computed once per column (from
+        ``factorized[column]``, the column's ``pd.factorize``, where given)."""
+        self._memo_frame, self._memo, self._memo_factorized = frame, {}, factorized or {}
         try:
             yield
         finally:
             self._memo_frame, self._memo = None, {}
+            self.__dict__.pop("_memo_factorized", None)  # the fitted state as before
 
     def codes(self, frame: pd.DataFrame, column: Any, handle_unknown: str = "error") -> np.ndarray:
         """Category codes: known values 0..m-1, missing m, unknown m+1 (or an error)."""
@@ -394,7 +396,8 @@ class TableEncoder:
         if memo is not None and self._memo_frame is frame:
             key = (column, handle_unknown)
             if key not in memo:
-                memo[key] = self._codes(frame, column, handle_unknown)
+                memo[key] = self._codes(frame, column, handle_unknown,
+                                        getattr(self, "_memo_factorized", {}).get(column))
             return memo[key]
         return self._codes(frame, column, handle_unknown)
 
