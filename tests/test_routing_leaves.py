@@ -125,7 +125,7 @@ def _fitted(est, adult):
 
 @pytest.mark.parametrize("method", ["ag_hist", "mondrian"])
 def test_box_check_passes_and_catches_a_misrouting_tree(method, adult):
-    X, y, qi = adult
+    X, _, qi = adult
     est = (AccuracyGuidedAnonymizer(k=20, quasi_identifiers=qi, tree="hist")
            if method == "ag_hist" else MondrianAnonymizer(k=20, quasi_identifiers=qi))
     est = _fitted(est, adult)

@@ -795,17 +795,27 @@ def _shown_categories(anonymizer: Any) -> dict:
 def _ag_spec(m: Any, frame: pd.DataFrame, final: Any) -> dict:
     enc = m.encoder_
     columns = list(enc.columns)
+    # the rows' leaves in the first tree and in the refinement, as the fit found them
+    fit_leaf, fit_refined = m.__dict__.pop("_fit_leaves", (None, None))
+    if fit_leaf is not None and len(fit_leaf) != frame.shape[0]:
+        fit_leaf = fit_refined = None
     if m.tree_method_ == "exact":
         # the one-hot view in float32, as sklearn compares it: its own apply gives the leaves
-        E = enc.onehot(frame)
         parts = _sklearn_parts(m.tree_)
         efeat = _onehot_columns(enc, columns)
-        leaf = np.asarray(m.tree_.apply(E), dtype=np.int64)
+        E = None if fit_leaf is not None else enc.onehot(frame)
+        leaf = np.asarray(fit_leaf if fit_leaf is not None else m.tree_.apply(E),
+                          dtype=np.int64)
+        w1 = int(m.tree_.n_features_in_)
         parts["mask_offset"] = np.full(parts["feature"].size, -1, dtype=np.int64)
         parts["flat"] = np.zeros(0, dtype=bool)
     else:
-        B, _, _ = enc.bins(frame)
-        E = B
+        E = B = None
+        if fit_leaf is None or (m.__dict__.get("refine_tree_") is not None
+                                and fit_refined is None):
+            B, _, _ = enc.bins(frame)
+            E = B
+        w1 = len(columns)
         t = m.tree_
         parts = {"feature": np.asarray(t.feature_, dtype=np.int64),
                  "threshold": np.asarray(t.threshold_, dtype=np.float64),
@@ -814,8 +824,9 @@ def _ag_spec(m: Any, frame: pd.DataFrame, final: Any) -> dict:
                  "mask_offset": np.asarray(t.offset_, dtype=np.int64),
                  "flat": np.asarray(t.flat_, dtype=bool)}
         efeat = np.arange(len(columns), dtype=np.int64)
-        leaf = encoded_leaves(B, parts["feature"], parts["threshold"], parts["mask_offset"],
-                              parts["flat"], parts["left"], parts["right"])
+        leaf = np.asarray(fit_leaf, dtype=np.int64) if fit_leaf is not None else \
+            encoded_leaves(B, parts["feature"], parts["threshold"], parts["mask_offset"],
+                           parts["flat"], parts["left"], parts["right"])
     l2g = np.asarray(m.leaf_to_group_, dtype=np.int64)
     leaf_group = l2g.copy()
     refine = m.__dict__.get("refine_tree_")
@@ -824,12 +835,7 @@ def _ag_spec(m: Any, frame: pd.DataFrame, final: Any) -> dict:
         return {"leaf": leaf, "efeat_col": efeat, "tree": parts, "columns": columns,
                 "categorical": list(enc.categorical)}
     # graft the refinement tree under each leaf of the first tree (its roots are the groups)
-    if m.tree_method_ == "hist" and list(m.qi_) == columns:
-        qB = E  # the tree's bins are the QIs' bins
-    else:
-        qB, _, _ = enc.bins(frame, columns=m.qi_)
     n1 = parts["feature"].size
-    w1 = E.shape[1]
     pos = {c: j for j, c in enumerate(columns)}
     efeat = np.concatenate([efeat, np.array([pos[c] for c in m.qi_], dtype=np.int64)])
     r = refine
@@ -855,9 +861,16 @@ def _ag_spec(m: Any, frame: pd.DataFrame, final: Any) -> dict:
     feature[lv], threshold[lv], moff[lv] = feature[src], threshold[src], moff[src]
     left[lv], right[lv], group[lv] = left[src], right[src], group[src]
     feature[src] = -1  # the copied root is no longer reached
-    # rows go on from their first-tree leaf down the refinement, reading the QIs' bins
-    leaf = encoded_leaves(qB, feature, threshold, moff, flat, left, right, init=leaf,
-                          col_offset=w1)
+    if fit_refined is not None:  # a refinement root is its first-tree leaf, grafted
+        r = np.asarray(fit_refined, dtype=np.int64)
+        leaf = np.where(r == l2g[leaf], leaf, n1 + r)
+    else:  # rows go on from their first-tree leaf down the refinement, reading the QIs' bins
+        if m.tree_method_ == "hist" and list(m.qi_) == columns and E is not None:
+            qB = E  # the tree's bins are the QIs' bins
+        else:
+            qB, _, _ = enc.bins(frame, columns=m.qi_)
+        leaf = encoded_leaves(qB, feature, threshold, moff, flat, left, right, init=leaf,
+                              col_offset=w1)
     tree = {"feature": feature, "threshold": threshold, "left": left, "right": right,
             "mask_offset": moff, "flat": flat, "group": group}
     return {"leaf": leaf, "efeat_col": efeat, "tree": tree, "columns": columns,

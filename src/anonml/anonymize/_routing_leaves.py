@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["encoded_leaves", "LeafSummary", "split_bounds", "boxes_route_to_groups"]
+__all__ = ["LeafSummary", "boxes_route_to_groups", "encoded_leaves", "split_bounds"]
 
 
 def encoded_leaves(E: np.ndarray, feature: np.ndarray, thr: np.ndarray, moff: np.ndarray,
