@@ -881,9 +881,13 @@ def _mondrian_spec(m: Any, frame: pd.DataFrame, final: Any) -> dict | None:
     t = m.tree_
     kind = np.asarray(t.kind_, dtype=np.int64)
     feature = np.asarray(t.feature_, dtype=np.int64)
+    fit_leaf = m.__dict__.pop("_fit_leaves", None)  # each row's leaf, as the fit found it
     if (kind[feature >= 0] != 0).any():
         return None  # relaxed or hierarchy cuts: learnt as a tree of pure leaves
-    V = m._values(frame, "error")
+    if fit_leaf is not None and len(fit_leaf) == frame.shape[0]:
+        spec = {"leaf": np.asarray(fit_leaf, dtype=np.int64)}
+    else:
+        spec = {"E": m._values(frame, "error")}
     off = np.asarray(t.child_offset_, dtype=np.int64)
     nodes = np.asarray(t.child_nodes_, dtype=np.int64)
     inner = feature >= 0
@@ -893,7 +897,7 @@ def _mondrian_spec(m: Any, frame: pd.DataFrame, final: Any) -> dict | None:
     l2g = np.asarray(m.leaf_to_group_, dtype=np.int64)
     tree = {"feature": feature, "threshold": np.asarray(t.threshold_, dtype=np.float64),
             "left": left, "right": right, "group": np.where(inner, -1, final(l2g))}
-    return {"E": V, "efeat_col": np.arange(len(m.qi_), dtype=np.int64), "tree": tree,
+    return {**spec, "efeat_col": np.arange(len(m.qi_), dtype=np.int64), "tree": tree,
             "columns": list(m.qi_), "categorical": list(m.categorical_)}
 
 
