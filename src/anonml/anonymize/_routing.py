@@ -903,13 +903,16 @@ def _mondrian_spec(m: Any, frame: pd.DataFrame, final: Any) -> dict | None:
 
 def _rtree_spec(m: Any, frame: pd.DataFrame, final: Any) -> dict:
     tree = m._tree
-    ranks = m._grid.ranks(frame, "error")
+    fit_leaf = m.__dict__.pop("_fit_leaves", None)  # each row's leaf, as the fit found it
+    if fit_leaf is not None and len(fit_leaf) == frame.shape[0]:
+        spec = {"leaf": np.asarray(fit_leaf, dtype=np.int64)}
+    else:
+        spec = {"E": np.asarray(m._grid.ranks(frame, "error"))}  # read as float64 one by one
     axis = np.asarray(tree["axis"], dtype=np.int64)
     inner = axis >= 0
     parts = {"feature": axis, "threshold": np.asarray(tree["thr"], dtype=np.float64),
              "left": np.asarray(tree["left"], dtype=np.int64),
              "right": np.asarray(tree["right"], dtype=np.int64),
              "group": np.where(inner, -1, final(np.asarray(tree["group"], dtype=np.int64)))}
-    return {"E": np.asarray(ranks),  # read as float64 value by value
-            "efeat_col": np.arange(len(m.qi_), dtype=np.int64), "tree": parts,
+    return {**spec, "efeat_col": np.arange(len(m.qi_), dtype=np.int64), "tree": parts,
             "columns": list(m.qi_), "categorical": list(m.categorical_)}

@@ -8,7 +8,7 @@ subtree, so these follow from each row's leaf alone:
 
 1. every row's leaf, by one pass down the encoded tree (:func:`encoded_leaves`);
 2. per leaf, the minimum and maximum of each numeric column and the categories present
-   (:class:`LeafSummary`: one sort of the rows by leaf, then ``reduceat``);
+   (:class:`LeafSummary`: ``np.maximum.at`` and friends over the rows, ``bincount``);
 3. per split, the maximum over the leaves of its left subtree and the minimum over those of its
    right subtree (:func:`split_bounds`): each leaf climbs to the root once, so the cost is
    leaves x depth rather than rows x depth.
@@ -91,8 +91,6 @@ class LeafSummary:
         self.lid = np.full(n_nodes, -1, dtype=np.int64)
         self.lid[self.nodes] = np.arange(self.nodes.size)
         row_lid = self.lid[leaf]
-        self.order = np.argsort(row_lid, kind="stable")
-        self.starts = np.r_[0, np.cumsum(count[self.nodes])[:-1]].astype(np.int64)
         self.row_lid = row_lid
         self.max: dict[int, np.ndarray] = {}
         self.min: dict[int, np.ndarray] = {}
@@ -111,24 +109,30 @@ class LeafSummary:
                     present = np.unique(key)
                 self.pairs[j] = (present // width, present % width)  # sorted by leaf, code
                 continue
-            if not L:
-                continue
-            xs = x[self.order]
-            self.max[j] = np.maximum.reduceat(xs, self.starts)
-            self.min[j] = np.minimum.reduceat(xs, self.starts)
-            nan = np.isnan(xs)
+            # (np.maximum propagates NaN, as over the rows one by one)
+            self.max[j] = np.full(L, -np.inf)
+            np.maximum.at(self.max[j], row_lid, x)
+            self.min[j] = np.full(L, np.inf)
+            np.minimum.at(self.min[j], row_lid, x)
+            nan = np.isnan(x)
             if nan.any():
-                self.has_nan[j] = np.logical_or.reduceat(nan, self.starts)
-                self.nanmax[j] = np.fmax.reduceat(xs, self.starts)
-                self.nanmin[j] = np.fmin.reduceat(xs, self.starts)
+                self.has_nan[j] = np.bincount(row_lid[nan], minlength=L) > 0
+                self.nanmax[j] = np.full(L, np.nan)
+                np.fmax.at(self.nanmax[j], row_lid, x)
+                self.nanmin[j] = np.full(L, np.nan)
+                np.fmin.at(self.nanmin[j], row_lid, x)
             else:
                 self.has_nan[j] = np.zeros(L, dtype=bool)
                 self.nanmax[j], self.nanmin[j] = self.max[j], self.min[j]
 
     def group_range(self, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Smallest and largest group of each leaf's rows."""
-        g = np.asarray(groups, dtype=np.int64)[self.order]
-        return np.minimum.reduceat(g, self.starts), np.maximum.reduceat(g, self.starts)
+        g = np.asarray(groups, dtype=np.int64)
+        lo = np.full(self.nodes.size, np.iinfo(np.int64).max)
+        hi = np.full(self.nodes.size, np.iinfo(np.int64).min)
+        np.minimum.at(lo, self.row_lid, g)
+        np.maximum.at(hi, self.row_lid, g)
+        return lo, hi
 
 
 def _ancestors(left: np.ndarray, right: np.ndarray, start: np.ndarray) -> tuple[np.ndarray, ...]:
