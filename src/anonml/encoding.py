@@ -376,16 +376,21 @@ class TableEncoder:
             if memo is not None:  # the fit frame's codes, from this factorization, for free
                 codes = self._codes(frame, c, "error", (row_codes, uniques))
                 memo[(c, "error")] = memo[(c, "ignore")] = codes
+                self._memo_factorized.setdefault(c, (row_codes, uniques))
         return self
 
     # -- views ---------------------------------------------------------------------------------
     @contextmanager
-    def memoize(self, frame: pd.DataFrame, factorized: dict | None = None) -> Iterator[None]:
+    def memoize(self, frame: pd.DataFrame, factorized: dict | None = None) -> Iterator[dict]:
         """Within the block, category codes of ``frame`` are computed once per column (from
-        ``factorized[column]``, the column's ``pd.factorize``, where given)."""
-        self._memo_frame, self._memo, self._memo_factorized = frame, {}, factorized or {}
+        ``factorized[column]``, the column's ``pd.factorize``, where given).
+
+        Yields the dict of those factorizations, to which :meth:`fit` within the block adds
+        its own (the caller may keep it past the block; the encoder does not)."""
+        self._memo_frame, self._memo = frame, {}
+        self._memo_factorized = factorized if factorized is not None else {}
         try:
-            yield
+            yield self._memo_factorized
         finally:
             self._memo_frame, self._memo = None, {}
             self.__dict__.pop("_memo_factorized", None)  # the fitted state as before

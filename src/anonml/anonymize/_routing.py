@@ -749,9 +749,11 @@ def _check_routes(rt: RoutingTree, frame: pd.DataFrame, groups: np.ndarray,
 
 
 def anonymizer_routing(anonymizer: Any, frame: pd.DataFrame, groups: np.ndarray,
-                       merge_map: np.ndarray | None) -> RoutingTree | None:
+                       merge_map: np.ndarray | None,
+                       factorized: dict | None = None) -> RoutingTree | None:
     """The :class:`RoutingTree` of a fitted anonymizer, from its training rows and groups
-    (``groups`` after any merge; ``merge_map`` maps the partition's groups to them)."""
+    (``groups`` after any merge; ``merge_map`` maps the partition's groups to them;
+    ``factorized``: ``pd.factorize`` of categorical columns of ``frame`` already done)."""
     name = type(anonymizer).__name__
     if name not in ("AccuracyGuidedAnonymizer", "MondrianAnonymizer", "RTreeAnonymizer",
                     "HilbertAnonymizer"):
@@ -763,7 +765,10 @@ def anonymizer_routing(anonymizer: Any, frame: pd.DataFrame, groups: np.ndarray,
     # each categorical column factorized once, for the encoder's codes, the build and the check
     cat_cols = [c for c in dict.fromkeys([*enc.categorical, *anonymizer.categorical_])
                 if c in frame.columns]
-    factorized = {c: pd.factorize(frame[c], use_na_sentinel=True) for c in cat_cols}
+    factorized = dict(factorized or {})
+    for c in cat_cols:
+        if c not in factorized:
+            factorized[c] = pd.factorize(frame[c], use_na_sentinel=True)
     with enc.memoize(frame, factorized):
         spec = None
         if name == "AccuracyGuidedAnonymizer":
