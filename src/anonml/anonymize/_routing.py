@@ -399,11 +399,12 @@ def build_routing(
 
 def _build(frame: pd.DataFrame, columns: Sequence[Any], categorical: Sequence[Any],
            E: np.ndarray | None, efeat_col: np.ndarray, tree: dict, shown: dict | None = None,
-           leaf: np.ndarray | None = None, factorized: dict | None = None
-           ) -> tuple[RoutingTree, LeafSummary, dict]:
-    """:func:`build_routing`, given each row's leaf if known (else routed through ``E``) and
-    the categorical columns' ``pd.factorize`` if done; also returns the per-leaf summary and
-    each categorical column's distinct values (for :func:`_check_routes`)."""
+           leaf: np.ndarray | None = None, factorized: dict | None = None,
+           distinct: dict | None = None) -> tuple[RoutingTree, LeafSummary, dict]:
+    """:func:`build_routing`, given each row's leaf if known (else routed through ``E``), the
+    categorical columns' ``pd.factorize`` and the numeric columns' sorted distinct values
+    (``np.unique``) if known; also returns the per-leaf summary and each categorical column's
+    distinct values (for :func:`_check_routes`)."""
     feature = np.asarray(tree["feature"], dtype=np.int64)
     thr = np.asarray(tree["threshold"], dtype=np.float64)
     moff = np.asarray(tree.get("mask_offset", np.full(feature.size, -1)), dtype=np.int64)
@@ -447,7 +448,9 @@ def _build(frame: pd.DataFrame, columns: Sequence[Any], categorical: Sequence[An
     for j in np.flatnonzero(~is_cat):
         nodes = np.flatnonzero(inner & (out_feature == j))
         if nodes.size:
-            out_thr[nodes] = _threshold_avoiding(lo[nodes], hi[nodes], np.unique(R[j]))
+            got = (distinct or {}).get(columns[j])
+            values = np.asarray(got, dtype=np.float64) if got is not None else np.unique(R[j])
+            out_thr[nodes] = _threshold_avoiding(lo[nodes], hi[nodes], values)
     specs: dict[int, tuple] = {}  # categorical split -> (column, left values, right values,
     #                                  side of the missing value or None)
     if tn.size:
@@ -781,7 +784,8 @@ def anonymizer_routing(anonymizer: Any, frame: pd.DataFrame, groups: np.ndarray,
             spec = _fit_partition_tree(anonymizer, frame, groups)
     rt, summary, uniques = _build(frame, spec["columns"], spec["categorical"], spec.get("E"),
                                   spec["efeat_col"], spec["tree"], shown,
-                                  leaf=spec.get("leaf"), factorized=factorized)
+                                  leaf=spec.get("leaf"), factorized=factorized,
+                                  distinct=getattr(enc, "values_", None))
     _check_routes(rt, frame, groups, summary, uniques)
     return rt
 
