@@ -172,3 +172,20 @@ def test_box_check_passes_and_catches_a_misrouting_tree(method, adult):
     with pytest.raises(RuntimeError, match="does not reproduce"):
         _check_routes(bad2, frame, groups, summary, uniques)
 
+
+
+@pytest.mark.parametrize("method", ["ag_hist", "ag_exact", "mondrian", "rtree"])
+def test_fit_keeps_no_row_level_helpers(method, adult):
+    """The rows' leaves and factorizations handed to the routing build are not kept."""
+    from anonml import RTreeAnonymizer
+
+    _, _, qi = adult
+    est = {"ag_hist": lambda: AccuracyGuidedAnonymizer(k=20, quasi_identifiers=qi, tree="hist"),
+           "ag_exact": lambda: AccuracyGuidedAnonymizer(k=20, quasi_identifiers=qi,
+                                                        tree="exact", random_state=0),
+           "mondrian": lambda: MondrianAnonymizer(k=20, quasi_identifiers=qi),
+           "rtree": lambda: RTreeAnonymizer(k=20, quasi_identifiers=qi)}[method]()
+    est = _fitted(est, adult)
+    assert "_fit_leaves" not in est.__dict__
+    assert "_memo_factorized" not in est.encoder_.__dict__
+    assert np.array_equal(est.route_.apply(adult[0]), est.groups_)
