@@ -11,6 +11,9 @@ stable; the machine is shared: the load average is printed).
 Prints and records benchmarks/results/routing_cost.json.
 
     PYTHONPATH=src python benchmarks/bench_routing_cost.py [--sizes 100000 1000000]
+        [--methods ag_hist ...] [--out benchmarks/results/routing_cost.json]
+
+(``--out`` keeps a peer's figures apart, e.g. main's with ``PYTHONPATH=/work/main/src``.)
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_accuracy_guided import resample  # noqa: E402
 
+import anonml  # noqa: E402
 from anonml import (  # noqa: E402
     AccuracyGuidedAnonymizer,
     HilbertAnonymizer,
@@ -50,6 +54,8 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--sizes", type=int, nargs="+", default=[100_000, 1_000_000])
     ap.add_argument("--methods", nargs="+", default=list(METHODS))
+    ap.add_argument("--out", type=Path,
+                    default=Path(__file__).parent / "results" / "routing_cost.json")
     args = ap.parse_args()
     d = load_adult()
     X, y = d.X, d.y
@@ -76,9 +82,10 @@ def main() -> None:
             rows.append(row)
             print(f"| {name} | {n:,} | {row['groups']:,} | {row['fit_s']} | {row['routing_s']} "
                   f"| {row['routing_share']:.1%} | {nodes} |", flush=True)
-    out = {"k": K, "quasi_identifiers": len(qi), "load_average_end": os.getloadavg(),
+    out = {"k": K, "anonml_source": str(Path(anonml.__file__).parent),
+           "quasi_identifiers": len(qi), "load_average_end": os.getloadavg(),
            "machine": platform.platform(), "cpus": os.cpu_count(), "rows": rows}
-    path = Path(__file__).parent / "results" / "routing_cost.json"
+    path = args.out
     path.write_text(json.dumps(out, indent=2))
     print(f"load average at end: {os.getloadavg()}; wrote {path}")
 

@@ -377,17 +377,24 @@ class TableEncoder:
             if memo is not None:  # the fit frame's codes, from this factorization, for free
                 codes = self._codes(frame, c, "error", (row_codes, uniques))
                 memo[(c, "error")] = memo[(c, "ignore")] = codes
+                self._memo_factorized.setdefault(c, (row_codes, uniques))
         return self
 
     # -- views ---------------------------------------------------------------------------------
     @contextmanager
-    def memoize(self, frame: pd.DataFrame) -> Iterator[None]:
-        """Within the block, category codes of ``frame`` are computed once per column."""
+    def memoize(self, frame: pd.DataFrame, factorized: dict | None = None) -> Iterator[dict]:
+        """Within the block, category codes of ``frame`` are computed once per column (from
+        ``factorized[column]``, the column's ``pd.factorize``, where given).
+
+        Yields the dict of those factorizations, to which :meth:`fit` within the block adds
+        its own (the caller may keep it past the block; the encoder does not)."""
         self._memo_frame, self._memo = frame, {}
+        self._memo_factorized = factorized if factorized is not None else {}
         try:
-            yield
+            yield self._memo_factorized
         finally:
             self._memo_frame, self._memo = None, {}
+            self.__dict__.pop("_memo_factorized", None)  # the fitted state as before
 
     def codes(self, frame: pd.DataFrame, column: Any, handle_unknown: str = "error") -> np.ndarray:
         """Category codes: known values 0..m-1, missing m, unknown m+1 (or an error)."""
@@ -395,7 +402,8 @@ class TableEncoder:
         if memo is not None and self._memo_frame is frame:
             key = (column, handle_unknown)
             if key not in memo:
-                memo[key] = self._codes(frame, column, handle_unknown)
+                memo[key] = self._codes(frame, column, handle_unknown,
+                                        getattr(self, "_memo_factorized", {}).get(column))
             return memo[key]
         return self._codes(frame, column, handle_unknown)
 

@@ -283,6 +283,9 @@ class AccuracyGuidedAnonymizer(BaseAnonymizer):
             n_nodes = self.tree_.n_nodes_
         self.leaf_to_group_ = _compact(leaves, n_nodes)
         groups = self.leaf_to_group_[leaves]
+        # each training row's leaves, for the routing tree built at the end of fit (which
+        # takes them off the estimator)
+        self._fit_leaves = (leaves, None)
         self.refine_tree_ = None
         if self.refine == "mondrian":
             if method == "hist" and self.features == "qi":
@@ -292,6 +295,7 @@ class AccuracyGuidedAnonymizer(BaseAnonymizer):
             self.refine_tree_ = HistTree(self.k, None, "mondrian")
             leaves = self.refine_tree_.fit_apply(qB, q_cat, q_bins, None, init=groups)
             self.refined_leaf_to_group_ = _compact(leaves, self.refine_tree_.n_nodes_)
+            self._fit_leaves = (self._fit_leaves[0], leaves)
             groups = self.refined_leaf_to_group_[leaves]
         return groups
 

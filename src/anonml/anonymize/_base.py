@@ -288,7 +288,7 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
         self.categorical_ = [c for c in categorical if c in set(qi)]
         self.model_ = model
         self.encoder_ = TableEncoder(tree_cols, categorical, max_bins=self._max_bins())
-        with self.encoder_.memoize(frame):
+        with self.encoder_.memoize(frame) as factorized:
             self.encoder_.fit(frame)
             t1 = time.perf_counter()
             groups = np.asarray(self._partition(frame, y_fit), dtype=np.int64)
@@ -356,7 +356,7 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
 
             warnings.warn(collapsed, AnonmlWarning, stacklevel=3)
         # the routing a released copy keeps: splits on raw values with rounded thresholds
-        self.route_ = anonymizer_routing(self, frame, groups, merge_map)
+        self.route_ = anonymizer_routing(self, frame, groups, merge_map, factorized)
         t6 = time.perf_counter()
         self.timings_ = {
             "check_and_encode": t1 - t0,

@@ -235,6 +235,7 @@ class MondrianAnonymizer(BaseAnonymizer):
             # the QI vector of the training row at each relaxed threshold, for routing ties
             tree.relaxed_vectors_ = self._values(frame.iloc[tree.relaxed_rows_], "error")
         self.tree_ = tree
+        self._fit_leaves = leaves  # each row's leaf, for the routing tree built at fit's end
         self.depth_ = tree.depth_
         is_leaf = tree.feature_ < 0
         self.leaf_to_group_ = np.where(is_leaf, np.cumsum(is_leaf) - 1, -1)

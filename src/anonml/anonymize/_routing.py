@@ -32,6 +32,13 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from anonml.anonymize._routing_leaves import (
+    LeafSummary,
+    boxes_route_to_groups,
+    encoded_leaves,
+    split_bounds,
+)
+
 __all__ = ["ROUTING_ATTRIBUTES", "RoutingTree", "roundest_in_gap", "build_routing"]
 
 #: every attribute a fitted routing tree holds (and a saved one may hold), in one place
@@ -297,43 +304,54 @@ class RoutingTree:
             act = act[feature[node[act]] >= 0]
         return np.asarray(self.group_, dtype=np.int64)[node]
 
-    def _membership(self, frame: pd.DataFrame, X: np.ndarray, is_cat_col: np.ndarray,
-                    feature: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Fill ``X`` (numbers; vocabulary positions of categories, -1 unnamed) and build the
-        flat table of which vocabulary position each categorical split names."""
+    def _vocabulary(self, is_cat_col: np.ndarray, feature: np.ndarray
+                    ) -> tuple[dict, np.ndarray, np.ndarray]:
+        """Per categorical column, the vocabulary of the categories its splits name (a
+        ``pd.Index``); and the flat table of which vocabulary position (or, after the last,
+        the missing value) each categorical split names, with each split's offset in it."""
         off = np.asarray(self.cat_offset_, dtype=np.int64)
         cnt = np.asarray(self.cat_count_, dtype=np.int64)
         miss = np.asarray(self.cat_missing_, dtype=bool)
         cats = np.asarray(self.categories_, dtype=object).tolist()
         vocab: dict[int, pd.Index] = {}
-        for j, c in enumerate(self.columns):
-            if not is_cat_col[j]:
-                X[:, j] = frame[c].to_numpy(dtype=np.float64)
-                continue
+        for j in np.flatnonzero(is_cat_col):
+            j = int(j)
             nodes = np.flatnonzero((feature == j) & (off >= 0))
             names: list = []
             for i in nodes:
                 names.extend(cats[off[i]: off[i] + cnt[i]])
-            index = pd.Index(pd.unique(pd.Series(names, dtype=object)), dtype=object)
-            vocab[j] = index
-            s = frame[c]
-            codes, uniques = pd.factorize(s, use_na_sentinel=True)
-            pos = index.get_indexer(pd.Index(np.asarray(uniques, dtype=object), dtype=object))
-            row = np.append(pos, len(index))[codes]  # missing -> the slot after the names
-            X[:, j] = row
+            vocab[j] = pd.Index(pd.unique(pd.Series(names, dtype=object)), dtype=object)
+        # one slot per named vocabulary position and one for the missing value, per split
+        nodes = np.flatnonzero(off >= 0)
+        width = np.array([len(vocab[int(feature[i])]) + 1 for i in nodes], dtype=np.int64)
         member_off = np.full(feature.size, -1, dtype=np.int64)
-        parts: list[np.ndarray] = []
-        total = 0
-        for i in np.flatnonzero(off >= 0):
-            index = vocab[int(feature[i])]
-            m = np.zeros(len(index) + 1, dtype=bool)
-            if cnt[i]:
-                m[index.get_indexer(pd.Index(cats[off[i]: off[i] + cnt[i]], dtype=object))] = True
-            m[-1] = bool(miss[i])
-            member_off[i] = total
-            parts.append(m)
-            total += m.size
-        member = np.concatenate(parts) if parts else np.zeros(1, dtype=bool)
+        member_off[nodes] = np.cumsum(width) - width
+        member = np.zeros(max(int(width.sum()), 1), dtype=bool)
+        member[(member_off[nodes] + width - 1)[miss[nodes]]] = True
+        for j, index in vocab.items():  # every split's names at once, per column
+            mine = nodes[(feature[nodes] == j) & (cnt[nodes] > 0)]
+            if not mine.size:
+                continue
+            names = [v for i in mine for v in cats[off[i]: off[i] + cnt[i]]]
+            pos = index.get_indexer(pd.Index(names, dtype=object))
+            at = np.repeat(member_off[mine], cnt[mine])
+            last = np.repeat(member_off[mine] + len(index), cnt[mine])
+            member[np.where(pos >= 0, at + pos, last)] = True  # (-1 would mark the last slot)
+        return vocab, member, member_off
+
+    def _membership(self, frame: pd.DataFrame, X: np.ndarray, is_cat_col: np.ndarray,
+                    feature: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Fill ``X`` (numbers; vocabulary positions of categories, -1 unnamed) and build the
+        flat table of which vocabulary position each categorical split names."""
+        vocab, member, member_off = self._vocabulary(is_cat_col, feature)
+        for j, c in enumerate(self.columns):
+            if not is_cat_col[j]:
+                X[:, j] = frame[c].to_numpy(dtype=np.float64)
+                continue
+            index = vocab[j]
+            codes, uniques = pd.factorize(frame[c], use_na_sentinel=True)
+            pos = index.get_indexer(pd.Index(np.asarray(uniques, dtype=object), dtype=object))
+            X[:, j] = np.append(pos, len(index))[codes]  # missing -> the slot after the names
         return member, member_off
 
 
@@ -376,6 +394,17 @@ def build_routing(
     -------
     RoutingTree
     """
+    return _build(frame, columns, categorical, E, efeat_col, tree, shown)[0]
+
+
+def _build(frame: pd.DataFrame, columns: Sequence[Any], categorical: Sequence[Any],
+           E: np.ndarray | None, efeat_col: np.ndarray, tree: dict, shown: dict | None = None,
+           leaf: np.ndarray | None = None, factorized: dict | None = None,
+           distinct: dict | None = None) -> tuple[RoutingTree, LeafSummary, dict]:
+    """:func:`build_routing`, given each row's leaf if known (else routed through ``E``), the
+    categorical columns' ``pd.factorize`` and the numeric columns' sorted distinct values
+    (``np.unique``) if known; also returns the per-leaf summary and each categorical column's
+    distinct values (for :func:`_check_routes`)."""
     feature = np.asarray(tree["feature"], dtype=np.int64)
     thr = np.asarray(tree["threshold"], dtype=np.float64)
     moff = np.asarray(tree.get("mask_offset", np.full(feature.size, -1)), dtype=np.int64)
@@ -387,67 +416,44 @@ def build_routing(
     columns = list(columns)
     cat_set = set(categorical)
     is_cat = np.array([c in cat_set for c in columns], dtype=bool)
-    n, n_nodes = frame.shape[0], feature.size
+    n_nodes = feature.size
 
     # raw numbers and category codes of the training rows, per routed column
-    R = np.zeros((n, len(columns)), dtype=np.float64)
+    R: dict[int, np.ndarray] = {}
+    n_codes: dict[int, int] = {}
     cat_values: dict[int, np.ndarray] = {}
+    factorized = factorized or {}
     for j, c in enumerate(columns):
         if is_cat[j]:
-            codes, uniques = pd.factorize(frame[c], use_na_sentinel=True)
+            got = factorized.get(c)
+            codes, uniques = got if got is not None else \
+                pd.factorize(frame[c], use_na_sentinel=True)
             cat_values[j] = np.asarray(uniques, dtype=object)
-            R[:, j] = np.where(codes < 0, len(uniques), codes)  # missing: the last code
+            R[j] = np.where(codes < 0, len(uniques), codes)  # missing: the last code
+            n_codes[j] = len(uniques) + 1
         else:
-            R[:, j] = frame[c].to_numpy(dtype=np.float64)
+            R[j] = frame[c].to_numpy(dtype=np.float64)
 
-    lo = np.full(n_nodes, -np.inf)
-    hi = np.full(n_nodes, np.inf)
-    trip_node: list[np.ndarray] = []
-    trip_code: list[np.ndarray] = []
-    trip_left: list[np.ndarray] = []
-    node = np.zeros(n, dtype=np.int64)
-    act = np.flatnonzero(feature[node] >= 0) if n else np.zeros(0, dtype=np.int64)
-    while act.size:
-        nd = node[act]
-        f = feature[nd]
-        e = E[act, f]
-        go = e <= thr[nd]
-        mk = moff[nd] >= 0
-        if mk.any():
-            idx = np.where(mk, moff[nd] + e.astype(np.int64), 0)
-            go = np.where(mk, flat[np.clip(idx, 0, max(flat.size - 1, 0))] if flat.size else
-                          False, go)
-        col = efeat_col[f]
-        x = R[act, col]
-        num = ~is_cat[col]
-        if num.any():
-            sel = num & go
-            np.maximum.at(lo, nd[sel], x[sel])
-            sel = num & ~go
-            np.minimum.at(hi, nd[sel], x[sel])
-        if (~num).any():  # (node, code, side) of the level, deduplicated at once
-            cw = int(x[~num].max()) + 2
-            k = np.unique((nd[~num] * cw + x[~num].astype(np.int64)) * 2 + go[~num])
-            trip_node.append(k // 2 // cw)
-            trip_code.append(k // 2 % cw)
-            trip_left.append((k % 2).astype(bool))
-        node[act] = np.where(go, left[nd], right[nd])
-        act = act[feature[node[act]] >= 0]
-
+    # each row's leaf once; per leaf its values; per split the values each side receives
+    # (the rows going left at a node are those whose leaf is in its left subtree)
+    if leaf is None:
+        leaf = encoded_leaves(E, feature, thr, moff, flat, left, right)
+    summary = LeafSummary(np.asarray(leaf, dtype=np.int64), R, n_codes)
     inner = feature >= 0
     out_feature = np.where(inner, efeat_col[np.maximum(feature, 0)], -1)
+    lo, hi, tn, tc, tl = split_bounds(summary, out_feature, is_cat, np.where(inner, left, -1),
+                                      np.where(inner, right, -1))
+
     out_thr = np.full(n_nodes, np.nan)
-    num_nodes = inner & ~is_cat[np.maximum(out_feature, 0)]
     for j in np.flatnonzero(~is_cat):
         nodes = np.flatnonzero(inner & (out_feature == j))
         if nodes.size:
-            out_thr[nodes] = _threshold_avoiding(lo[nodes], hi[nodes], np.unique(R[:, j]))
+            got = (distinct or {}).get(columns[j])
+            values = np.asarray(got, dtype=np.float64) if got is not None else np.unique(R[j])
+            out_thr[nodes] = _threshold_avoiding(lo[nodes], hi[nodes], values)
     specs: dict[int, tuple] = {}  # categorical split -> (column, left values, right values,
     #                                  side of the missing value or None)
-    if trip_node:
-        tn = np.concatenate(trip_node)
-        tc = np.concatenate(trip_code)
-        tl = np.concatenate(trip_left)
+    if tn.size:
         width = int(tc.max()) + 2
         flat_key = np.unique((tn * width + tc) * 2 + tl.astype(np.int64))
         key = np.stack([flat_key // 2 // width, flat_key // 2 % width, flat_key % 2], axis=1)
@@ -470,7 +476,7 @@ def build_routing(
     _set_nodes(rt, out_feature, out_thr, np.where(inner, left, -1), np.where(inner, right, -1),
                np.where(inner, -1, group), inner & is_cat[np.maximum(out_feature, 0)], specs,
                shown or {}, all_cats)
-    return _simplify(rt)
+    return _simplify(rt), summary, cat_values
 
 
 def _set_nodes(rt: RoutingTree, feature: np.ndarray, thr: np.ndarray, left: np.ndarray,
@@ -723,7 +729,10 @@ def _fit_partition_tree(anonymizer: Any, frame: pd.DataFrame, groups: np.ndarray
     parts = _sklearn_parts(est)
     leaf_class = np.argmax(est.tree_.value[:, 0, :], axis=1)
     parts["group"] = np.where(parts["left"] >= 0, -1, est.classes_[leaf_class])
-    return {"E": E, "efeat_col": np.arange(len(cols), dtype=np.int64), "tree": parts,
+    spec = {"E": E}
+    if np.array_equal(E.astype(np.float32), E):  # sklearn's float32 view is exact: its apply
+        spec = {"leaf": np.asarray(est.apply(E), dtype=np.int64)}
+    return {**spec, "efeat_col": np.arange(len(cols), dtype=np.int64), "tree": parts,
             "columns": cols, "categorical": list(enc.categorical)}
 
 
@@ -733,30 +742,51 @@ def _check_pure(rt: RoutingTree, frame: pd.DataFrame, groups: np.ndarray) -> Non
         raise RuntimeError("the routing tree does not reproduce the training groups")
 
 
+def _check_routes(rt: RoutingTree, frame: pd.DataFrame, groups: np.ndarray,
+                  summary: LeafSummary, uniques: dict) -> None:
+    """Every training row is routed to its group: shown on the boxes of the rows of each leaf
+    of the fitted tree when they fall wholly on one side of every split (cheap), else by
+    routing every row (:func:`_check_pure`)."""
+    if not boxes_route_to_groups(rt, summary, groups, uniques):
+        _check_pure(rt, frame, groups)
+
+
 def anonymizer_routing(anonymizer: Any, frame: pd.DataFrame, groups: np.ndarray,
-                       merge_map: np.ndarray | None) -> RoutingTree | None:
+                       merge_map: np.ndarray | None,
+                       factorized: dict | None = None) -> RoutingTree | None:
     """The :class:`RoutingTree` of a fitted anonymizer, from its training rows and groups
-    (``groups`` after any merge; ``merge_map`` maps the partition's groups to them)."""
+    (``groups`` after any merge; ``merge_map`` maps the partition's groups to them;
+    ``factorized``: ``pd.factorize`` of categorical columns of ``frame`` already done)."""
     name = type(anonymizer).__name__
+    if name not in ("AccuracyGuidedAnonymizer", "MondrianAnonymizer", "RTreeAnonymizer",
+                    "HilbertAnonymizer"):
+        return None
     shown = _shown_categories(anonymizer)
     final = (lambda g: g) if merge_map is None else (lambda g: np.where(
         g >= 0, np.asarray(merge_map)[np.maximum(g, 0)], -1))
-    spec = None
-    if name == "AccuracyGuidedAnonymizer":
-        spec = _ag_spec(anonymizer, frame, final)
-    elif name == "MondrianAnonymizer":
-        spec = _mondrian_spec(anonymizer, frame, final)
-    elif name == "RTreeAnonymizer":
-        spec = _rtree_spec(anonymizer, frame, final)
-    elif name == "HilbertAnonymizer":
+    enc = anonymizer.encoder_
+    # each categorical column factorized once, for the encoder's codes, the build and the check
+    cat_cols = [c for c in dict.fromkeys([*enc.categorical, *anonymizer.categorical_])
+                if c in frame.columns]
+    factorized = dict(factorized or {})
+    for c in cat_cols:
+        if c not in factorized:
+            factorized[c] = pd.factorize(frame[c], use_na_sentinel=True)
+    with enc.memoize(frame, factorized):
         spec = None
-    else:
-        return None
-    if spec is None:
-        spec = _fit_partition_tree(anonymizer, frame, groups)
-    rt = build_routing(frame, spec["columns"], spec["categorical"], spec["E"],
-                       spec["efeat_col"], spec["tree"], shown)
-    _check_pure(rt, frame, groups)
+        if name == "AccuracyGuidedAnonymizer":
+            spec = _ag_spec(anonymizer, frame, final)
+        elif name == "MondrianAnonymizer":
+            spec = _mondrian_spec(anonymizer, frame, final)
+        elif name == "RTreeAnonymizer":
+            spec = _rtree_spec(anonymizer, frame, final)
+        if spec is None:
+            spec = _fit_partition_tree(anonymizer, frame, groups)
+    rt, summary, uniques = _build(frame, spec["columns"], spec["categorical"], spec.get("E"),
+                                  spec["efeat_col"], spec["tree"], shown,
+                                  leaf=spec.get("leaf"), factorized=factorized,
+                                  distinct=getattr(enc, "values_", None))
+    _check_routes(rt, frame, groups, summary, uniques)
     return rt
 
 
@@ -774,17 +804,27 @@ def _shown_categories(anonymizer: Any) -> dict:
 def _ag_spec(m: Any, frame: pd.DataFrame, final: Any) -> dict:
     enc = m.encoder_
     columns = list(enc.columns)
+    # the rows' leaves in the first tree and in the refinement, as the fit found them
+    fit_leaf, fit_refined = m.__dict__.pop("_fit_leaves", (None, None))
+    if fit_leaf is not None and len(fit_leaf) != frame.shape[0]:
+        fit_leaf = fit_refined = None
     if m.tree_method_ == "exact":
-        E = enc.onehot(frame).astype(np.float64)
+        # the one-hot view in float32, as sklearn compares it: its own apply gives the leaves
         parts = _sklearn_parts(m.tree_)
         efeat = _onehot_columns(enc, columns)
-        # sklearn compares float32 features with float64 thresholds: keep its view exactly
-        E = E.astype(np.float32).astype(np.float64)
+        E = None if fit_leaf is not None else enc.onehot(frame)
+        leaf = np.asarray(fit_leaf if fit_leaf is not None else m.tree_.apply(E),
+                          dtype=np.int64)
+        w1 = int(m.tree_.n_features_in_)
         parts["mask_offset"] = np.full(parts["feature"].size, -1, dtype=np.int64)
         parts["flat"] = np.zeros(0, dtype=bool)
     else:
-        B, _, _ = enc.bins(frame)
-        E = B.astype(np.float64)
+        E = B = None
+        if fit_leaf is None or (m.__dict__.get("refine_tree_") is not None
+                                and fit_refined is None):
+            B, _, _ = enc.bins(frame)
+            E = B
+        w1 = len(columns)
         t = m.tree_
         parts = {"feature": np.asarray(t.feature_, dtype=np.int64),
                  "threshold": np.asarray(t.threshold_, dtype=np.float64),
@@ -793,18 +833,18 @@ def _ag_spec(m: Any, frame: pd.DataFrame, final: Any) -> dict:
                  "mask_offset": np.asarray(t.offset_, dtype=np.int64),
                  "flat": np.asarray(t.flat_, dtype=bool)}
         efeat = np.arange(len(columns), dtype=np.int64)
+        leaf = np.asarray(fit_leaf, dtype=np.int64) if fit_leaf is not None else \
+            encoded_leaves(B, parts["feature"], parts["threshold"], parts["mask_offset"],
+                           parts["flat"], parts["left"], parts["right"])
     l2g = np.asarray(m.leaf_to_group_, dtype=np.int64)
     leaf_group = l2g.copy()
     refine = m.__dict__.get("refine_tree_")
     if refine is None:
         parts["group"] = np.where(parts["left"] >= 0, -1, final(leaf_group))
-        return {"E": E, "efeat_col": efeat, "tree": parts, "columns": columns,
+        return {"leaf": leaf, "efeat_col": efeat, "tree": parts, "columns": columns,
                 "categorical": list(enc.categorical)}
     # graft the refinement tree under each leaf of the first tree (its roots are the groups)
-    qB, _, _ = enc.bins(frame, columns=m.qi_)
     n1 = parts["feature"].size
-    w1 = E.shape[1]
-    E = np.hstack([E, qB.astype(np.float64)])
     pos = {c: j for j, c in enumerate(columns)}
     efeat = np.concatenate([efeat, np.array([pos[c] for c in m.qi_], dtype=np.int64)])
     r = refine
@@ -822,19 +862,27 @@ def _ag_spec(m: Any, frame: pd.DataFrame, final: Any) -> dict:
     flat = np.concatenate([flat1, np.asarray(r.flat_, dtype=bool)])
     group = np.concatenate([np.full(n1, -1, dtype=np.int64),
                             np.where(rf >= 0, -1, final(r2g))])
-    # each first-tree leaf becomes its group's refinement root
-    for leaf in np.flatnonzero(parts["feature"] < 0):
-        g = int(l2g[leaf])
-        if g < 0:
-            group[leaf] = -1
-            continue
-        src = n1 + g
-        feature[leaf], threshold[leaf], moff[leaf] = feature[src], threshold[src], moff[src]
-        left[leaf], right[leaf], group[leaf] = left[src], right[src], group[src]
-        feature[src] = -1  # the copied root is no longer reached
+    # each first-tree leaf becomes its group's refinement root (one leaf per group)
+    leaves1 = np.flatnonzero(parts["feature"] < 0)
+    g = l2g[leaves1]
+    group[leaves1[g < 0]] = -1
+    lv, src = leaves1[g >= 0], n1 + g[g >= 0]
+    feature[lv], threshold[lv], moff[lv] = feature[src], threshold[src], moff[src]
+    left[lv], right[lv], group[lv] = left[src], right[src], group[src]
+    feature[src] = -1  # the copied root is no longer reached
+    if fit_refined is not None:  # a refinement root is its first-tree leaf, grafted
+        r = np.asarray(fit_refined, dtype=np.int64)
+        leaf = np.where(r == l2g[leaf], leaf, n1 + r)
+    else:  # rows go on from their first-tree leaf down the refinement, reading the QIs' bins
+        if m.tree_method_ == "hist" and list(m.qi_) == columns and E is not None:
+            qB = E  # the tree's bins are the QIs' bins
+        else:
+            qB, _, _ = enc.bins(frame, columns=m.qi_)
+        leaf = encoded_leaves(qB, feature, threshold, moff, flat, left, right, init=leaf,
+                              col_offset=w1)
     tree = {"feature": feature, "threshold": threshold, "left": left, "right": right,
             "mask_offset": moff, "flat": flat, "group": group}
-    return {"E": E, "efeat_col": efeat, "tree": tree, "columns": columns,
+    return {"leaf": leaf, "efeat_col": efeat, "tree": tree, "columns": columns,
             "categorical": list(enc.categorical)}
 
 
@@ -842,9 +890,13 @@ def _mondrian_spec(m: Any, frame: pd.DataFrame, final: Any) -> dict | None:
     t = m.tree_
     kind = np.asarray(t.kind_, dtype=np.int64)
     feature = np.asarray(t.feature_, dtype=np.int64)
+    fit_leaf = m.__dict__.pop("_fit_leaves", None)  # each row's leaf, as the fit found it
     if (kind[feature >= 0] != 0).any():
         return None  # relaxed or hierarchy cuts: learnt as a tree of pure leaves
-    V = m._values(frame, "error")
+    if fit_leaf is not None and len(fit_leaf) == frame.shape[0]:
+        spec = {"leaf": np.asarray(fit_leaf, dtype=np.int64)}
+    else:
+        spec = {"E": m._values(frame, "error")}
     off = np.asarray(t.child_offset_, dtype=np.int64)
     nodes = np.asarray(t.child_nodes_, dtype=np.int64)
     inner = feature >= 0
@@ -854,19 +906,22 @@ def _mondrian_spec(m: Any, frame: pd.DataFrame, final: Any) -> dict | None:
     l2g = np.asarray(m.leaf_to_group_, dtype=np.int64)
     tree = {"feature": feature, "threshold": np.asarray(t.threshold_, dtype=np.float64),
             "left": left, "right": right, "group": np.where(inner, -1, final(l2g))}
-    return {"E": V, "efeat_col": np.arange(len(m.qi_), dtype=np.int64), "tree": tree,
+    return {**spec, "efeat_col": np.arange(len(m.qi_), dtype=np.int64), "tree": tree,
             "columns": list(m.qi_), "categorical": list(m.categorical_)}
 
 
 def _rtree_spec(m: Any, frame: pd.DataFrame, final: Any) -> dict:
     tree = m._tree
-    ranks = m._grid.ranks(frame, "error")
+    fit_leaf = m.__dict__.pop("_fit_leaves", None)  # each row's leaf, as the fit found it
+    if fit_leaf is not None and len(fit_leaf) == frame.shape[0]:
+        spec = {"leaf": np.asarray(fit_leaf, dtype=np.int64)}
+    else:
+        spec = {"E": np.asarray(m._grid.ranks(frame, "error"))}  # read as float64 one by one
     axis = np.asarray(tree["axis"], dtype=np.int64)
     inner = axis >= 0
     parts = {"feature": axis, "threshold": np.asarray(tree["thr"], dtype=np.float64),
              "left": np.asarray(tree["left"], dtype=np.int64),
              "right": np.asarray(tree["right"], dtype=np.int64),
              "group": np.where(inner, -1, final(np.asarray(tree["group"], dtype=np.int64)))}
-    return {"E": np.asarray(ranks, dtype=np.float64),
-            "efeat_col": np.arange(len(m.qi_), dtype=np.int64), "tree": parts,
+    return {**spec, "efeat_col": np.arange(len(m.qi_), dtype=np.int64), "tree": parts,
             "columns": list(m.qi_), "categorical": list(m.categorical_)}

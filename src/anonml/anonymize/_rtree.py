@@ -237,6 +237,11 @@ class RTreeAnonymizer(BaseAnonymizer):
         t2 = time.perf_counter()
         self._tree = tree
         n_groups = int(groups.max()) + 1
+        # each row's leaf (one group per leaf), for the routing tree built at fit's end
+        is_leaf = np.flatnonzero(tree["group"] >= 0)
+        node_of_group = np.empty(n_groups, dtype=np.int64)
+        node_of_group[tree["group"][is_leaf]] = is_leaf
+        self._fit_leaves = node_of_group[groups]
         self.n_nodes_ = int(tree["axis"].size)
         self.depth_ = builder.depth
         self.n_unsplittable_ = builder.n_unsplittable
