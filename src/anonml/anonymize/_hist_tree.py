@@ -21,7 +21,7 @@ A node is split when it is impure, holds at least ``2 * min_samples_leaf`` rows,
 scikit-learn, the best split is taken even when it does not lower the impurity. Only prefixes of
 the ordered categories are searched, so when ``min_samples_leaf`` binds, a valid category subset
 outside that order can be missed and the node kept whole (coarser groups, never smaller than k;
-``tests/test_hist_tree.py`` pins this limitation).
+``tests/anonymize/test_hist_tree.py`` pins this limitation).
 
 The ``"mondrian"`` criterion needs no target: every node of at least ``2 * min_samples_leaf`` rows
 is cut on the feature of widest normalized spread that admits a cut, at the most balanced

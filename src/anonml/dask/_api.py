@@ -239,7 +239,7 @@ def anonymize_dataset(
     (Goldsteen et al., 2022, arXiv:2007.13086; a histogram tree on the guide labels with
     ``min_samples_leaf=k``, then the large pure leaves cut by strict Mondrian, LeFevre et al.,
     2006), or strict Mondrian alone. Given the same bins the groups are exactly those of
-    :class:`~anonml.anonymize._hist_tree.HistTree` (tests/test_dask_engine.py). Every group's QIs
+    :class:`~anonml.anonymize._hist_tree.HistTree` (tests/dask/test_dask_engine.py). Every group's QIs
     are replaced by those of one real record of the group (the majority-class record closest to
     the group's median, Goldsteen et al. Sec. 3.2; medians at bin resolution). Nothing but
     histograms, counts and the tree reaches the client.

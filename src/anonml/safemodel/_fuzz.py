@@ -18,7 +18,7 @@ would, keeping the container valid so the edits reach the parsers:
 :func:`mutants` makes them (deterministic for a seed);
 :mod:`anonml.safemodel._fuzz_run` runs them through the sandbox and classifies the outcomes.
 Run it with ``benchmarks/fuzz_model_files.py`` or
-``python -m pytest -m slow tests/test_fuzz_model_files.py`` (``docs/security.md``).
+``python -m pytest -m slow tests/safemodel/test_fuzz_model_files.py`` (``docs/security.md``).
 """
 
 from __future__ import annotations

@@ -54,7 +54,7 @@ CATEGORIES = (
     "privacy_budget", "performance",
 )
 # every measurement a release run can produce, the names a rule's `measure` may use; the test
-# suite checks that the release code produces exactly these (tests/test_safemodel_rules.py)
+# suite checks that the release code produces exactly these (tests/safemodel/test_safemodel_rules.py)
 _STRUCTURE = {
     "n_samples": "training records",
     "n_groups": "groups of training records the model cannot tell apart",
@@ -102,7 +102,7 @@ MEASURES = {
     "attribute.max_arr_ci_low": "largest lower 95 % bound of an attribute risk ratio",
 }
 # the short human label of every measure, shown in the reports next to (or instead of) its key;
-# a test checks that every key of MEASURES has one (tests/test_report.py)
+# a test checks that every key of MEASURES has one (tests/report/test_report.py)
 MEASURE_LABELS = {
     "model.stores_training_records": "Model keeps training records",
     "dp.epsilon": "Privacy budget epsilon",

@@ -413,7 +413,7 @@ def test_pdf_has_the_fixed_sections(reports, decision):
 
 def _real_report() -> dict:
     """The committed do-not-release audit of docs/release (a real Adult audit)."""
-    path = Path(__file__).parents[1] / "docs" / "release" / "do_not_release" / "report.json"
+    path = Path(__file__).parents[2] / "docs" / "release" / "do_not_release" / "report.json"
     return json.loads(path.read_text(encoding="utf-8"))
 
 

@@ -47,7 +47,7 @@ def test_this_checkout_is_detected():
 
 
 def test_extras_match_pyproject():
-    pyproject = Path(__file__).resolve().parents[1] / "pyproject.toml"
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
     if not pyproject.is_file():
         pytest.skip("no pyproject.toml beside the tests")
     try:

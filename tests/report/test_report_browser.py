@@ -175,7 +175,7 @@ return out;
 def _real_report() -> dict:
     import json
 
-    path = Path(__file__).parents[1] / "docs" / "release" / "do_not_release" / "report.json"
+    path = Path(__file__).parents[2] / "docs" / "release" / "do_not_release" / "report.json"
     return json.loads(path.read_text(encoding="utf-8"))
 
 

@@ -30,7 +30,7 @@ pytest.importorskip("pyarrow")
 
 import anonml  # noqa: E402
 
-SRC = str(Path(anonml.__file__).resolve().parents[1])  # the src dir of the checkout under test
+SRC = str(Path(anonml.__file__).resolve().parents[2])  # the src dir of the checkout under test
 QI = ["age", "sex", "zip"]
 
 

@@ -1,7 +1,7 @@
 """Mutation fuzzing of model files (issue 18, item 7): genuine files edited with their containers
 kept valid, each run through the sandbox in a batch subprocess, and no mutant may crash, hang,
 print a traceback or run code in the auditor. The default run is a short budget; the long one
-is ``python -m pytest -m slow tests/test_fuzz_model_files.py`` (``docs/security.md``)."""
+is ``python -m pytest -m slow tests/safemodel/test_fuzz_model_files.py`` (``docs/security.md``)."""
 
 from __future__ import annotations
 
@@ -131,7 +131,7 @@ def test_long_fuzz_budget_records_counts(tmp_path):
     from pathlib import Path
 
     result = _fuzz_run.campaign(tmp_path, 600, seed=SEED, timeout=120.0, jobs=2)
-    out = Path(__file__).parents[1] / "benchmarks" / "results" / "fuzz_model_files.json"
+    out = Path(__file__).parents[2] / "benchmarks" / "results" / "fuzz_model_files.json"
     out.write_text(json.dumps(result, indent=1) + "\n")
     assert result["n_mutants"] == 600
     assert not result["findings"], json.dumps(result["findings"], indent=1)[:4000]

@@ -29,7 +29,7 @@ from test_cli_hostile import assert_hostile as one_line
 from test_cli_hostile import csv_in, table  # noqa: F401 - the same small table, shared
 
 ROWS = 60
-SRC = str(Path(__file__).resolve().parents[1] / "src")
+SRC = str(Path(__file__).resolve().parents[2] / "src")
 SECRET = "raw-value-4711"
 
 

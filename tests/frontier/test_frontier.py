@@ -475,7 +475,7 @@ def test_docs_example_line_is_what_the_code_prints():
     came from (docs/frontier/adult.json, the frontier.json of that run)."""
     from pathlib import Path
 
-    root = Path(__file__).parents[1] / "docs"
+    root = Path(__file__).parents[2] / "docs"
     text = (root / "frontier.md").read_text(encoding="utf-8")
     block = text.split("<!-- example-line -->", 1)[1].split("```", 2)[1]
     line = block.strip()

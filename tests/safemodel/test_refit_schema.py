@@ -73,7 +73,7 @@ from anonml.safemodel._refit_schema import (
 from anonml.safemodel._skops_vet import VETTED_OBJECTS
 
 xgboost = pytest.importorskip("xgboost")
-DOCS = Path(__file__).resolve().parents[1] / "docs" / "security.md"
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "security.md"
 
 RNG = np.random.default_rng(0)
 X = RNG.random((40, 4))
