@@ -82,6 +82,7 @@ import numpy as np
 import pandas as pd
 
 from anonml._errors import InputError
+from anonml._utils import check_int
 from anonml.attacks._core import Target, as_generator, counter, json_safe
 from anonml.encoding import as_frame, detect_categorical, from_frame
 
@@ -145,12 +146,6 @@ def _check_fraction(name: str, value: Any, *, low_open: bool = True) -> float:
         rng = "in (0, 1)" if low_open else "in [0, 1]"
         raise InputError(f"{name}={value!r} must be {rng}, e.g. {name}=0.5")
     return float(value)
-
-
-def _check_positive_int(name: str, value: Any, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise InputError(f"{name}={value!r} must be an integer >= {minimum}")
-    return int(value)
 
 
 def _factorize(col: pd.Series) -> tuple[np.ndarray, pd.Series]:
@@ -637,7 +632,7 @@ def risk_ratio_test(
     from scipy.stats import fisher_exact, norm
 
     a, n1, b, n2 = (
-        _check_positive_int(name, v, 0)
+        check_int(name, v, low=0)
         for name, v in (("train_risky", train_risky), ("n_train", n_train),
                         ("test_risky", test_risky), ("n_test", n_test))
     )
@@ -853,15 +848,15 @@ class WorstCaseAttribute:
                 f"label={self.label!r} must be 'predicted' (the target's class on the real "
                 "record, as SACRO-ML) or 'true' (the record's true label)"
             )
-        _check_positive_int("n_grid", self.n_grid, 2)
+        check_int("n_grid", self.n_grid, low=2)
         pl = self.protection_limit
         if isinstance(pl, bool) or not isinstance(pl, numbers.Real) or not (0 <= pl < math.inf):
             raise InputError(
                 f"protection_limit={pl!r} must be a non-negative number, e.g. 0.1 for ±10 %"
             )
         if self.max_records is not None:
-            _check_positive_int("max_records", self.max_records)
-        _check_positive_int("batch_rows", self.batch_rows)
+            check_int("max_records", self.max_records)
+        check_int("batch_rows", self.batch_rows)
 
     # -- model queries ---------------------------------------------------------------------------
     def _completion_proba(

@@ -62,6 +62,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, clone
 
 from anonml._errors import InputError
+from anonml._utils import check_int
 from anonml.attacks._core import (
     AttackResult,
     Target,
@@ -86,12 +87,6 @@ def check_target(target: Any) -> Target:
             "model and data: Target(model, X_train, y_train, X_test, y_test)"
         )
     return target
-
-
-def check_positive_int(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise InputError(f"{name}={value!r} must be a positive integer")
-    return int(value)
 
 
 def check_open_fraction(name: str, value: Any, example: str) -> float:
@@ -312,8 +307,8 @@ class MembershipInferenceBlackBox(BaseEstimator):
                 f"input_type={self.input_type!r} is not known; use 'proba' or 'log_proba'"
             )
         if self.attack_model == "nn":
-            check_positive_int("epochs", self.epochs)
-            check_positive_int("batch_size", self.batch_size)
+            check_int("epochs", self.epochs)
+            check_int("batch_size", self.batch_size)
             lr = self.learning_rate
             if isinstance(lr, bool) or not isinstance(lr, numbers.Real) or not (
                 np.isfinite(lr) and lr > 0

@@ -64,6 +64,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from anonml._errors import InputError
+from anonml._utils import check_int
 from anonml.attacks._core import (
     AttackResult,
     Target,
@@ -80,7 +81,6 @@ from anonml.attacks._membership import (
     attack_model_from_spec,
     check_n_jobs,
     check_open_fraction,
-    check_positive_int,
     check_target,
     member_column,
 )
@@ -213,7 +213,7 @@ class WorstCaseMembership(BaseEstimator):
         self.random_state = random_state
 
     def _check_params(self) -> None:
-        check_positive_int("n_reps", self.n_reps)
+        check_int("n_reps", self.n_reps)
         check_open_fraction("test_prop", self.test_prop, "0.2")
         check_open_fraction("p_thresh", self.p_thresh, "0.05")
         if self.features not in _FEATURES:

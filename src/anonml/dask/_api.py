@@ -15,12 +15,13 @@ import numpy as np
 import pandas as pd
 
 from anonml._errors import InputError, OutputError, names_list
+from anonml._install import install_hint
 from anonml._methods import METHODS as _REGISTRY
 from anonml._methods import check_method
-from anonml._install import install_hint
-from anonml.engine import _kernels as K
+from anonml._utils import check_int
 from anonml.dask._identifiers import IdentifierColumnError, merge_flags, unique_flags
 from anonml.dask._tree import _put, compact, grow, tree_reduce
+from anonml.engine import _kernels as K
 
 __all__ = ["anonymize_dataset", "local_cluster", "DaskAnonymization"]
 
@@ -108,12 +109,6 @@ def local_cluster(
 
 
 # -- input checks ------------------------------------------------------------------------------
-def _positive_int(name: str, v: Any, low: int) -> int:
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < low:
-        raise InputError(f"{name}={v!r}; pass an integer >= {low}")
-    return int(v)
-
-
 # -- per-partition wrappers (run on the workers) -------------------------------------------------
 def _guide(part: pd.DataFrame, label: Any, model: Any, features: list | None) -> pd.Series | None:
     if model is not None:
@@ -326,12 +321,12 @@ def anonymize_dataset(
     seconds: dict = {}
     # ---- parameters and paths, before any work
     check_method(method, dask=True, what="method")
-    k = _positive_int("k", k, 2)
-    max_bins = _positive_int("max_bins", max_bins, 2)
+    k = check_int("k", k, low=2)
+    max_bins = check_int("max_bins", max_bins, low=2)
     if max_bins > 65535:
         raise InputError(f"max_bins={max_bins!r}; pass an integer from 2 to 65535 (e.g. 255)")
     if max_depth is not None:
-        max_depth = _positive_int("max_depth", max_depth, 1)
+        max_depth = check_int("max_depth", max_depth, low=1)
     if refine not in ("mondrian", "none"):
         raise InputError(f"refine={refine!r}; use 'mondrian' or 'none'")
     if criterion not in ("gini", "entropy", "log_loss"):
@@ -394,8 +389,8 @@ def anonymize_dataset(
         + ([sensitive] if sensitive is not None else [])
     ))
     if isinstance(source, (str, os.PathLike)):
-        from anonml.engine._dataset import check_schema, list_files, read_schema
         from anonml.encoding import check_lookalike_columns
+        from anonml.engine._dataset import check_schema, list_files, read_schema
 
         # the files and schemas the CLI checked too (one module): hidden and _ files skipped
         files = list_files(source)

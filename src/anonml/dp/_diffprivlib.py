@@ -58,6 +58,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from anonml._errors import InputError, PrivacyViolationError
 from anonml._install import install_hint
+from anonml._utils import check_int, check_real
 from anonml.dp._logistic import check_data_norm, check_features, clip_rows
 from anonml.dp._noise import check_epsilon
 
@@ -185,24 +186,6 @@ def check_bounds(bounds: Any, n_features: int) -> tuple[np.ndarray, np.ndarray]:
     return lo, hi
 
 
-def _check_positive_int(value: Any, name: str, example: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise InputError(f"{name}={value!r} must be a positive integer, e.g. {name}={example}")
-    return int(value)
-
-
-def _check_positive(value: Any, name: str, example: str) -> float:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, numbers.Real)
-        or not (np.isfinite(value) and value > 0)
-    ):
-        raise InputError(
-            f"{name}={value!r} must be a positive finite number, e.g. {name}={example}"
-        )
-    return float(value)
-
-
 class _Base(ClassifierMixin, BaseEstimator):
     def _check_X(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "classes_")
@@ -283,8 +266,8 @@ class DPRandomForestClassifier(_Base):
         """Fit the forest on numeric ``X`` (rows × features) and labels ``y``."""
         eps = check_epsilon(self.epsilon)
         classes = check_classes(self.classes)
-        n_estimators = _check_positive_int(self.n_estimators, "n_estimators", "10")
-        max_depth = _check_positive_int(self.max_depth, "max_depth", "5")
+        n_estimators = check_int("n_estimators", self.n_estimators, example="10")
+        max_depth = check_int("max_depth", self.max_depth, example="5")
         n_jobs = self.n_jobs
         if not (
             n_jobs == -1
@@ -389,9 +372,9 @@ class DPLogisticRegression(_Base):
         eps = check_epsilon(self.epsilon)
         data_norm = check_data_norm(self.data_norm)
         classes = check_classes(self.classes)
-        C = _check_positive(self.C, "C", "1.0")
-        tol = _check_positive(self.tol, "tol", "1e-4")
-        max_iter = _check_positive_int(self.max_iter, "max_iter", "100")
+        C = check_real("C", self.C, example="1.0")
+        tol = check_real("tol", self.tol, example="1e-4")
+        max_iter = check_int("max_iter", self.max_iter, example="100")
         if not isinstance(self.fit_intercept, (bool, np.bool_)):
             raise InputError(f"fit_intercept={self.fit_intercept!r} must be True or False")
         X = check_features(X)

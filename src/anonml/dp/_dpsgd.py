@@ -62,6 +62,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from anonml._errors import InputError
+from anonml._utils import check_int, check_real
 from anonml.dp._diffprivlib import check_classes, check_labels
 from anonml.dp._logistic import check_features
 from anonml.dp._noise import check_epsilon
@@ -94,24 +95,6 @@ def import_torch(need_opacus: bool = False) -> tuple[Any, Any]:
                 f"DP-SGD needs Opacus; install it with {install_hint('torch')}"
             ) from None
     return torch, opacus
-
-
-def _positive_int(value: Any, name: str, example: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise InputError(f"{name}={value!r} must be a positive integer, e.g. {name}={example}")
-    return int(value)
-
-
-def _positive(value: Any, name: str, example: str) -> float:
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, numbers.Real)
-        or not (math.isfinite(value) and value > 0)
-    ):
-        raise InputError(
-            f"{name}={value!r} must be a positive finite number, e.g. {name}={example}"
-        )
-    return float(value)
 
 
 def _hidden(sizes: Any) -> tuple[int, ...]:
@@ -199,9 +182,9 @@ class MLPTorchClassifier(ClassifierMixin, BaseEstimator):
             )
         return {
             "hidden": _hidden(self.hidden_layer_sizes),
-            "lr": _positive(self.learning_rate, "learning_rate", "1e-4"),
-            "batch_size": _positive_int(self.batch_size, "batch_size", "256"),
-            "epochs": _positive_int(self.epochs, "epochs", "10"),
+            "lr": check_real("learning_rate", self.learning_rate, example="1e-4"),
+            "batch_size": check_int("batch_size", self.batch_size, example="256"),
+            "epochs": check_int("epochs", self.epochs, example="10"),
         }
 
     def _labels(self, y: Any, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
@@ -358,14 +341,14 @@ class DPSGDClassifier(MLPTorchClassifier):
         sigma = (
             None
             if self.noise_multiplier is None
-            else _positive(self.noise_multiplier, "noise_multiplier", "1.0")
+            else check_real("noise_multiplier", self.noise_multiplier, example="1.0")
         )
         delta = self.delta
         if isinstance(delta, bool) or not isinstance(delta, numbers.Real) or not (0 < delta < 1):
             raise InputError(f"delta={delta!r} must be in (0, 1), e.g. delta=1e-5 (well below 1/n)")
         if self.accountant not in ("prv", "rdp"):
             raise InputError(f"accountant={self.accountant!r} is not one of prv, rdp")
-        clip = _positive(self.max_grad_norm, "max_grad_norm", "1.0")
+        clip = check_real("max_grad_norm", self.max_grad_norm, example="1.0")
         classes = check_classes(self.classes)
         cfg = self._check_common()
         X = check_features(X)

@@ -51,6 +51,7 @@ import numpy as np
 from scipy.special import expit
 
 from anonml._errors import InputError
+from anonml._utils import check_int
 from anonml.dp._logistic import (
     augment,
     check_data_norm,
@@ -151,8 +152,8 @@ class MaskedDataGenerator:
         eps = check_epsilon(self.epsilon)
         lam = check_lam(self.lam)
         B = check_data_norm(self.data_norm)
-        n_samples = self._check_int(self.n_samples, "n_samples", 0)
-        max_iter = self._check_int(self.max_iter, "max_iter", 1)
+        n_samples = check_int("n_samples", self.n_samples, low=0)
+        max_iter = check_int("max_iter", self.max_iter, low=1)
         if not (isinstance(self.tol, numbers.Real) and self.tol > 0):
             raise InputError(f"tol={self.tol!r} must be a positive number, e.g. 1e-6")
         X_raw = X
@@ -199,19 +200,13 @@ class MaskedDataGenerator:
         return self.X_masked_, self.y_masked_
 
     # ------------------------------------------------------------------------------------------
-    @staticmethod
-    def _check_int(value: Any, name: str, low: int) -> int:
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
-            raise InputError(f"{name}={value!r} must be an integer >= {low}")
-        return int(value)
-
     def _initial_set(self, X_raw, X, classes, B, rng) -> tuple[np.ndarray, np.ndarray]:
         K, d = classes.size, X.shape[1]
         if isinstance(self.init, str):
             if self.init != "uniform":
                 raise InputError(f"init={self.init!r}; use 'uniform' or a pair (X0, y0) of public records")
             n0 = self.n_init if self.n_init is not None else 5 * K
-            n0 = self._check_int(n0, "n_init", 1)
+            n0 = check_int("n_init", n0, low=1)
             return uniform_ball(n0, d, B, rng), rng.integers(0, K, n0)
         try:
             X0_raw, y0 = self.init
