@@ -144,7 +144,25 @@ def fit_logistic(Xt: np.ndarray, S: np.ndarray, lam: float) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------
 # estimators
 # ---------------------------------------------------------------------------------------------
-class RegularizedLogisticRegression(ClassifierMixin, BaseEstimator):
+class ScoresClassifierMixin:
+    """``predict`` and ``predict_proba`` of a linear classifier from its ``decision_function``
+    (one score for two classes, one per class one-vs-rest): the class of the highest score, and
+    the logistic function of the scores (normalized over the classes; not calibrated)."""
+
+    def predict(self, X: Any) -> np.ndarray:
+        scores = self.decision_function(X)
+        if scores.ndim == 1:
+            return self.classes_[(scores > 0).astype(int)]
+        return self.classes_[np.argmax(scores, axis=1)]
+
+    def predict_proba(self, X: Any) -> np.ndarray:
+        p = expit(self.decision_function(X))
+        if p.ndim == 1:
+            return np.column_stack([1.0 - p, p])
+        return p / p.sum(axis=1, keepdims=True)
+
+
+class RegularizedLogisticRegression(ScoresClassifierMixin, ClassifierMixin, BaseEstimator):
     """Logistic regression minimizing exactly J(w) above (non-private).
 
     This is the model a recipient trains on a masked dataset to recover the private weights:
@@ -194,19 +212,6 @@ class RegularizedLogisticRegression(ClassifierMixin, BaseEstimator):
         scores = augment(X, float(self.data_norm)) @ self.coef_.T
         return scores[:, 0] if scores.shape[1] == 1 else scores
 
-    def predict(self, X: Any) -> np.ndarray:
-        scores = self.decision_function(X)
-        if scores.ndim == 1:
-            return self.classes_[(scores > 0).astype(int)]
-        return self.classes_[np.argmax(scores, axis=1)]
-
-    def predict_proba(self, X: Any) -> np.ndarray:
-        scores = self.decision_function(X)
-        if scores.ndim == 1:
-            p = expit(scores)
-            return np.column_stack([1 - p, p])
-        p = expit(scores)
-        return p / p.sum(axis=1, keepdims=True)
 
 
 class OutputPerturbationLogisticRegression(RegularizedLogisticRegression):

@@ -49,13 +49,12 @@ from typing import Any
 
 import numpy as np
 from scipy.optimize import minimize
-from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from anonml._errors import InputError, PrivacyViolationError
 from anonml.dp._diffprivlib import check_bounds, check_classes, check_labels
-from anonml.dp._logistic import check_features, check_lam
+from anonml.dp._logistic import ScoresClassifierMixin, check_features, check_lam
 from anonml.dp._noise import check_epsilon, l2_laplace_noise
 
 __all__ = ["DPSVC", "huber_hinge", "rff_features"]
@@ -166,7 +165,7 @@ def _check_components(n: Any) -> int:
 # ---------------------------------------------------------------------------------------------
 # the estimator
 # ---------------------------------------------------------------------------------------------
-class DPSVC(ClassifierMixin, BaseEstimator):
+class DPSVC(ScoresClassifierMixin, ClassifierMixin, BaseEstimator):
     """ε-DP RBF-kernel support-vector classifier (random Fourier features + output perturbation).
 
     See the module docstring for the mechanism and its proof sketch. The fitted model holds no
@@ -268,16 +267,3 @@ class DPSVC(ClassifierMixin, BaseEstimator):
         Z = rff_features(scale_to_unit(X, *self.bounds_), self.random_weights_)
         scores = Z[:, :-1] @ self.coef_.T + Z[:, -1:] * self.intercept_
         return scores[:, 0] if scores.shape[1] == 1 else scores
-
-    def predict(self, X: Any) -> np.ndarray:
-        scores = self.decision_function(X)
-        if scores.ndim == 1:
-            return self.classes_[(scores > 0).astype(int)]
-        return self.classes_[np.argmax(scores, axis=1)]
-
-    def predict_proba(self, X: Any) -> np.ndarray:
-        """The logistic function of the scores (one-vs-rest normalized); not calibrated."""
-        p = expit(self.decision_function(X))
-        if p.ndim == 1:
-            return np.column_stack([1.0 - p, p])
-        return p / p.sum(axis=1, keepdims=True)
