@@ -1,9 +1,8 @@
 """Fixtures shared by the test modules.
 
-* ``adult_sample``: a fixed 3,000-row training and 600-row test sample of the bundled Adult
-  data (X_train, X_test, y_train, y_test), built once per session.
-* ``expected_failed_checks``: scikit-learn's ``parametrize_with_checks`` arguments for
-  anonml's estimators (see ``tests/test_estimator_contract.py``).
+* ``adult_split(n_train, n_test)``: the first ``n_train`` rows of the bundled Adult data's
+  published training split and the first ``n_test`` of its test split, as
+  ``(X_train, X_test, y_train, y_test)`` with fresh indices; the split is read once per session.
 """
 
 from __future__ import annotations
@@ -12,10 +11,16 @@ import pytest
 
 
 @pytest.fixture(scope="session")
-def adult_sample():
+def adult_split():
     from anonml.datasets import load_adult
 
     d = load_adult()
     Xtr, Xte, ytr, yte = d.train_test_split()
-    return (Xtr.iloc[:3000].reset_index(drop=True), Xte.iloc[:600].reset_index(drop=True),
-            ytr.iloc[:3000].reset_index(drop=True), yte.iloc[:600].reset_index(drop=True))
+
+    def take(n_train: int, n_test: int):
+        return (Xtr.iloc[:n_train].reset_index(drop=True),
+                Xte.iloc[:n_test].reset_index(drop=True),
+                ytr.iloc[:n_train].reset_index(drop=True),
+                yte.iloc[:n_test].reset_index(drop=True))
+
+    return take

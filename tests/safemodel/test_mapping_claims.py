@@ -30,7 +30,6 @@ from anonml._errors import InputError
 from anonml.anonymize._model import release_pipeline
 from anonml.attacks import Target
 from anonml.cli import main
-from anonml.datasets import load_adult
 from anonml.safemodel import load_model, request_release, verify_mapping
 from anonml.safemodel._mapping import MAX_ROUTE_DEPTH, check_routes, measure_mapping
 
@@ -41,11 +40,8 @@ K = 10
 
 
 @pytest.fixture(scope="module")
-def data():
-    d = load_adult()
-    Xtr, Xte, ytr, yte = d.train_test_split()
-    return (Xtr.iloc[:2000].reset_index(drop=True), Xte.iloc[:600].reset_index(drop=True),
-            ytr.iloc[:2000].reset_index(drop=True), yte.iloc[:600].reset_index(drop=True))
+def data(adult_split):
+    return adult_split(2000, 600)
 
 
 def _model(X):

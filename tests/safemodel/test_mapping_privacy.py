@@ -30,7 +30,7 @@ from anonml import (
 from anonml._errors import InputError
 from anonml.anonymize._model import release_copy
 from anonml.cli import main
-from anonml.datasets import load_adult, load_adult_hierarchies
+from anonml.datasets import load_adult_hierarchies
 from anonml.safemodel import verify_mapping
 from anonml.safemodel._mapping import measure_mapping
 
@@ -38,11 +38,8 @@ QI = ["age", "workclass", "education-num", "sex", "hours-per-week"]
 
 
 @pytest.fixture(scope="module")
-def adult():
-    d = load_adult()
-    Xtr, Xte, ytr, yte = d.train_test_split()
-    return (Xtr.iloc[:3000].reset_index(drop=True), Xte.iloc[:600].reset_index(drop=True),
-            ytr.iloc[:3000].reset_index(drop=True), yte.iloc[:600].reset_index(drop=True))
+def adult(adult_split):
+    return adult_split(3000, 600)
 
 
 CASES = [

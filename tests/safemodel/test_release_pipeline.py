@@ -22,7 +22,6 @@ from sklearn.tree import DecisionTreeClassifier
 from anonml import MondrianAnonymizer, SaNGreeAAnonymizer, anonymize_model
 from anonml._errors import InputError
 from anonml.cli import main
-from anonml.datasets import load_adult
 from anonml.safemodel import load_model, save_model, verify_mapping
 
 sio = pytest.importorskip("skops.io")
@@ -32,11 +31,8 @@ K = 40
 
 
 @pytest.fixture(scope="module")
-def data():
-    d = load_adult()
-    Xtr, Xte, ytr, yte = d.train_test_split()
-    return (Xtr.iloc[:2500].reset_index(drop=True), Xte.iloc[:800].reset_index(drop=True),
-            ytr.iloc[:2500].reset_index(drop=True), yte.iloc[:800].reset_index(drop=True))
+def data(adult_split):
+    return adult_split(2500, 800)
 
 
 def _model(X):
