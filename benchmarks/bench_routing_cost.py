@@ -13,7 +13,7 @@ Prints and records benchmarks/results/routing_cost.json.
     PYTHONPATH=src python benchmarks/bench_routing_cost.py [--sizes 100000 1000000]
         [--methods ag_hist ...] [--out benchmarks/results/routing_cost.json]
 
-(``--out`` keeps a peer's figures apart, e.g. main's with ``PYTHONPATH=/work/main/src``.)
+(``--out`` keeps a peer's figures apart, e.g. main's with ``PYTHONPATH=../anonml-main/src`` (a checkout of main beside this one).)
 """
 
 from __future__ import annotations

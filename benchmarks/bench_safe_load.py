@@ -19,7 +19,7 @@ alternate (A B B A ...) so that the shared machine's load hits them alike. Each 
 
 Usage::
 
-    PYTHONPATH=src python benchmarks/bench_safe_load.py --baseline /work/main/src --repeats 5
+    PYTHONPATH=src python benchmarks/bench_safe_load.py --baseline ../anonml-main/src --repeats 5
 
 Prints a Markdown table (medians), writes ``benchmarks/results/safe_load.json``, and with
 ``--record`` appends the table and the load average to BENCHMARKS.md.
@@ -116,7 +116,7 @@ def _commit(src: str) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--baseline", default="/work/main/src",
+    ap.add_argument("--baseline", default=str(ROOT.parent / "anonml-main" / "src"),
                     help="another checkout's src folder to compare with")
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--record", action="store_true", help="append the table to BENCHMARKS.md")
