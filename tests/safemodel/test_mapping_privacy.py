@@ -132,7 +132,7 @@ def test_hierarchical_t_needs_the_hierarchy(adult):
     ("l_kind", "weird", "its l_kind 'weird' is not one of"),
     ("t_distance_", "manhattan", "its t_distance_ 'manhattan' is not one of"),
     ("sensitive", "age", "its sensitive attribute 'age' is neither one of its non-QI columns"),
-    ("sensitive", 3.5, "its sensitive attribute '3.5' is neither one of"),
+    ("sensitive", 3.5, "its sensitive attribute '3.5' is not a column name or a label name"),
 ])
 def test_malformed_claims_are_refused_in_one_line(adult, attr, value, words):
     Xtr, _, ytr, _ = adult

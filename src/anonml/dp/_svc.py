@@ -249,7 +249,12 @@ class DPSVC(ScoresClassifierMixin, ClassifierMixin, BaseEstimator):
         scale = len(problems) * sensitivity / eps
         W = np.array([fit_huber_svm(Z, np.where(codes == k, 1.0, -1.0), lam, tol)
                       for k in problems])
-        W = W + l2_laplace_noise(Z.shape[1], scale, rng, size=len(problems))
+        noise = l2_laplace_noise(Z.shape[1], scale, rng, size=len(problems)) \
+            if np.isfinite(scale) else None
+        if noise is None or not np.isfinite(W + noise).all():  # the noise overflows a float
+            raise InputError(f"epsilon={eps:g} gives noise of scale {scale:.3g}, which does not "
+                             "fit in a float; fix: choose a larger epsilon (e.g. 0.1 or more)")
+        W = W + noise
         self.classes_ = classes
         self.bounds_ = (lo, hi)
         self.random_weights_ = omega

@@ -54,12 +54,24 @@ def _glob_root(pattern: str) -> str:
     return str(Path(pattern).parent)
 
 
+def _inside(files: list, root: Path, shown: str) -> None:
+    """Refuse a member that a link takes outside the dataset's folder (another project's file
+    linked into the folder would be read and released with it)."""
+    top = os.path.realpath(root)
+    for f in files:
+        real = os.path.realpath(f)
+        if os.path.commonpath([top, real]) != top:
+            raise InputError(f"{f!r} in {shown!r} is a link to {real!r}, outside the dataset's "
+                             "folder; fix: copy the file into the folder, or remove the link")
+
+
 def _list_local(text: str, shown: str) -> list[str]:
     p = Path(text)
     if p.is_dir():
         # every entry but folders: a FIFO or device named *.parquet is refused, not skipped
         files = sorted(str(f) for f in p.rglob("*.parquet")
                        if not f.is_dir() and not _hidden(f.relative_to(p).parts))
+        _inside(files, p, shown)
         if not files:
             raise InputError(f"folder {shown!r} holds no .parquet file (names starting with "
                              "'.' or '_' are skipped); fix: give the folder of a Parquet "
@@ -78,6 +90,7 @@ def _list_local(text: str, shown: str) -> list[str]:
                 rel = (fp.name,)
             if not _hidden(rel):
                 files.append(f)
+        _inside(files, root, shown)
         if not files:
             raise InputError(f"no file matches {shown!r} (names starting with '.' or '_' are "
                              "skipped); fix: check the pattern, e.g. 'data/*.parquet'")

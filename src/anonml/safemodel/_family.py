@@ -148,8 +148,10 @@ def model_family(model: Any) -> str:
 def _json_scalar(value: Any) -> Any:
     """Hyperparameter value as a JSON scalar: numbers, bools, strings and None as they are,
     anything else (arrays, estimators, callables) by a short description."""
-    if value is None or isinstance(value, (bool, str)):
+    if value is None or isinstance(value, bool):
         return value
+    if isinstance(value, str):  # a file's text, shown in the report: bounded
+        return value if len(value) <= 200 else value[:197] + "..."
     if isinstance(value, int):
         return int(value)
     if isinstance(value, float):

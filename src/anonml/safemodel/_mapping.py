@@ -214,6 +214,21 @@ def verify_mapping(obj: Any, X: Any = None, *, where: str = "the mapping",
                       f"{one_line(exc, 160)})") from None
 
 
+def _check_texts(m: Any, where: str) -> None:
+    """A mapping's text parameters and column names are short printable names: a long text
+    would be a place to carry data out in the file."""
+    d = m.__dict__
+    texts = [(k, v) for k, v in d.items() if isinstance(v, str)]
+    for k in ("columns_", "qi_", "categorical_", "quasi_identifiers", "categorical_features"):
+        v = d.get(k)
+        if isinstance(v, (list, tuple)):
+            texts += [(k, x) for x in v if isinstance(x, str)]
+    for k, v in texts:
+        if len(v) > MAX_TEXT or not v.isprintable():
+            raise _refuse(where, f"its {k} holds a text of {len(v):,} characters (at most "
+                          f"{MAX_TEXT} printable ones: a name, not data)")
+
+
 def _verify(obj: Any, X: Any, where: str, released: bool) -> dict:
     pipe = obj if is_released_pipeline(obj) else None
     m = obj.steps[0][1] if pipe is not None else obj
@@ -285,6 +300,7 @@ def _verify(obj: Any, X: Any, where: str, released: bool) -> dict:
                 raise _refuse(where, f"its representatives of numeric column {c!r} are not "
                               f"numbers (dtype {col.dtype})")
     check_privacy_params(m, lambda text: _refuse(where, text))
+    _check_texts(m, where)
     routes = check_routes(m, where)  # before anything routes a row
     checks = [f"k={k} is a whole number >= 2",
               (f"the file holds no group sizes (each of its {n_groups} groups holds at least "
@@ -548,6 +564,8 @@ def check_routes(obj: Any, where: str = "the mapping") -> list:
 
 
 # ----------------------------------------------------------------------------- measured claims
+#: longest text a mapping's parameters and column names may hold
+MAX_TEXT = 256
 #: most mismatch lines listed one by one (the rest are counted in one more line)
 MAX_MISMATCH_LINES = 5
 

@@ -20,6 +20,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+#: longest name a mapping's sensitive attribute may have (a column or label name, no more: a
+#: longer text would be a place to carry data out in the file)
+MAX_NAME = 256
 #: the ground distances t can be re-measured with, without a hierarchy
 _PLAIN_DISTANCES = ("equal", "ordered")
 
@@ -37,6 +40,13 @@ def check_privacy_params(m: Any, refuse: Any) -> None:
 
     d = m.__dict__
     l, t = d.get("l"), d.get("t")
+    sensitive = d.get("sensitive")
+    if sensitive is not None and not (
+            isinstance(sensitive, (str, int, np.integer)) and not isinstance(sensitive, bool)
+            and (not isinstance(sensitive, str) or (
+                0 < len(sensitive) <= MAX_NAME and sensitive.isprintable()))):
+        raise refuse(f"its sensitive attribute {str(sensitive)[:40]!r} is not a column name "
+                     f"or a label name of at most {MAX_NAME} printable characters")
     if l is None and t is None:
         return
     if l is not None and not (_number(l) and l >= 1):
@@ -108,7 +118,7 @@ def measure_privacy(m: Any, frame: pd.DataFrame, groups: np.ndarray, lines: list
     if l_claim is None and t_claim is None:
         return None
     sensitive = m.__dict__.get("sensitive")
-    out: dict = {"sensitive": str(sensitive), "l": None, "t": None}
+    out: dict = {"sensitive": str(sensitive)[:MAX_NAME], "l": None, "t": None}
     label = None
     if sensitive not in set(frame.columns) and isinstance(labels, pd.Series) and \
             labels.name == sensitive and labels.shape[0] == frame.shape[0]:

@@ -96,6 +96,8 @@ MAX_PATTERN = 1_000
 MAX_DTYPES = 16
 #: most output columns of polynomial features read from an untrusted file
 MAX_POLY_OUT = 100_000
+#: highest degree of a PolynomialFeatures read from a file (the refit bound is the same)
+MAX_POLY_DEGREE = 5
 
 #: a literal alternation: names with ``.`` as the only wildcard, anchored or not, joined by ``|``
 _PATTERN_RE = re.compile(r"\^?[\w .\-]*\$?(\|\^?[\w .\-]*\$?)*\Z")
@@ -225,6 +227,14 @@ def _check_poly(obj: Any, where: str) -> None:
         return
     nf = _n_features(obj, where)
     d = obj.__dict__
+    lo, hi = d.get("_min_degree"), d.get("_max_degree")
+    # bounded first: the count below is exact big-integer arithmetic, which a file's huge
+    # degrees or width would keep busy for ever
+    if not (isinstance(lo, (int, np.integer)) and isinstance(hi, (int, np.integer))
+            and not isinstance(lo, bool) and not isinstance(hi, bool)
+            and 0 <= lo <= hi <= MAX_POLY_DEGREE and nf <= MAX_POLY_OUT):
+        raise _bad(where, f"its degrees {str(lo)[:12]}..{str(hi)[:12]} are not whole numbers "
+                   f"0 <= min <= max <= {MAX_POLY_DEGREE} on at most {MAX_POLY_OUT:,} columns")
     try:
         n_out = type(obj)._num_combinations(
             n_features=nf, min_degree=int(d["_min_degree"]), max_degree=int(d["_max_degree"]),

@@ -234,6 +234,12 @@ def _check_rff(model: Any, where: str, nf: int) -> None:
         raise _bad(f"{where}.bounds_", f"is not a pair of {nf} ordered lower and upper bounds")
     if not all(np.isfinite(a).all() for a in (omega, coef, inter, *bounds)):
         raise _bad(where, "a frequency, weight or bound is not finite")
+    # the epsilon the rules read (epsilon_spent_) is the one the refits use (epsilon)
+    spent, eps = d.get("epsilon_spent_"), d.get("epsilon")
+    if spent is not None and not (isinstance(spent, float) and isinstance(eps, (int, float))
+                                  and not isinstance(eps, bool) and spent == float(eps)):
+        raise _bad(where, f"epsilon_spent_ {str(spent)[:20]} is not its epsilon "
+                   f"{str(eps)[:20]}")
 
 
 def _forward(where: str, child: np.ndarray, parent: np.ndarray, n: int, what: str) -> None:
