@@ -952,6 +952,8 @@ def _checked_info(info: Any, name: str) -> dict:
     for key in ("is_anonymizer", "is_released_pipeline"):
         if not isinstance(info.get(key), bool):
             raise bad(key)
+    if not isinstance(info.get("routes_unnamed_categories", False), bool):
+        raise bad("routes_unnamed_categories")
     if not isinstance(info.get("params"), dict):
         raise bad("params")
     nf = info.get("n_features_in")
@@ -1260,6 +1262,9 @@ def _info(model: Any) -> tuple[dict, list]:  # pragma: no cover - runs in the ch
     if info["is_anonymizer"]:
         info["columns"] = [str(c) for c in getattr(model, "columns_", [])]
         info["quasi_identifiers"] = [str(c) for c in getattr(model, "qi_", [])]
+        from anonml.anonymize._base import routes_unnamed_categories
+
+        info["routes_unnamed_categories"] = routes_unnamed_categories(model)
     return info, arrays
 
 
