@@ -135,10 +135,13 @@ def _run_walkthrough(tmp_path: Path, *, full: bool) -> None:
         assert proc.returncode == 0, f"README bash block {i} failed:\n{proc.stderr[-4000:]}"
         out = folder / "walkthrough"
         for name in ["adult_train.csv", "adult_k100.csv", "adult_mondrian.csv",
-                     "adult_test_mapped.csv", "mapping.skops", "risk_appetite.toml",
+                     "adult_test_mapped.csv", "mapping.skops", "released.skops",
+                     "risk_appetite.toml",
                      "report/report.json", "report/report.html", "report/report.pdf"]:
             assert (out / name).is_file(), f"the walkthrough did not write {name}"
         assert "accuracy_after_mapped" in proc.stdout
+        # the saved mapping names no category the table hides, and transform says so
+        assert "by each split's default branch" in proc.stderr
 
 
 def test_readme_cli_walkthrough_runs(tmp_path):
@@ -154,3 +157,25 @@ def test_readme_verbatim(monkeypatch, tmp_path):
         monkeypatch.chdir(folder)
         _run_python_block(code, folder)
     _run_walkthrough(tmp_path, full=True)
+
+
+def test_readme_demo_numbers_match_a_fresh_run(tmp_path, capsys):
+    """The accuracies, groups and class size the README shows for ``anonml demo`` are what a
+    fresh ``anonml demo --json`` computes (about 20 s on 2 cores; issue 23: they had drifted)."""
+    from anonml.cli import main
+
+    block = TEXT.split("$ anonml demo\n", 1)[1].split("```", 1)[0]
+    shown = {key: float(m) for key, m in re.findall(
+        r"(baseline|anonymized|mapped like the training).*?([\d.]+)%", block)}
+    assert set(shown) == {"baseline", "anonymized", "mapped like the training"}, block
+    groups, smallest, k = map(int, re.search(
+        r"groups: (\d+), smallest class \(verified\): (\d+) >= k=(\d+)", block).groups())
+    code = main(["demo", "--json", "-q", "-o", str(tmp_path / "demo")])
+    assert code == 0
+    run = json.loads(capsys.readouterr().out)
+    printed = {"baseline": run["accuracy_before"], "anonymized": run["accuracy_after"],
+               "mapped like the training": run["accuracy_after_mapped"]}
+    assert {key: round(100 * v, 2) for key, v in printed.items()} == shown, \
+        "the README's demo block no longer shows what anonml demo prints; paste a fresh run"
+    assert (groups, smallest, k) == (run["n_groups"], run["min_class_size"], run["k"])
+    assert f"Adult ({run['n_rows']:,} train" in block

@@ -462,3 +462,48 @@ def test_report_row_of_a_feature_not_attacked(tmp_path):
     assert rows["e"]["arr"] is None and rows["e"]["train_rate"] is None
     assert "not attacked" in rows["e"]["note"] and "infinite" in rows["e"]["note"]
     assert rows["c"]["train_rate"] is not None
+
+
+# -- a released mapping and categories it cannot name ---------------------------------------
+def test_cli_released_mapping_says_it_routes_unseen_categories(tmp_path, csv_in, adult_small,
+                                                                capsys):
+    mapping, anon = tmp_path / "m.skops", tmp_path / "anon.csv"
+    code, _, err = run(["anonymize", csv_in, "--k", 10, "--qi", ",".join(QI), "--target",
+                        "income", "--labels", "-o", anon, "--save-mapping", mapping, "-q"],
+                       capsys)
+    assert code == 0, err
+    new = adult_small.iloc[:5].drop(columns=["income"]).copy()
+    new.loc[0, "race"] = "Martian"  # unseen in fit: the copy cannot name it, so cannot refuse it
+    new_csv = tmp_path / "new.csv"
+    new.to_csv(new_csv, index=False)
+    for flag in ([], ["--handle-unknown", "error"]):
+        out = tmp_path / f"out{len(flag)}.csv"
+        code, _, err = run(["transform", new_csv, "--mapping", mapping, "-o", out, "-q",
+                            *flag], capsys)
+        assert code == 0, err  # by design: routed, not refused
+        lines = err.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("anonml: warning: "), err
+        assert "default branch" in lines[0] and "--handle-unknown ignore" in lines[0]
+        assert "handle_unknown=" not in lines[0]  # the flag's words, not Python's
+        assert len(pd.read_csv(out)) == 5
+    code, _, err = run(["transform", new_csv, "--mapping", mapping, "-o", tmp_path / "o.csv",
+                        "-q", "--handle-unknown", "ignore"], capsys)
+    assert code == 0 and err.strip() == "", err
+
+
+def test_release_copy_records_ignore_and_warns_when_set_to_error(adult_small):
+    from anonml._errors import AnonmlWarning
+    from anonml.anonymize._model import release_copy
+
+    X, y = adult_small[QI], adult_small["income"]
+    fitted = AccuracyGuidedAnonymizer(k=10, quasi_identifiers=QI).fit(X, y)
+    new = X.iloc[:5].copy()
+    new.loc[0, "race"] = "Martian"
+    with pytest.raises(InputError, match="Martian"):
+        fitted.transform(new)  # the fitted anonymizer has its categories: it refuses
+    copy = release_copy(fitted)
+    assert copy.handle_unknown == "ignore" and fitted.handle_unknown == "error"
+    assert len(copy.transform(new)) == 5  # no warning: it says what it does
+    copy.set_params(handle_unknown="error")
+    with pytest.warns(AnonmlWarning, match="default branch"):
+        copy.transform(new)

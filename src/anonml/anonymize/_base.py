@@ -38,7 +38,6 @@ from anonml.anonymize._pipeline import (
     verify_model,
 )
 from anonml.anonymize._routing import anonymizer_routing
-from anonml.privacy import build_privacy_model
 from anonml.encoding import (
     TableEncoder,
     as_frame,
@@ -48,8 +47,27 @@ from anonml.encoding import (
     from_frame,
     resolve_columns,
 )
+from anonml.privacy import build_privacy_model
 
-__all__ = ["BaseAnonymizer"]
+__all__ = ["UNNAMED_CATEGORIES", "BaseAnonymizer", "routes_unnamed_categories"]
+
+#: what a release copy does with a category it cannot name (one line; the CLI says it with
+#: ``--handle-unknown ignore``)
+UNNAMED_CATEGORIES = (
+    "this released mapping holds no category lists (they would reveal values the anonymized "
+    "table hides), so it cannot refuse a category unseen in fit: it routes categories it "
+    "cannot name by each split's default branch, as handle_unknown='ignore' does")
+
+
+def routes_unnamed_categories(anonymizer: Any) -> bool:
+    """Whether ``anonymizer`` is a release copy (:func:`anonml.anonymize.release_copy`) with
+    categorical columns: a routing tree and no encoder, so a category unseen in fit cannot be
+    told from a training category the table does not show, and both follow each split's
+    default branch whatever ``handle_unknown`` says."""
+    d = getattr(anonymizer, "__dict__", {})
+    route = d.get("route_")
+    return bool(route is not None and d.get("encoder_") is None
+                and len(getattr(route, "categorical", ())))
 
 
 class BaseAnonymizer(TransformerMixin, BaseEstimator):
@@ -171,7 +189,9 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
         released copy map every row alike), else through the fitted structures (SaNGreeA,
         or a mapping saved before routing trees).
 
-        On the training rows both give the groups of the fit."""
+        On the training rows both give the groups of the fit. A release copy holds no category
+        lists, so it routes a category unseen in fit like ``handle_unknown="ignore"`` does
+        (its recorded setting); set to ``"error"`` it warns that it cannot refuse one."""
         d = self.__dict__
         route = d.get("route_")
         if route is not None:
@@ -180,6 +200,12 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
             if encoder is not None and self.handle_unknown == "error":
                 for c in encoder.categorical:  # a value unseen in fit is refused
                     encoder.codes(frame, c, "error")
+            elif self.handle_unknown == "error" and routes_unnamed_categories(self):
+                import warnings
+
+                from anonml._errors import AnonmlWarning
+
+                warnings.warn(UNNAMED_CATEGORIES, AnonmlWarning, stacklevel=3)
             return route.apply(frame)
         check_table(frame, self.encoder_.columns, self.encoder_.categorical)
         groups = self._assign(frame)

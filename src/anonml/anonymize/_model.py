@@ -90,6 +90,13 @@ def release_copy(anonymizer: Any, *, in_pipeline: bool = False, _legacy: bool = 
     counts), no group sizes, no generalization hierarchies (the ``hierarchies`` parameter is
     set to None: routing does not read them).
 
+    Without category lists the copy cannot tell a category unseen in fit from a training
+    category the anonymized table does not show (a list of the training categories would
+    reveal the values the table hides): both follow each split's stated default branch. The
+    copy says so: its ``handle_unknown`` is recorded as ``"ignore"`` (set to ``"error"`` it
+    still routes them, with an :class:`~anonml._errors.AnonmlWarning`; ``anonml transform``
+    prints that warning unless given ``--handle-unknown ignore``). See docs/release.md.
+
     Parameters
     ----------
     anonymizer : fitted anonymizer
@@ -99,7 +106,7 @@ def release_copy(anonymizer: Any, *, in_pipeline: bool = False, _legacy: bool = 
     Returns
     -------
     anonymizer
-        Same class; ``transform`` of the training rows gives the same output as
+        Same class, ``handle_unknown="ignore"`` (a copy with a routing tree); ``transform`` of the training rows gives the same output as
         ``fit_transform``, and new rows are routed by the rounded thresholds. The original is
         unchanged. (An anonymizer without a routing tree, SaNGreeA, is copied without its
         per-row state only.)
@@ -118,6 +125,8 @@ def release_copy(anonymizer: Any, *, in_pipeline: bool = False, _legacy: bool = 
         set(RELEASE_OPTIONAL)
     out.__dict__.update({k: v for k, v in d.items() if k in keep})
     out.merge_map_ = None  # folded into the routing tree's leaves
+    # no category lists: an unseen category follows each split's default branch, as "ignore"
+    out.handle_unknown = "ignore"
     if out.__dict__.get("hierarchies") is not None:
         out.hierarchies = None  # their category lists are not needed to route
     return out

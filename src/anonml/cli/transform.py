@@ -58,6 +58,14 @@ def run(args: argparse.Namespace) -> int:
                          "through unchanged")
     if args.handle_unknown is not None:
         anonymizer.set_handle_unknown(args.handle_unknown)
+    if args.handle_unknown != "ignore" and anonymizer.info.get("routes_unnamed_categories"):
+        # by design (a release copy names no category the table hides): said, not refused
+        import warnings
+
+        from anonml._errors import AnonmlWarning
+        from anonml.anonymize._base import UNNAMED_CATEGORIES
+
+        warnings.warn(UNNAMED_CATEGORIES, AnonmlWarning, stacklevel=1)
     say(f"mapping {len(frame):,} rows")
     mapped = anonymizer.transform(frame[fitted])
     out = frame.copy()
@@ -87,7 +95,9 @@ def add_parser(sub: Any) -> None:
     add_names_option(t, "--keep", "columns the mapping was not fitted on, passed through "
                      "unchanged on purpose")
     t.add_argument("--handle-unknown", choices=["error", "ignore"],
-                   help="a category not seen in fit: refuse (default) or route it")
+                   help="a category not seen in fit: refuse (default) or route it (a "
+                   "mapping saved by --save-mapping names no category the table hides, so it "
+                   "routes them by each split's default branch, and says so unless 'ignore')")
     t.add_argument("--na-values", metavar="TEXTS", help="comma-separated texts that mean "
                    "missing in a CSV")
     t.add_argument("--sep", help="CSV field separator, one character")

@@ -43,6 +43,7 @@ from anonml.report._common import (
     roc_x,
     segments,
 )
+from anonml.report._pdf_layout import pairs_height, render_glossary, render_pairs
 
 __all__ = ["render_pdf", "to_latin1"]
 
@@ -580,7 +581,11 @@ def _passed_rule(pdf, r: dict, labels: dict) -> None:
 def _checks(pdf, report: dict) -> None:
     c = report["checks"]
     labels = report.get("labels") or {}
-    _subheading(pdf, "Structure and tamper checks", need=40)
+    items = [(to_latin1(label_of(report, "structure." + k)), to_latin1(fmt(v)))
+             for k, v in (c["structure"] or {}).items()]
+    # the heading goes with the tamper lines and the whole table of figures when it can
+    _subheading(pdf, "Structure and tamper checks",
+                need=min(120, 16 + pairs_height(pdf, items)) if items else 40)
     tamper = c["tamper"]
     _key_values(pdf, [("Tamper check", TAMPER_LABELS[tamper["status"]])])
     if tamper["changed"]:
@@ -599,23 +604,9 @@ def _checks(pdf, report: dict) -> None:
     else:
         _key_values(pdf, [("Hyperparameter findings", "none")])
     if c["structure"]:
-        # two columns of label / value pairs
-        items = [(label_of(report, "structure." + k), fmt(v)) for k, v in c["structure"].items()]
-        half = (len(items) + 1) // 2
-        col_w = (pdf.w - pdf.l_margin - pdf.r_margin) / 2
+        # two columns of label / value pairs; a long label wraps short of its value
         pdf.ln(1)
-        for i in range(half):
-            if _room(pdf) < 5:
-                pdf.add_page()
-            y = pdf.get_y()
-            for j, (key, value) in enumerate(items[i::half][:2]):
-                pdf.set_xy(pdf.l_margin + j * col_w, y)
-                pdf.set_font("Helvetica", "", 8.5)
-                pdf.set_text_color(*_MUTED)
-                pdf.cell(col_w - 22, 4.6, to_latin1(key))
-                pdf.set_text_color(*_INK)
-                pdf.cell(18, 4.6, to_latin1(value), align="R")
-            pdf.set_xy(pdf.l_margin, y + 4.6)
+        render_pairs(pdf, items, (_INK, _MUTED))
 
 
 def _numeric_table(pdf: Any, col_widths: tuple) -> Any:
@@ -918,16 +909,11 @@ def _attribute(pdf, report: dict) -> None:
 
 
 def _glossary(pdf, report: dict) -> None:
-    _section(pdf, "Glossary", need=40)
-    pdf.set_text_color(*_INK)
-    # two balanced columns; an entry is never split between columns or pages
-    with pdf.text_columns(ncols=2, gutter=8, balance=True, line_height=1.1) as cols:
-        for g in report["glossary"]:
-            with cols.paragraph(text_align="LEFT", bottom_margin=1.2) as par:
-                pdf.set_font("Helvetica", "B", 8)
-                par.write(to_latin1(g["term"]) + "\n")
-                pdf.set_font("Helvetica", "", 8)
-                par.write(to_latin1(g["definition"]))
+    # two balanced columns; an entry (term and definition) is never split between columns or
+    # pages, and the heading keeps its first entries under it (_pdf_layout.column_layout)
+    render_glossary(pdf, [(to_latin1(g["term"]), to_latin1(g["definition"]))
+                          for g in report["glossary"]], (_INK, _INK),
+                    lambda need: _section(pdf, "Glossary", need=max(40, need)))
 
 
 def render_pdf(report: dict) -> bytes:
@@ -951,7 +937,7 @@ def render_pdf(report: dict) -> bytes:
         If fpdf2 is not installed.
     """
     try:
-        import fpdf  # noqa: F401
+        import fpdf
     except ImportError:
         raise InputError(
             "rendering a PDF report needs fpdf2; run: pip install 'anonml[report]'"

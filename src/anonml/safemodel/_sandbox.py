@@ -953,6 +953,8 @@ def _checked_info(info: Any, name: str) -> dict:
     for key in ("is_anonymizer", "is_released_pipeline"):
         if not isinstance(info.get(key), bool):
             raise bad(key)
+    if not isinstance(info.get("routes_unnamed_categories", False), bool):
+        raise bad("routes_unnamed_categories")
     if not isinstance(info.get("params"), dict):
         raise bad("params")
     nf = info.get("n_features_in")

@@ -266,6 +266,9 @@ def _info(model: Any) -> tuple[dict, list]:  # pragma: no cover - runs in the ch
     if info["is_anonymizer"]:
         info["columns"] = [str(c) for c in getattr(model, "columns_", [])]
         info["quasi_identifiers"] = [str(c) for c in getattr(model, "qi_", [])]
+        from anonml.anonymize._base import routes_unnamed_categories
+
+        info["routes_unnamed_categories"] = routes_unnamed_categories(model)
     return info, arrays
 
 
