@@ -361,7 +361,9 @@ def test_cli_rules_and_bad_rules_file(files, tmp_path, capsys):
     path = tmp_path / "tre.toml"
     assert main(["rules", "init", str(path)]) == 0
     assert main(["rules", "check", str(path)]) == 0
-    assert "25 valid rules" in capsys.readouterr().out
+    from anonml.safemodel import default_rules
+
+    assert f"{len(default_rules())} valid rules" in capsys.readouterr().out
     assert main(["rules", "init", str(path)]) == 1
     assert "exists" in capsys.readouterr().err
     path.write_text(path.read_text().replace('effect = "block"', 'effect = "maybe"', 1))

@@ -60,7 +60,7 @@ UNNAMED_CATEGORIES = (
 
 
 def routes_unnamed_categories(anonymizer: Any) -> bool:
-    """Whether ``anonymizer`` is a release copy (:func:`anonml.anonymize.release_copy`) with
+    """Whether ``anonymizer`` is a release copy (:func:`anonml.anonymize._model.release_copy`) with
     categorical columns: a routing tree and no encoder, so a category unseen in fit cannot be
     told from a training category the table does not show, and both follow each split's
     default branch whatever ``handle_unknown`` says."""

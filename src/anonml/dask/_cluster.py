@@ -93,8 +93,9 @@ class Watched:
             n = len(self.client.nthreads())
         except Exception as exc:  # noqa: BLE001 - the scheduler itself is gone
             raise ClusterError(
-                f"the Dask scheduler stopped answering ({type(exc).__name__}); the run cannot "
-                f"go on without it; {_FIX}") from None
+                f"the connection to the Dask scheduler was lost: it stopped answering "
+                f"({type(exc).__name__}); the run cannot go on without its scheduler; {_FIX}"
+            ) from None
         if n:
             self._empty_since = None
             return
