@@ -15,7 +15,7 @@ from anonml._errors import AnonmlError, InputError, one_line, names_list
 from anonml._frontier._estimators import (ESTIMATORS, dp_baseline, family, fitted_or_fit,
                                          make_estimator, plain_clone)
 from anonml._frontier._measure import SharedReference, attack_point
-from anonml._methods import DEFAULT_FRONTIER_METHODS
+from anonml._methods import DEFAULT_FRONTIER_METHODS, anonymizer_class
 from anonml._methods import METHODS as _REGISTRY
 from anonml.anonymize._then_fit import AnonymizeThenFit
 
@@ -29,10 +29,7 @@ STEPS = ("anonymize", "retrain", "score", "attack", "worst-case attack", "attrib
 
 def _anonymizer(method: str, k: int, qi: list, sensitive: Any, l: Any, t: Any,
                 random_state: Any) -> Any:
-    import anonml.anonymize as an
-
-    cls = getattr(an, METHODS[method])
-    return cls(k=k, quasi_identifiers=qi, sensitive=sensitive, l=l, t=t,
+    return anonymizer_class(method)(k=k, quasi_identifiers=qi, sensitive=sensitive, l=l, t=t,
                random_state=random_state)
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from anonml._errors import InputError
-from anonml._methods import METHOD_OPTIONS
+from anonml._methods import METHOD_OPTIONS, anonymizer_class
 from anonml._methods import METHODS as _REGISTRY
 from anonml.cli._common import (
     Progress,
@@ -209,7 +209,7 @@ def run(args: argparse.Namespace) -> int:
     else:  # target-free methods: the labels, when given, choose the representatives
         y = frame[args.target] if args.target else None
     categorical = _split_names(args.categorical, "categorical") if args.categorical else None
-    anonymizer = getattr(anonml, METHODS[method])(
+    anonymizer = anonymizer_class(method)(
         k=args.k,
         quasi_identifiers=qi,
         categorical_features=categorical,

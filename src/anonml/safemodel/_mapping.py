@@ -45,6 +45,8 @@ import pandas as pd
 from anonml._errors import InputError
 from anonml.anonymize._model import PER_ROW_ATTRIBUTES, release_copy, release_pipeline
 from anonml.anonymize._pipeline import PER_FEATURE_RULES
+from anonml.safemodel._limits import exact_int as _exact_int
+from anonml.safemodel._mapping_privacy import MAX_NAME as MAX_TEXT
 from anonml.safemodel._mapping_privacy import (check_privacy_params, measure_privacy,
                                                privacy_claim)
 
@@ -83,10 +85,6 @@ def is_released_pipeline(obj: Any) -> bool:
 def _refuse(where: str, text: str) -> InputError:
     return InputError(f"{where} is refused: {text}; fix: save the pipeline again from the "
                       "result of anonml.anonymize_model (its .pipeline)")
-
-
-def _exact_int(value: Any) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, (bool, np.bool_))
 
 
 def _check_tree_counts(m: Any, sizes: np.ndarray, where: str) -> str:
@@ -564,8 +562,6 @@ def check_routes(obj: Any, where: str = "the mapping") -> list:
 
 
 # ----------------------------------------------------------------------------- measured claims
-#: longest text a mapping's parameters and column names may hold
-MAX_TEXT = 256
 #: most mismatch lines listed one by one (the rest are counted in one more line)
 MAX_MISMATCH_LINES = 5
 
