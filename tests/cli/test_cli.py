@@ -11,23 +11,12 @@ import pytest
 from sklearn.tree import DecisionTreeClassifier
 
 from anonml.cli import main
-from anonml.datasets import load_adult
 from anonml.privacy import k_anonymity
 
 QI = ["age", "sex", "race", "education-num", "workclass"]
 
 
-@pytest.fixture(scope="module")
-def adult_small() -> pd.DataFrame:
-    d = load_adult()
-    return d.frame.iloc[:600].reset_index(drop=True)
-
-
-@pytest.fixture
-def csv_in(tmp_path, adult_small):
-    path = tmp_path / "train.csv"
-    adult_small.to_csv(path, index=False)
-    return path
+# adult_small and csv_in: tests/cli/conftest.py
 
 
 def run(argv, capsys):

@@ -14,22 +14,12 @@ from anonml import AccuracyGuidedAnonymizer, MondrianAnonymizer
 from anonml.cli._words import cli_words
 from anonml._errors import InputError, names_list
 from anonml.cli import main
-from anonml.datasets import load_adult
 from anonml.privacy import l_diversity
 
 QI = ["age", "sex", "race"]
 
 
-@pytest.fixture(scope="module")
-def adult_small() -> pd.DataFrame:
-    return load_adult().frame.iloc[:600].reset_index(drop=True)
-
-
-@pytest.fixture
-def csv_in(tmp_path, adult_small):
-    path = tmp_path / "train.csv"
-    adult_small.to_csv(path, index=False)
-    return path
+# adult_small and csv_in: tests/cli/conftest.py
 
 
 def run(argv, capsys):
