@@ -398,7 +398,7 @@ def test_cli_audit_says_not_measured_once(adult_small, tmp_path, capsys):
 def test_pdf_cell_breaks_a_long_name_between_its_words():
     from fpdf import FPDF
 
-    from anonml.report._pdf import _wrap_long_words
+    from anonml.report._pdf_blocks import _wrap_long_words
 
     pdf = FPDF()
     pdf.set_font("Helvetica", "", 7.3)
