@@ -14,8 +14,8 @@ from typing import Any, Callable
 
 from sklearn.exceptions import ConvergenceWarning
 
-from anonml._io import atomic_write, write_table
 from anonml._models import paper_nn
+from anonml._output import atomic_write, write_table
 from anonml.anonymize import anonymize_model
 from anonml.datasets import load_adult
 

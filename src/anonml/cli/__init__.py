@@ -59,7 +59,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     import warnings
 
     from anonml._errors import AnonmlWarning
-    from anonml._io import cleanup_on_signals
+    from anonml._output import cleanup_on_signals
 
     shown = warnings.showwarning
 

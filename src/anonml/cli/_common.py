@@ -153,7 +153,8 @@ def _check_mapping_path(path: str | None, inputs: list, option: str = "--save-ma
                         ) -> None:
     if path is None:
         return
-    from anonml._io import check_output_file, check_packages
+    from anonml._io import check_packages
+    from anonml._output import check_output_file
 
     if not path.lower().endswith(".skops"):
         raise InputError(f"{option} {path!r} must end in .skops (a file read as data, "

@@ -191,7 +191,7 @@ def _tree_params(method_params: dict) -> dict:
 
 
 def _check_output(path: str, source: str) -> Path:
-    from anonml._io import check_output_folder
+    from anonml._output import check_output_folder
 
     out = Path(path)
     if out.exists():

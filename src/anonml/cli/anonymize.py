@@ -69,7 +69,8 @@ def _method_params(args: argparse.Namespace) -> dict:
 
 def run(args: argparse.Namespace) -> int:
     import anonml
-    from anonml._io import check_output_file, table_format, table_packages, write_table
+    from anonml._io import table_format, table_packages
+    from anonml._output import check_output_file, write_table
 
     say = Progress(args.quiet)
     if args.engine == "dask":  # a Parquet dataset on a Dask cluster: anonml/cli/_dask.py

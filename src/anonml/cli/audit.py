@@ -44,7 +44,8 @@ def _read_proba(path: str, what: str) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from anonml._io import check_output_folder, table_packages
+    from anonml._io import table_packages
+    from anonml._output import check_output_folder
     from anonml.attacks import Target
     from anonml.report import check_formats
     from anonml.safemodel import load_rules, request_release

@@ -13,7 +13,7 @@ from anonml.cli._examples import DEMO_EXAMPLES
 
 def run(args: argparse.Namespace) -> int:
     from anonml._demo import run_demo
-    from anonml._io import check_output_folder
+    from anonml._output import check_output_folder
 
     check_output_folder(args.output)
     say = Progress(args.quiet)

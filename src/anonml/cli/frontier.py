@@ -72,7 +72,8 @@ class _SweepBar:
 def run(args: argparse.Namespace) -> int:
     import anonml
     from anonml._frontier._result import parse_risk_budget
-    from anonml._io import atomic_write_set, check_output_folder, check_packages, table_packages
+    from anonml._io import check_packages, table_packages
+    from anonml._output import atomic_write_set, check_output_folder
     from anonml.cli._common import Progress, _check_inputs, _columns_named, _reader
 
     # --- before any work: options, inputs, the output folder, packages --------------------

@@ -11,7 +11,7 @@ from anonml.cli._examples import RULES_EXAMPLES
 
 
 def run(args: argparse.Namespace) -> int:
-    from anonml._io import atomic_write
+    from anonml._output import atomic_write
     from anonml.safemodel import default_rules_text, load_rules
 
     if args.action == "init":

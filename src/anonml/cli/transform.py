@@ -18,7 +18,8 @@ from anonml.cli._examples import TRANSFORM_EXAMPLES
 
 
 def run(args: argparse.Namespace) -> int:
-    from anonml._io import check_output_file, table_format, table_packages, write_table
+    from anonml._io import table_format, table_packages
+    from anonml._output import check_output_file, write_table
     from anonml.safemodel import open_model
 
     say = Progress(args.quiet)

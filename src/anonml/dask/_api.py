@@ -192,7 +192,7 @@ def _reps_table(n_groups: int, qi: list, *picked: pd.DataFrame) -> pd.DataFrame:
 
 
 def _write_task(part, groups, reps, qi, folder, i, drop=()):
-    from anonml._io import write_parquet
+    from anonml._output import write_parquet
 
     if drop:
         part = part.drop(columns=list(drop), errors="ignore")

@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from anonml._io import atomic_write, write_table
+from anonml._output import atomic_write, write_table
 
 __all__ = ["write_bundle"]
 

@@ -411,7 +411,7 @@ def _plot_digits(res: MaskingResult, plt, per_class: int = 3):
 def write_outputs(toy: MaskingResult | None, digits: MaskingResult | None, out_dir: str | Path,
                   name: str = "dp_masking") -> dict[str, Path]:
     """Write ``{name}_toy.csv``, ``{name}_digits.csv``, a Markdown table and PNGs (if matplotlib)."""
-    from anonml._io import atomic_write, write_table
+    from anonml._output import atomic_write, write_table
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

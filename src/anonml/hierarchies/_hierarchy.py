@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from anonml._errors import InputError
-from anonml._io import atomic_write
+from anonml._output import atomic_write
 
 __all__ = ["Hierarchy"]
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from anonml._errors import InputError
-from anonml._io import atomic_write
+from anonml._output import atomic_write
 
 from anonml.safemodel._read import PICKLE_FORMATS, SAFE_FORMATS, _read_and_validate
 from anonml.safemodel._skops_vet import _skops
