@@ -26,14 +26,17 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from anonml._errors import InputError
-from anonml.attacks._core import AttackResult, as_generator, attack_result, balanced_indices
+from anonml.attacks._core import AttackResult, as_generator
 from anonml.attacks._shadow import (
     PROB_EPS,
     balanced_membership,
     build_pool,
     check_n_jobs,
+    evaluated_records,
     resolve_estimator,
+    shadow_result,
     shadow_scores,
+    shadow_timings,
     true_class_scores,
 )
 
@@ -299,10 +302,7 @@ class LiRA(BaseEstimator):
         estimator = resolve_estimator(target, self.shadow_estimator, "LiRA")
         pool = build_pool(target, "LiRA")
         rng = as_generator(self.random_state)
-        member_idx, nonmember_idx = balanced_indices(target.n("train"), target.n("test"), rng)
-        evaluated = np.concatenate([member_idx, pool.n_members + nonmember_idx])
-        labels = np.concatenate([np.ones(member_idx.size, np.int64),
-                                 np.zeros(nonmember_idx.size, np.int64)])
+        member_idx, nonmember_idx, evaluated, labels = evaluated_records(target, pool, rng)
         proba = np.concatenate([target.proba("train")[member_idx],
                                 target.proba("test")[nonmember_idx]])
         eps = float(self.prob_clip)
@@ -320,13 +320,7 @@ class LiRA(BaseEstimator):
         scores, info = lira_scores(target_phi, shadow_phi, membership[:, evaluated],
                                    online=bool(self.online), fix_variance=bool(self.fix_variance))
         threshold = 0.0 if self.online else _Z_OFFLINE
-        self.timings_ = {
-            "total": time.perf_counter() - start,
-            "shadow_wall": shadow_wall,
-            "fit_per_shadow": float(times["fit"].mean()),
-            "predict_per_shadow": float(times["predict"].mean()),
-            "cpu_per_wall": float(times["cpu"].sum() / max(shadow_wall, 1e-9)),
-        }
+        self.timings_ = shadow_timings(start, shadow_wall, times, "shadow")
         extra = {
             "n_shadow": int(self.n_shadow),
             "online": bool(self.online),
@@ -341,9 +335,7 @@ class LiRA(BaseEstimator):
             **info,
             "seconds": dict(self.timings_),
         }
-        result = attack_result(self.name, labels, scores, extra=extra, threshold=threshold)
-        result.extra["tpr_at_0.1%_fpr"] = result.tpr_at_fpr(0.001)
-        result.extra["tpr_at_1%_fpr"] = result.tpr_at_fpr(0.01)
+        result = shadow_result(self.name, labels, scores, extra, threshold)
         self.membership_ = membership
         self.evaluated_ = evaluated
         self.target_phi_ = target_phi

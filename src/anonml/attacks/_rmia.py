@@ -25,13 +25,16 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from anonml._errors import InputError
-from anonml.attacks._core import AttackResult, as_generator, attack_result, balanced_indices
+from anonml.attacks._core import AttackResult, as_generator
 from anonml.attacks._shadow import (
     balanced_membership,
     build_pool,
     check_n_jobs,
+    evaluated_records,
     resolve_estimator,
+    shadow_result,
     shadow_scores,
+    shadow_timings,
     true_class_scores,
 )
 
@@ -290,10 +293,7 @@ class RMIA(BaseEstimator):
         pool = build_pool(target, "RMIA")
         rng = as_generator(self.random_state)
         n_m = pool.n_members
-        member_idx, nonmember_idx = balanced_indices(target.n("train"), target.n("test"), rng)
-        evaluated = np.concatenate([member_idx, n_m + nonmember_idx])
-        labels = np.concatenate([np.ones(member_idx.size, np.int64),
-                                 np.zeros(nonmember_idx.size, np.int64)])
+        member_idx, nonmember_idx, evaluated, labels = evaluated_records(target, pool, rng)
         population = np.arange(n_m, pool.n)
         # records scored by the models: the evaluated members, then every non-member
         pred_idx = np.concatenate([member_idx, population])
@@ -321,13 +321,7 @@ class RMIA(BaseEstimator):
         ratio = p_target / np.maximum(p_x, _PX_FLOOR)
         scores = rmia_counts(ratio[x_pos], ratio[z_pos], float(self.gamma))
 
-        self.timings_ = {
-            "total": time.perf_counter() - start,
-            "shadow_wall": shadow_wall,
-            "fit_per_reference": float(times["fit"].mean()),
-            "predict_per_reference": float(times["predict"].mean()),
-            "cpu_per_wall": float(times["cpu"].sum() / max(shadow_wall, 1e-9)),
-        }
+        self.timings_ = shadow_timings(start, shadow_wall, times, "reference")
         extra = {
             "n_reference": n_ref,
             "online": bool(self.online),
@@ -339,9 +333,7 @@ class RMIA(BaseEstimator):
             "decision": "score >= 0.5 (LR > gamma against at least half of the population)",
             "seconds": dict(self.timings_),
         }
-        result = attack_result(self.name, labels, scores, extra=extra, threshold=0.5)
-        result.extra["tpr_at_0.1%_fpr"] = result.tpr_at_fpr(0.001)
-        result.extra["tpr_at_1%_fpr"] = result.tpr_at_fpr(0.01)
+        result = shadow_result(self.name, labels, scores, extra, 0.5)
         self.membership_ = membership
         self.evaluated_ = evaluated
         self.population_ = population
