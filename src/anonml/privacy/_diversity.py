@@ -265,13 +265,9 @@ def t_closeness(
 
     Parameters
     ----------
-    table : DataFrame or 2-D array
-        The released table.
-    quasi_identifiers : list
-        QI columns; they define the equivalence classes.
-    sensitive : column name
-        The sensitive attribute (not a QI); its distribution over the whole table is the
-        reference.
+    table, quasi_identifiers, sensitive
+        As in :func:`l_diversity`; the distribution of ``sensitive`` over the whole table is
+        the reference.
     distance : {"auto", "equal", "ordered", "hierarchical"}, default "auto"
         Ground distance of the EMD (module docstring). ``"auto"``: ordered for a numeric
         attribute, hierarchical when a hierarchy is given, else equal.
