@@ -180,10 +180,9 @@ def _keys(text: Any, labels: dict) -> list[str]:
     return list(dict.fromkeys(p for kind, p in segments(str(text), labels) if kind == "measure"))
 
 
-def _fit_ident(pdf, name: str, width: float) -> str:
-    """``name`` with line breaks only after its dots, so that no line is wider than ``width``
-    in the current font (an identifier is never broken inside a part)."""
-    parts = re.split(r"(?<=\.)(?=[A-Za-z_])", name)
+def _pack(pdf, parts: list[str], width: float) -> str:
+    """``parts`` joined into lines no wider than ``width`` in the current font (a part wider
+    than that stands on a line of its own), the lines joined by newlines."""
     lines, line = [], ""
     for part in parts:
         if line and pdf.get_string_width(line + part) > width:
@@ -193,6 +192,12 @@ def _fit_ident(pdf, name: str, width: float) -> str:
             line += part
     lines.append(line)
     return "\n".join(lines)
+
+
+def _fit_ident(pdf, name: str, width: float) -> str:
+    """``name`` with line breaks only after its dots, so that no line is wider than ``width``
+    in the current font (an identifier is never broken inside a part)."""
+    return _pack(pdf, re.split(r"(?<=\.)(?=[A-Za-z_])", name), width)
 
 
 _PART = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[._/])(?=\w)")
@@ -205,15 +210,7 @@ def _wrap_long_words(pdf, text: str, width: float) -> str:
     def wrap(word: str) -> str:
         if pdf.get_string_width(word) <= width:
             return word
-        lines, line = [], ""
-        for part in _PART.split(word):
-            if line and pdf.get_string_width(line + part) > width:
-                lines.append(line)
-                line = part
-            else:
-                line += part
-        lines.append(line)
-        return "\n".join(lines)
+        return _pack(pdf, _PART.split(word), width)
 
     return "\n".join(" ".join(wrap(w) for w in ln.split(" ")) for ln in text.split("\n"))
 
