@@ -50,6 +50,15 @@ def _writable(folder: Path) -> bool:
     return os.access(folder, os.W_OK | os.X_OK)
 
 
+def _check_writable_folder(folder: Path, not_a_folder: str, denied: str) -> None:
+    """InputError ``not_a_folder`` unless ``folder`` is a folder, ``denied`` unless this
+    process may create files in it."""
+    if not folder.is_dir():
+        raise InputError(not_a_folder)
+    if not _writable(folder):
+        raise InputError(denied)
+
+
 def check_output_file(path: str | os.PathLike, *, inputs: Iterable = ()) -> Path:
     """Check, before any work, that a file can be written at ``path``: it is not a folder, its
     folder exists and is writable, and it is none of ``inputs``. Returns ``path`` as a Path."""
@@ -63,12 +72,12 @@ def check_output_file(path: str | os.PathLike, *, inputs: Iterable = ()) -> Path
     parent = p.parent
     if not parent.exists():
         raise InputError(f"output folder {str(parent)!r} does not exist; create it first")
-    if not parent.is_dir():
-        raise InputError(f"output folder {str(parent)!r} is a file; fix: give a path inside a "
-                         "folder")
-    if not _writable(parent):
-        raise InputError(f"cannot write to the output folder {str(parent)!r} (permission "
-                         "denied); fix: choose a folder you can write to")
+    _check_writable_folder(
+        parent,
+        f"output folder {str(parent)!r} is a file; fix: give a path inside a folder",
+        f"cannot write to the output folder {str(parent)!r} (permission denied); fix: choose a "
+        "folder you can write to",
+    )
     for other in inputs:
         if other is None:
             continue
@@ -89,12 +98,13 @@ def check_output_folder(path: str | os.PathLike) -> Path:
     existing = p
     while not existing.exists() and existing != existing.parent:
         existing = existing.parent
-    if not existing.is_dir():
-        raise InputError(f"cannot make the folder {str(p)!r}: {str(existing)!r} is a file; "
-                         "fix: give another folder")
-    if not _writable(existing):
-        raise InputError(f"cannot write to {str(existing)!r} (permission denied); fix: choose "
-                         "a folder you can write to")
+    _check_writable_folder(
+        existing,
+        f"cannot make the folder {str(p)!r}: {str(existing)!r} is a file; fix: give another "
+        "folder",
+        f"cannot write to {str(existing)!r} (permission denied); fix: choose a folder you can "
+        "write to",
+    )
     return p
 
 
