@@ -580,24 +580,14 @@ def _markdown(df: pd.DataFrame, summary: pd.DataFrame) -> str:
     ]
     for title, mean, std, delta in blocks:
         lines += [f"\n## {title} (anonymized: raw test rows)\n", head, rule]
-        for key, part in _table_rows(shown):
-            cells = []
-            for c in classifiers:
-                row = part[part.classifier == c]
-                cells.append(_cell(row[mean].iloc[0], row[std].iloc[0], row[delta].iloc[0])
-                             if len(row) else "")
-            lines.append(f"| {key} | {part.n_train.iloc[0]:,.0f} | " + " | ".join(cells) + " |")
+        lines += _table_lines(shown, classifiers, lambda row, mean=mean, std=std, delta=delta:
+                              _cell(row[mean].iloc[0], row[std].iloc[0], row[delta].iloc[0]))
     anon = summary[summary.setting == "anonymized"]
     if len(anon):
         lines += ["\n## Test accuracy of the anonymized models on test rows mapped by the anonymizer\n",
                   head, rule]
-        for key, part in _table_rows(anon):
-            cells = []
-            for c in classifiers:
-                row = part[part.classifier == c]
-                cells.append(_cell(row.mapped_mean.iloc[0], row.mapped_std.iloc[0],
-                                   row.delta_accuracy_mapped.iloc[0]) if len(row) else "")
-            lines.append(f"| {key} | {part.n_train.iloc[0]:,.0f} | " + " | ".join(cells) + " |")
+        lines += _table_lines(anon, classifiers, lambda row: _cell(
+            row.mapped_mean.iloc[0], row.mapped_std.iloc[0], row.delta_accuracy_mapped.iloc[0]))
         kv = anon.groupby("k").k_verified_min.min()
         lines.append("\nSmallest equivalence class, re-checked with `anonml.privacy.k_anonymity`: "
                      + ", ".join(f"k={int(k)}: {int(v)}" for k, v in kv.items()) + ".")
@@ -605,16 +595,24 @@ def _markdown(df: pd.DataFrame, summary: pd.DataFrame) -> str:
     if len(dele):
         lines += ["\n## Accuracy on the test rows that carry the deleted value / on the others\n",
                   head, rule]
-        for key, part in _table_rows(dele):
-            cells = []
-            for c in classifiers:
-                row = part[part.classifier == c]
-                cells.append(f"{row.value_rows_mean.iloc[0]:.4f} / {row.other_rows_mean.iloc[0]:.4f}"
-                             if len(row) else "")
-            lines.append(f"| {key} | {part.n_train.iloc[0]:,.0f} | " + " | ".join(cells) + " |")
+        lines += _table_lines(dele, classifiers, lambda row: (
+            f"{row.value_rows_mean.iloc[0]:.4f} / {row.other_rows_mean.iloc[0]:.4f}"))
     lines.append("\nSaNGreeA, the anonymizer of Malle et al., is not implemented in anonml; the "
                  "anonymized rows above use accuracy-guided anonymization (AG) on the true labels.")
     return "\n".join(lines) + "\n"
+
+
+def _table_lines(summary: pd.DataFrame, classifiers: list, cell) -> list[str]:
+    """The Markdown rows of one table: a row label, the training rows and one cell per
+    classifier (``cell(rows of that classifier)``, empty when it has none)."""
+    lines = []
+    for key, part in _table_rows(summary):
+        cells = []
+        for c in classifiers:
+            row = part[part.classifier == c]
+            cells.append(cell(row) if len(row) else "")
+        lines.append(f"| {key} | {part.n_train.iloc[0]:,.0f} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def _table_rows(summary: pd.DataFrame):
