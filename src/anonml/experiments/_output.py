@@ -9,7 +9,7 @@ import pandas as pd
 
 from anonml._output import atomic_write, write_table
 
-__all__ = ["write_bundle"]
+__all__ = ["write_bundle", "write_summarized"]
 
 
 def write_bundle(
@@ -48,3 +48,17 @@ def write_bundle(
         atomic_write(paths["plot"], lambda p: fig.savefig(p, dpi=dpi, format="png"))
         plt.close(fig)
     return paths
+
+
+def write_summarized(
+    out_dir: str | Path,
+    name: str,
+    raw: pd.DataFrame,
+    summary: pd.DataFrame,
+    markdown: Callable[[pd.DataFrame], str],
+    plot: Callable[[pd.DataFrame, Any], Any] | None = None,
+) -> dict[str, Path]:
+    """:func:`write_bundle` of ``raw`` and ``summary`` (rounded to 5 decimals), with the
+    Markdown ``markdown(summary)`` and the figure ``plot(summary, plt)``."""
+    return write_bundle(out_dir, name, raw, summary.round(5), markdown(summary),
+                        None if plot is None else (lambda plt: plot(summary, plt)))

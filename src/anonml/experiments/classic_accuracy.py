@@ -490,11 +490,9 @@ def _plot(summary: pd.DataFrame, plt):
 
 def write_outputs(results: pd.DataFrame, out_dir: str | Path, name: str = "classic_vs_ag") -> dict:
     """Raw rows (CSV), summary (CSV, Markdown) and one plot panel per figure cell (PNG)."""
-    from anonml.experiments._output import write_bundle
+    from anonml.experiments._output import write_summarized
 
-    summary = summarize(results)
-    return write_bundle(out_dir, name, results, summary.round(5), _markdown(summary),
-                        lambda plt: _plot(summary, plt))
+    return write_summarized(out_dir, name, results, summarize(results), _markdown, _plot)
 
 
 def summarize_malle(results: pd.DataFrame) -> pd.DataFrame:
@@ -547,8 +545,7 @@ def _malle_plot(summary: pd.DataFrame, plt):
 
 
 def write_malle(results: pd.DataFrame, out_dir: str | Path, name: str = "malle_sangreea") -> dict:
-    from anonml.experiments._output import write_bundle
+    from anonml.experiments._output import write_summarized
 
-    summary = summarize_malle(results)
-    return write_bundle(out_dir, name, results, summary.round(5), _malle_markdown(summary),
-                        lambda plt: _malle_plot(summary, plt))
+    return write_summarized(out_dir, name, results, summarize_malle(results), _malle_markdown,
+                            _malle_plot)

@@ -632,11 +632,10 @@ def write_outputs(df: pd.DataFrame, out_dir: str | Path, name: str = "forgetting
     dict
         Paths by kind: ``raw``, ``summary``, ``markdown`` and ``plot``.
     """
-    from anonml.experiments._output import write_bundle
+    from anonml.experiments._output import write_summarized
 
-    summary = summarize(df)
-    return write_bundle(out_dir, name, df, summary.round(5), _markdown(df, summary),
-                        lambda plt: _plot(summary, plt), dpi=110)
+    return write_summarized(out_dir, name, df, summarize(df),
+                            lambda summary: _markdown(df, summary), _plot)
 
 
 def _plot(summary: pd.DataFrame, plt):

@@ -208,11 +208,9 @@ def _markdown(summary: pd.DataFrame) -> str:
 
 def write_outputs(results: pd.DataFrame, out_dir: str | Path, name: str = "accuracy_vs_k") -> dict[str, Path]:
     """Write the raw rows (CSV), the summary (CSV and Markdown) and a plot (PNG, if matplotlib)."""
-    from anonml.experiments._output import write_bundle
+    from anonml.experiments._output import write_summarized
 
-    summary = summarize(results)
-    return write_bundle(out_dir, name, results, summary.round(5), _markdown(summary),
-                        lambda plt: _plot(summary, plt), dpi=110)
+    return write_summarized(out_dir, name, results, summarize(results), _markdown, _plot)
 
 
 def _plot(summary: pd.DataFrame, plt):
