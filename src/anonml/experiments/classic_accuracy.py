@@ -45,7 +45,8 @@ from sklearn.svm import LinearSVC
 from sklearn.tree import DecisionTreeClassifier
 
 from anonml._errors import InputError
-from anonml.datasets import load_adult, load_loan
+from anonml.datasets import load_loan
+from anonml.experiments._data import Split, adult_split
 from anonml._models import paper_nn, preprocessor
 
 __all__ = ["FIGURES", "METHODS", "run", "run_malle", "summarize", "write_outputs", "write_malle"]
@@ -63,25 +64,14 @@ MALLE_WEIGHTS = {
 
 # -- data and models --------------------------------------------------------------------------------
 @dataclass
-class _Data:
+class _Data(Split):
     name: str
-    X_train: pd.DataFrame
-    X_test: pd.DataFrame
-    y_train: pd.Series
-    y_test: pd.Series
-    categorical: list
-    numeric: list
     qi_sets: dict
 
 
 def _adult() -> _Data:
-    d = load_adult()
-    X_train, X_test, y_train, y_test = d.train_test_split()
-    y_train, y_test = (y_train == ">50K").astype(int), (y_test == ">50K").astype(int)
-    cat = list(d.categorical_features)
-    num = [c for c in d.feature_names if c not in set(cat)]
-    return _Data("adult", X_train, X_test, y_train, y_test, cat, num,
-                 {k: list(v) for k, v in d.qi_sets.items()})
+    d, split = adult_split()
+    return _Data(**vars(split), name="adult", qi_sets={k: list(v) for k, v in d.qi_sets.items()})
 
 
 def _loan() -> _Data:
@@ -96,8 +86,8 @@ def _loan() -> _Data:
     X_train, X_test, y_train, y_test = _split(X, y)
     cat = list(d.categorical_features)
     num = [c for c in X.columns if c not in set(cat)]
-    return _Data("loan", X_train, X_test, y_train, y_test, cat, num,
-                 {"paper": list(d.qi_sets["paper"])})
+    return _Data(X_train, X_test, y_train, y_test, cat, num, name="loan",
+                 qi_sets={"paper": list(d.qi_sets["paper"])})
 
 
 def _split(X: pd.DataFrame, y: pd.Series):

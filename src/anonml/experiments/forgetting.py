@@ -79,6 +79,7 @@ from sklearn.svm import LinearSVC
 
 from anonml._errors import InputError, names_list
 from anonml._models import preprocessor
+from anonml.experiments._data import Split, adult_split
 
 __all__ = [
     "CLASSIFIERS",
@@ -308,31 +309,18 @@ def anonymize(X: pd.DataFrame, y: Any, k: int, quasi_identifiers: Sequence[str],
 
 # -- the grid ---------------------------------------------------------------------------------
 @dataclass
-class _Data:
-    X_train: pd.DataFrame
-    X_test: pd.DataFrame
-    y_train: np.ndarray
-    y_test: np.ndarray
-    categorical: list
-    numeric: list
+class _Data(Split):
+    """Adult's split (labels as arrays), the 12 quasi-identifiers and the value ranking."""
+
     qi: list
     ranking: pd.DataFrame
 
 
 def _load(n_train: int | None, n_test: int | None, top: int, min_support: float) -> _Data:
-    from anonml.datasets import load_adult
-
-    d = load_adult()
-    X_train, X_test, y_train, y_test = d.train_test_split()
-    y_train, y_test = (y_train == ">50K").astype(int), (y_test == ">50K").astype(int)
-    if n_train is not None and n_train < len(X_train):
-        X_train, y_train = X_train.iloc[:n_train], y_train.iloc[:n_train]
-    if n_test is not None and n_test < len(X_test):
-        X_test, y_test = X_test.iloc[:n_test], y_test.iloc[:n_test]
-    cat = list(d.categorical_features)
-    num = [c for c in d.feature_names if c not in set(cat)]
-    ranking = rank_values(X_train, y_train.to_numpy(), cat, top=top, min_support=min_support)
-    return _Data(X_train, X_test, y_train.to_numpy(), y_test.to_numpy(), cat, num,
+    d, s = adult_split(n_train, n_test)
+    y_train, y_test = s.y_train.to_numpy(), s.y_test.to_numpy()
+    ranking = rank_values(s.X_train, y_train, s.categorical, top=top, min_support=min_support)
+    return _Data(s.X_train, s.X_test, y_train, y_test, s.categorical, s.numeric,
                  list(d.qi_sets["12"]), ranking)
 
 

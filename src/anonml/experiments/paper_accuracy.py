@@ -45,7 +45,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from anonml._errors import InputError
 from anonml.anonymize import AccuracyGuidedAnonymizer
-from anonml.datasets import load_adult
+from anonml.experiments._data import Split, adult_split
 from anonml._models import paper_nn
 
 __all__ = ["VARIANTS", "run", "summarize", "write_outputs"]
@@ -72,26 +72,13 @@ VARIANTS: dict[str, dict[str, Any]] = {
 
 
 @dataclass
-class _Data:
-    X_train: pd.DataFrame
-    X_test: pd.DataFrame
-    y_train: pd.Series
-    y_test: pd.Series
-    categorical: list
-    numeric: list
+class _Data(Split):
     qi_sets: dict
 
 
 def _load(n_train: int | None) -> _Data:
-    d = load_adult()
-    X_train, X_test, y_train, y_test = d.train_test_split()
-    # integer labels (1 = income >50K): the network's early stopping needs them before sklearn 1.9
-    y_train, y_test = (y_train == ">50K").astype(int), (y_test == ">50K").astype(int)
-    if n_train is not None and n_train < len(X_train):
-        X_train, y_train = X_train.iloc[:n_train], y_train.iloc[:n_train]
-    cat = list(d.categorical_features)
-    num = [c for c in d.feature_names if c not in set(cat)]
-    return _Data(X_train, X_test, y_train, y_test, cat, num, {k: list(v) for k, v in d.qi_sets.items()})
+    d, split = adult_split(n_train)
+    return _Data(**vars(split), qi_sets={k: list(v) for k, v in d.qi_sets.items()})
 
 
 def _fit_quiet(model, X, y):
