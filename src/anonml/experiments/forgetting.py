@@ -627,6 +627,8 @@ def write_outputs(df: pd.DataFrame, out_dir: str | Path, name: str = "forgetting
 
 
 def _plot(summary: pd.DataFrame, plt):
+    from anonml.experiments._output import finish_k_panel, plot_raw_and_mapped
+
     classifiers = [c for c in CLASSIFIERS if c in set(summary.classifier)]
     anon = summary[summary.setting == "anonymized"]
     n_rows = 2 if len(anon) else 1
@@ -652,15 +654,9 @@ def _plot(summary: pd.DataFrame, plt):
         if len(anon):
             ax2 = axes[1][j]
             part = anon[anon.classifier == c].sort_values("k")
-            ax2.errorbar(part.k, part.accuracy_mean, yerr=part.accuracy_std, marker="o", ms=4,
-                         capsize=2, color="tab:gray", label="AG, raw test rows")
-            ax2.errorbar(part.k, part.mapped_mean, yerr=part.mapped_std, marker="s", ms=4, capsize=2,
-                         color="tab:gray", ls="--", label="AG, test rows mapped")
-            ax2.axhline(base.accuracy_mean, color="black", ls=":", label="baseline (all rows)")
-            ax2.set_xscale("log")
-            ax2.set_xlabel("k (12 quasi-identifiers)")
-            ax2.set_title(f"{_SHORT[c]}: anonymized instead")
-            ax2.grid(alpha=0.3)
+            plot_raw_and_mapped(ax2, part, "AG", "tab:gray", ms=4, capsize=2)
+            finish_k_panel(ax2, base.accuracy_mean, "baseline (all rows)",
+                           "k (12 quasi-identifiers)", f"{_SHORT[c]}: anonymized instead")
     axes[0][0].set_ylabel("test accuracy")
     axes[0][0].legend(loc="lower left", fontsize=7)
     if len(anon):

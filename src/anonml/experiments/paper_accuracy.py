@@ -201,6 +201,8 @@ def write_outputs(results: pd.DataFrame, out_dir: str | Path, name: str = "accur
 
 
 def _plot(summary: pd.DataFrame, plt):
+    from anonml.experiments._output import finish_k_panel, plot_raw_and_mapped
+
     shown = [v for v in ("paper", "anonml") if v in set(summary.variant)]
     if not shown:
         return None
@@ -213,16 +215,9 @@ def _plot(summary: pd.DataFrame, plt):
             if part.empty:
                 continue
             color, label = styles[v]
-            ax.errorbar(part.k, part.accuracy_mean, yerr=part.accuracy_std, marker="o", capsize=3,
-                        color=color, label=f"{label}, raw test rows")
-            ax.errorbar(part.k, part.mapped_mean, yerr=part.mapped_std, marker="s", capsize=3,
-                        color=color, ls="--", label=f"{label}, test rows mapped")
-        ax.axhline(summary[summary.qi_set == q].baseline_mean.iloc[0], color="black", ls=":",
-                   label="baseline (no anonymization)")
-        ax.set_xscale("log")
-        ax.set_xlabel("k")
-        ax.set_title(f"Adult, NN, {q} quasi-identifiers")
-        ax.grid(alpha=0.3)
+            plot_raw_and_mapped(ax, part, label, color, capsize=3)
+        finish_k_panel(ax, summary[summary.qi_set == q].baseline_mean.iloc[0],
+                       "baseline (no anonymization)", "k", f"Adult, NN, {q} quasi-identifiers")
     axes[0][0].set_ylabel("test accuracy")
     axes[0][0].legend(loc="lower left", fontsize=8)
     fig.tight_layout()
