@@ -2,9 +2,9 @@
 
 Outputs are checked before any work starts (:func:`check_output_file`,
 :func:`check_output_folder`, and :func:`anonml._io.check_packages`), carry no metadata of the
-input beyond the schema (:func:`anonml._io.plain_frame`, :func:`write_parquet`), and are written through a
-temporary file or folder beside the target that is renamed into place only when complete
-(:func:`atomic_write`, :func:`atomic_write_set`). Reading files from users is in
+input beyond the schema (:func:`anonml._io.plain_frame`, :func:`write_parquet`), and are
+written through a temporary file or folder beside the target that is renamed into place only
+when complete (:func:`atomic_write`, :func:`atomic_write_set`). Reading files from users is in
 :mod:`anonml._io`.
 
 Temporary paths are kept in a registry while they exist. Inside :func:`cleanup_on_signals`
