@@ -37,7 +37,7 @@ from anonml.anonymize._pipeline import (
     verify_k_anonymity,
     verify_model,
 )
-from anonml.anonymize._routing import anonymizer_routing
+from anonml.anonymize._routing_build import anonymizer_routing
 from anonml.encoding import (
     TableEncoder,
     as_frame,
