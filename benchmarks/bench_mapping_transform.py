@@ -35,7 +35,7 @@ from anonml import (
 from anonml._errors import InputError
 from anonml.anonymize._model import release_copy
 from anonml.datasets import load_adult
-from anonml.safemodel._mapping import MAX_ROUTE_DEPTH, check_routes, measure_mapping
+from anonml.modelfile._mapping import MAX_ROUTE_DEPTH, check_routes, measure_mapping
 
 K = 5
 

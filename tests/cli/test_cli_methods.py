@@ -256,7 +256,7 @@ def test_retrain_prints_accuracy_before_and_after(tmp_path, data, method, capsys
 
 
 def _vetted() -> bool:
-    from anonml.safemodel._skops_vet import VETTED_OBJECTS
+    from anonml.modelfile._skops_vet import VETTED_OBJECTS
 
     return ("anonml.anonymize._mondrian", "MondrianAnonymizer") in VETTED_OBJECTS
 

@@ -44,7 +44,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from anonml._errors import AnonmlWarning, InputError
 from anonml._utils import n_rows as _n_rows
-from anonml.safemodel._family import (
+from anonml.modelfile._family import (
     STORES_RECORDS,
     _is_pipeline,
     dp_measures,
@@ -143,7 +143,7 @@ def fingerprint_holder(model: Any) -> Any:
 
 def tamper_status(model: Any) -> tuple[str, list]:
     """Compare ``model`` with the fingerprint its safe wrapper took at fit."""
-    from anonml.safemodel._fingerprint import diff_fingerprints, fingerprint
+    from anonml.modelfile._fingerprint import diff_fingerprints, fingerprint
 
     holder = fingerprint_holder(model)
     if holder is None:
@@ -159,7 +159,7 @@ def posthoc_facts(model: Any, X_train: Any = None, y_train: Any = None, X_test: 
     structure: dict = {}
     X_train_raw, X_test_raw = X_train, X_test
     if X_train is not None and y_train is not None:
-        from anonml.safemodel._structure import structural_measures
+        from anonml.modelfile._structure import structural_measures
 
         final, X_train = final_step(model, X_train)
         X_test = final_step(model, X_test)[1] if X_test is not None else None
@@ -176,7 +176,7 @@ def posthoc_facts(model: Any, X_train: Any = None, y_train: Any = None, X_test: 
     facts["tamper"] = (status, changed)
     facts["structure"] = structure
     if X_train is not None:
-        from anonml.safemodel._content import training_records_in_model
+        from anonml.modelfile._content import training_records_in_model
 
         # the family rule (kNN, SVM) stays; the content check adds any model whose arrays
         # hold per-row data or training rows (raw tables, before any pipeline step)
@@ -223,7 +223,7 @@ class SafeModelMixin:
 
     def fit(self, X: Any, y: Any = None, *args: Any, **kwargs: Any) -> Any:
         """Warn about rule violations, fit the wrapped estimator, take the fingerprint."""
-        from anonml.safemodel._fingerprint import fingerprint
+        from anonml.modelfile._fingerprint import fingerprint
 
         n = _n_rows(X)
         self.preliminary_check(n_samples=n, warn=True)

@@ -212,7 +212,7 @@ def _apply_limits(memory: int, cpu_seconds: int, nproc: int | None) -> None:  # 
     # the kernel's walls, before anything else is imported or read: no capabilities (as root,
     # they would let the worker past the kernel's checks), then the seccomp filter on every
     # thread (imports only read files, which it allows)
-    from anonml.safemodel import _seccomp
+    from anonml.modelfile import _seccomp
 
     _seccomp.drop_capabilities()
     _seccomp.install()
@@ -239,8 +239,8 @@ def _user_tasks() -> int | None:
 
 
 _CHILD = ("import json, sys; sys.path[:0] = json.loads(sys.argv[1]); "
-          "from anonml.safemodel._sandbox import _apply_limits; "
-          "from anonml.safemodel._sandbox_worker import _worker_main; "
+          "from anonml.modelfile._sandbox import _apply_limits; "
+          "from anonml.modelfile._sandbox_worker import _worker_main; "
           "_apply_limits(*json.loads(sys.argv[2])); "
           "sys.exit(_worker_main(sys.argv[3:]))")
 
@@ -250,7 +250,7 @@ class _Worker:
 
     def __init__(self, *, name: str, memory: int, cpu_seconds: int = DEFAULT_CPU_SECONDS,
                  workdir: str | None = None) -> None:
-        from anonml.safemodel._probe import _child_path
+        from anonml.modelfile._probe import _child_path
 
         self.name = name
         self.memory = memory
@@ -578,7 +578,7 @@ class SandboxedModel:
             and (facts.get("n_training_rows") is None or count(facts, "n_training_rows"))
             and (facts.get("privacy_claim") is None or isinstance(facts["privacy_claim"], str)))
         if ok and X_train is not None:
-            from anonml.safemodel._mapping_privacy import privacy_facts_ok
+            from anonml.modelfile._mapping_privacy import privacy_facts_ok
 
             got = facts.get("measured")
             ok = (isinstance(got, dict) and all(count(got, k) for k in (
@@ -865,8 +865,8 @@ def open_model(path: Any, *, trust: bool = False, memory: int | None = None,
         validation, or the worker crashed, hung or hit a limit: one line.
     """
     from anonml._errors import UntrustedModelError
-    from anonml.safemodel._read import PICKLE_FORMATS, SAFE_FORMATS
-    from anonml.safemodel._skops_vet import _skops
+    from anonml.modelfile._read import PICKLE_FORMATS, SAFE_FORMATS
+    from anonml.modelfile._skops_vet import _skops
 
     p = Path(path)
     suffix = p.suffix.lower()
@@ -880,7 +880,7 @@ def open_model(path: Any, *, trust: bool = False, memory: int | None = None,
         raise InputError(f"model file {str(p)!r} has unknown format {suffix!r}; fix: use "
                          ".skops, XGBoost .json/.ubj, or .pkl/.joblib with --trust-model")
     if suffix == ".skops":
-        from anonml.safemodel._worker_imports import skops_installed
+        from anonml.modelfile._worker_imports import skops_installed
 
         if not skops_installed():  # named here, not by the worker (found, not imported: only
             _skops()  # the worker reads the file, and importing skops takes seconds)
@@ -920,7 +920,7 @@ def open_model(path: Any, *, trust: bool = False, memory: int | None = None,
                              "model is malformed or hostile")
         info["classes"] = ({"result": "array"}, arrays[:1])
     model = SandboxedModel(worker, info, sha256=digest, path=str(p))
-    from anonml.safemodel._seccomp import filtered
+    from anonml.modelfile._seccomp import filtered
 
     # read from /proc by this process, not taken from the worker's word
     model.seccomp = filtered(worker.proc.pid)
@@ -933,7 +933,7 @@ def open_model(path: Any, *, trust: bool = False, memory: int | None = None,
 def _checked_info(info: Any, name: str) -> dict:
     """The worker's description of the model, with every field the auditor reads checked for
     its type (a worker is not trusted to send well-formed data)."""
-    from anonml.safemodel._family import ESTIMATORS
+    from anonml.modelfile._family import ESTIMATORS
 
     def bad(field: str) -> InputError:
         return InputError(f"model file {name!r}: the sandbox sent a malformed description "

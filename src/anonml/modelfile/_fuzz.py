@@ -422,7 +422,7 @@ def encode_ubj(value: Any) -> bytes:
 
 def mutate_xgboost(data: bytes, suffix: str, rng: np.random.Generator) -> tuple[bytes, str]:
     """One edit of an XGBoost ``.json``/``.ubj`` document, re-encoded in its own format."""
-    from anonml.safemodel._validate_xgboost import decode_xgboost_raw
+    from anonml.modelfile._validate_xgboost import decode_xgboost_raw
 
     doc = decode_xgboost_raw(data)
     doc, edit = _edit_tree(doc, rng)

@@ -45,10 +45,9 @@ import pandas as pd
 from anonml._errors import InputError
 from anonml.anonymize._model import PER_ROW_ATTRIBUTES, release_copy, release_pipeline
 from anonml.anonymize._pipeline import PER_FEATURE_RULES
-from anonml.safemodel._limits import exact_int as _exact_int
-from anonml.safemodel._mapping_privacy import MAX_NAME as MAX_TEXT
-from anonml.safemodel._mapping_privacy import (check_privacy_params, measure_privacy,
-                                               privacy_claim)
+from anonml.modelfile._limits import exact_int as _exact_int
+from anonml.modelfile._mapping_privacy import MAX_NAME as MAX_TEXT
+from anonml.modelfile._mapping_privacy import check_privacy_params, measure_privacy, privacy_claim
 
 __all__ = ["check_routes", "is_released_pipeline", "measure_mapping", "release_copy",
            "release_pipeline", "verify_mapping"]

@@ -250,7 +250,7 @@ class _Walker:
             self.routing(obj, path, part)
             return
         if type(obj).__name__ == "Pipeline" and hasattr(obj, "steps"):
-            from anonml.safemodel._mapping import is_released_pipeline
+            from anonml.modelfile._mapping import is_released_pipeline
 
             released = is_released_pipeline(obj)
             for i, (name, step) in enumerate(obj.steps):

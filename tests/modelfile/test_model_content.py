@@ -33,8 +33,8 @@ from anonml.safemodel import (SafeDecisionTreeClassifier, SafeGradientBoostingCl
                               SafeHistGradientBoostingClassifier, SafeLogisticRegression,
                               SafeMLPClassifier, SafeModel, SafeRandomForestClassifier,
                               load_model, save_model)
-from anonml.safemodel._content import training_records_in_model
-from anonml.safemodel._validate_xgboost import decode_xgboost_raw, validate_xgboost_model
+from anonml.modelfile._content import training_records_in_model
+from anonml.modelfile._validate_xgboost import decode_xgboost_raw, validate_xgboost_model
 from anonml.safemodel._wrappers import posthoc_facts
 
 pytest.importorskip("skops")
@@ -608,8 +608,8 @@ def test_genuine_models_of_every_vetted_class_still_load(tmp_path, data):
 
 def test_every_vetted_class_has_a_derived_attribute_list():
     """Every class in the vetted list that anonml can build a sample of has a derived list."""
-    from anonml.safemodel._attributes import allowed_attributes
-    from anonml.safemodel._skops_vet import VETTED_OBJECTS
+    from anonml.modelfile._attributes import allowed_attributes
+    from anonml.modelfile._skops_vet import VETTED_OBJECTS
 
     missing = []
     for module, cls in sorted(VETTED_OBJECTS):

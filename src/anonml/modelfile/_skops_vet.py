@@ -45,10 +45,10 @@ from typing import Any
 import numpy as np
 
 from anonml._errors import InputError, one_line
-from anonml.safemodel._pipeline_types import REFUSED as _REFUSED_TYPES
-from anonml.safemodel._pipeline_types import SELECTOR_TYPES as _SELECTOR_TYPES
-from anonml.safemodel._pipeline_types import VETTED as _PIPELINE_TYPES
-from anonml.safemodel._pipeline_types import VETTED_FUNCTIONS
+from anonml.modelfile._pipeline_types import REFUSED as _REFUSED_TYPES
+from anonml.modelfile._pipeline_types import SELECTOR_TYPES as _SELECTOR_TYPES
+from anonml.modelfile._pipeline_types import VETTED as _PIPELINE_TYPES
+from anonml.modelfile._pipeline_types import VETTED_FUNCTIONS
 
 # limits: generous for real models (an Adult forest of 100 trees is ~20 MB), small enough that
 # a crafted file cannot exhaust the auditor's memory
@@ -282,7 +282,7 @@ class _Vetter:
         """The object's state holds exactly attributes its library sets: its constructor
         parameters and fitted attributes (:func:`~anonml.safemodel._attributes.allowed_attributes`),
         nothing else (a file holds the model and nothing else)."""
-        from anonml.safemodel._attributes import _state_keys, allowed_attributes
+        from anonml.modelfile._attributes import _state_keys, allowed_attributes
 
         keys = _state_keys(state) or set()
         if any(k.startswith("\0") for k in keys):
@@ -474,7 +474,7 @@ def vet_skops(path: Path) -> list[str]:
         The file is not a readable zip, is too large, or holds anything not vetted; the
         message names the node and the fix.
     """
-    from anonml.safemodel._validate_xgboost import decode_xgboost_raw, validate_xgboost_model
+    from anonml.modelfile._validate_xgboost import decode_xgboost_raw, validate_xgboost_model
 
     try:
         zf = zipfile.ZipFile(path)

@@ -9,16 +9,15 @@ import joblib
 import numpy as np
 import pandas as pd
 import pytest
+from _sandbox_hostile import Hostile
 from sklearn.base import clone
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from anonml._errors import InputError, UntrustedModelError
+from anonml.modelfile import _sandbox as sb
 from anonml.safemodel import open_model, save_model
-from anonml.safemodel import _sandbox as sb
-
-from _sandbox_hostile import Hostile
 
 pytest.importorskip("skops")
 
@@ -273,7 +272,7 @@ def test_seccomp_filter_refuses_in_the_kernel(tmp_path):
 
     code = textwrap.dedent(f"""
         import os, socket, threading, numpy as np
-        from anonml.safemodel._seccomp import install
+        from anonml.modelfile._seccomp import install
         assert install()
         def refused(f):
             try:

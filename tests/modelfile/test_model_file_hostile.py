@@ -27,8 +27,8 @@ from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, StandardSc
 from sklearn.tree import DecisionTreeClassifier
 
 from anonml._errors import AnonmlError, InputError, UntrustedModelError
+from anonml.modelfile._validate_xgboost import decode_xgboost_raw, validate_xgboost_model
 from anonml.safemodel import SafeDecisionTreeClassifier, load_model, save_model
-from anonml.safemodel._validate_xgboost import decode_xgboost_raw, validate_xgboost_model
 
 pytest.importorskip("skops")
 
@@ -836,7 +836,7 @@ def _saved(tmp_path, model, name="m.skops"):
 
 
 def test_rtree_mapping_with_a_routing_cycle_is_refused(tmp_path, mappings):
-    from anonml.safemodel._read import _read_and_validate
+    from anonml.modelfile._read import _read_and_validate
 
     est = _read_and_validate(mappings["rtree"][0])
     est.route_.left_[0] = 0
@@ -857,7 +857,7 @@ def test_rtree_mapping_with_a_routing_cycle_is_refused(tmp_path, mappings):
 
 
 def test_hilbert_mapping_with_an_absurd_curve_order_is_refused(tmp_path, mappings):
-    from anonml.safemodel._read import _read_and_validate
+    from anonml.modelfile._read import _read_and_validate
 
     import skops.io as sio
 
@@ -1009,6 +1009,6 @@ def test_xgboost_class_count_is_bounded(tmp_path, xgb_doc):
 def test_isolated_reader_predicts_on_synthetic_rows_when_given_none(real_files):
     """With no sample, the child still calls the model on rows of its width; a genuine model
     passes."""
-    from anonml.safemodel._probe import probe_model_file
+    from anonml.modelfile._probe import probe_model_file
 
     probe_model_file(real_files["forest"])  # no rows: synthetic ones, and no error

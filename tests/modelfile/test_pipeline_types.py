@@ -27,8 +27,8 @@ from sklearn.tree import DecisionTreeClassifier
 from anonml._errors import InputError
 from anonml.cli import main
 from anonml.datasets import load_adult
+from anonml.modelfile._refit_schema import rebuild_for_refit
 from anonml.safemodel import load_model, open_model, save_model
-from anonml.safemodel._refit_schema import rebuild_for_refit
 
 pytest.importorskip("skops")
 

@@ -236,7 +236,7 @@ def _preprocessing() -> list:
 
 
 def _pipeline_types() -> list:
-    from anonml.safemodel._pipeline_types import samples
+    from anonml.modelfile._pipeline_types import samples
 
     return samples()
 
@@ -287,7 +287,7 @@ def _anonymizers() -> list:
     from anonml import (AccuracyGuidedAnonymizer, HilbertAnonymizer, MondrianAnonymizer,
                         RTreeAnonymizer, SaNGreeAAnonymizer)
     from anonml.hierarchies import Hierarchy
-    from anonml.safemodel._mapping import release_copy
+    from anonml.modelfile._mapping import release_copy
 
     rng = np.random.default_rng(0)
     n = 80
@@ -336,7 +336,7 @@ _PART_GROUPS: dict[str, tuple[str, ...]] = {
 
 
 def _groups_for(module: str, cls: str) -> tuple[str, ...]:
-    from anonml.safemodel._pipeline_types import VETTED as PIPELINE_TYPES
+    from anonml.modelfile._pipeline_types import VETTED as PIPELINE_TYPES
 
     if (module, cls) in PIPELINE_TYPES:  # their own samples: only files that hold one pay
         return ("pipeline_types",)

@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from anonml.safemodel._limits import bad, n_features
+from anonml.modelfile._limits import bad, n_features
 
 __all__ = ["REFIT", "REFUSED", "SELECTOR_TYPES", "VETTED", "VETTED_FUNCTIONS", "check_part",
            "column_selector", "samples"]
@@ -163,7 +163,7 @@ def column_selector(v: Any) -> Any:
     """A new ``make_column_selector`` with the checked settings of ``v`` (for refits)."""
     from sklearn.compose import make_column_selector
 
-    from anonml.safemodel._refit_values import _Bad
+    from anonml.modelfile._refit_values import _Bad
 
     state = vars(v) if hasattr(v, "__dict__") else {}
     why = (_selector_pattern(state.get("pattern")) or _selector_dtypes(state.get(
@@ -356,7 +356,7 @@ def _refit(RS: Any, _MISSING: Any, _steps: Any, _weights_by_name: Any) -> dict:
     """The refit schema of these types; the schema's shared parts (random state, missing
     value, pipeline steps, transformer weights) come from :mod:`._refit_schema`, which calls
     this (so this module never imports it)."""
-    from anonml.safemodel._refit_values import (BOOL, MAX_FEATURES, NONE, Custom, Int, Lit,
+    from anonml.modelfile._refit_values import (BOOL, MAX_FEATURES, NONE, Custom, Int, Lit,
                                                 Real, _Bad, _dtype, p)
 
     def score(v: Any, ctx: Any, where: str) -> Any:

@@ -41,8 +41,8 @@ import math
 from typing import Any, Callable
 
 from anonml._errors import InputError
-from anonml.safemodel import _pipeline_types
-from anonml.safemodel._refit_values import (
+from anonml.modelfile import _pipeline_types
+from anonml.modelfile._refit_values import (
     _BIG,
     BOOL,
     MAX_CATEGORIES,
@@ -146,7 +146,7 @@ def _column(x: Any) -> Any:
 
 
 def _columns(v: Any) -> Any:
-    from anonml.safemodel._pipeline_types import column_selector, is_selector
+    from anonml.modelfile._pipeline_types import column_selector, is_selector
 
     if is_selector(v):
         return column_selector(v)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from anonml._errors import InputError, UntrustedModelError, one_line
-from anonml.safemodel._skops_vet import _skops
+from anonml.modelfile._skops_vet import _skops
 
 __all__ = ["MAX_XGBOOST_BYTES", "PICKLE_FORMATS", "SAFE_FORMATS"]
 
@@ -23,7 +23,7 @@ MAX_XGBOOST_BYTES = 4 * 2**30
 
 
 def _read_xgboost(p: Path) -> Any:
-    from anonml.safemodel._validate_xgboost import decode_xgboost_raw, validate_xgboost_model
+    from anonml.modelfile._validate_xgboost import decode_xgboost_raw, validate_xgboost_model
 
     try:
         from xgboost import XGBClassifier
@@ -51,12 +51,12 @@ def _read_xgboost(p: Path) -> Any:
 
 def _read_and_validate(p: Path, trust: bool = False) -> Any:
     """Read a model file (no isolation) and validate its structure."""
-    from anonml.safemodel._validate import validate_model
+    from anonml.modelfile._validate import validate_model
 
     suffix = p.suffix.lower()
     if suffix == ".skops":
         sio = _skops()
-        from anonml.safemodel._skops_vet import load_vetted_skops
+        from anonml.modelfile._skops_vet import load_vetted_skops
 
         if trust:
             try:

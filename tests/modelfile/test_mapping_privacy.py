@@ -31,8 +31,8 @@ from anonml._errors import InputError
 from anonml.anonymize._model import release_copy
 from anonml.cli import main
 from anonml.datasets import load_adult_hierarchies
+from anonml.modelfile._mapping import measure_mapping
 from anonml.safemodel import verify_mapping
-from anonml.safemodel._mapping import measure_mapping
 
 QI = ["age", "workclass", "education-num", "sex", "hours-per-week"]
 

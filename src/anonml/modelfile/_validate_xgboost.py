@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 
 from anonml._errors import InputError
-from anonml.safemodel._limits import MAX_CLASSES, MAX_TREE_DEPTH
-from anonml.safemodel._limits import bad as _bad
+from anonml.modelfile._limits import MAX_CLASSES, MAX_TREE_DEPTH
+from anonml.modelfile._limits import bad as _bad
 
 __all__ = ["decode_xgboost_raw", "validate_xgboost_model"]
 

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from anonml._errors import InputError
-from anonml.safemodel._sandbox import (
+from anonml.modelfile._sandbox import (
     _LEN,
     MAX_INVENTORY_ROWS,
     MAX_THREADS,
@@ -94,7 +94,7 @@ def _guard_processes() -> bool:  # pragma: no cover - runs in the child
         joblib.parallel_config(backend="sequential")
     except Exception:  # noqa: BLE001 - older joblib
         pass
-    from anonml.safemodel._seccomp import filtered as _filtered
+    from anonml.modelfile._seccomp import filtered as _filtered
 
     filtered = _filtered(os.getpid())  # installed at start (_apply_limits)
     start = _thread.start_new_thread
@@ -182,8 +182,8 @@ def _for_refit(model: Any, clip: bool = False) -> tuple[Any, list]:  # pragma: n
     """An unfitted estimator rebuilt from the bounded refit schema (and what it changed)."""
     from sklearn.pipeline import Pipeline
 
-    from anonml.safemodel._mapping import _is_anonymizer
-    from anonml.safemodel._refit_schema import rebuild_for_refit
+    from anonml.modelfile._mapping import _is_anonymizer
+    from anonml.modelfile._refit_schema import rebuild_for_refit
 
     steps = getattr(model, "steps", None) if isinstance(model, Pipeline) else None
     first = steps[0][1] if steps and len(steps) >= 2 else None
@@ -202,7 +202,7 @@ def _for_refit(model: Any, clip: bool = False) -> tuple[Any, list]:  # pragma: n
 
 
 def _facts(model: Any, kw: dict) -> dict:  # pragma: no cover - runs in the child
-    from anonml.safemodel._family import describe_model, model_params, unwrap
+    from anonml.modelfile._family import describe_model, model_params, unwrap
     from anonml.safemodel._wrappers import fingerprint_holder, posthoc_facts
 
     facts = posthoc_facts(model, kw["X_train"], kw["y_train"], kw["X_test"], kw["y_test"])
@@ -239,8 +239,8 @@ def _to_json(obj: Any) -> Any:  # pragma: no cover - runs in the child
 
 
 def _info(model: Any) -> tuple[dict, list]:  # pragma: no cover - runs in the child
-    from anonml.safemodel._family import describe_model, model_family, model_params
-    from anonml.safemodel._mapping import _is_anonymizer, is_released_pipeline
+    from anonml.modelfile._family import describe_model, model_family, model_params
+    from anonml.modelfile._mapping import _is_anonymizer, is_released_pipeline
 
     methods = [m for m in ("predict", "predict_proba", "decision_function", "transform")
                if callable(getattr(model, m, None))]
@@ -280,7 +280,7 @@ def _worker_main(argv: list[str]) -> int:  # pragma: no cover - runs in the chil
         threadpool_limits(1)
     except Exception:  # noqa: BLE001
         pass
-    from anonml.safemodel._worker_imports import preload
+    from anonml.modelfile._worker_imports import preload
 
     preload()  # pandas, scikit-learn, skops: before the guards, their set-up may touch files
     try:
@@ -313,7 +313,7 @@ def _worker_main(argv: list[str]) -> int:  # pragma: no cover - runs in the chil
             return 0
         try:
             if op == "load":
-                from anonml.safemodel._read import _read_and_validate
+                from anonml.modelfile._read import _read_and_validate
 
                 model = _read_and_validate(Path(kw["path"]), trust=kw["trust"])
                 info, arrays = _info(model)  # the file's own parameters, for the report
@@ -330,7 +330,7 @@ def _worker_main(argv: list[str]) -> int:  # pragma: no cover - runs in the chil
             elif op == "facts":
                 send({"status": "ok", "facts": _to_json(_facts(state["model"], kw))})
             elif op == "verify_mapping":
-                from anonml.safemodel._mapping import verify_mapping
+                from anonml.modelfile._mapping import verify_mapping
 
                 try:
                     facts = verify_mapping(state["model"], kw["X"], where=kw["where"],
@@ -339,7 +339,7 @@ def _worker_main(argv: list[str]) -> int:  # pragma: no cover - runs in the chil
                     facts = verify_mapping(state["model"], kw["X"], where=kw["where"])
                 send({"status": "ok", "mapping": _to_json(facts)})
             elif op == "inventory":
-                from anonml.safemodel._inventory import inventory, leaked_total
+                from anonml.modelfile._inventory import inventory, leaked_total
 
                 model = state["model"]
                 X = kw["X_train"]
@@ -371,7 +371,7 @@ def _worker_main(argv: list[str]) -> int:  # pragma: no cover - runs in the chil
                 import skops.io as sio
                 from sklearn.pipeline import Pipeline
 
-                from anonml.safemodel._mapping import release_copy
+                from anonml.modelfile._mapping import release_copy
 
                 pipe = Pipeline([(kw["mapping_name"], release_copy(kw["mapping"],
                                                                    in_pipeline=True)),

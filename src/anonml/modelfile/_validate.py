@@ -35,10 +35,10 @@ from typing import Any
 import numpy as np
 
 from anonml._errors import InputError, one_line
-from anonml.safemodel._limits import MAX_CLASSES, MAX_TREE_DEPTH
-from anonml.safemodel._limits import bad as _bad
-from anonml.safemodel._limits import exact_int as _exact_int
-from anonml.safemodel._limits import n_features as _n_features
+from anonml.modelfile._limits import MAX_CLASSES, MAX_TREE_DEPTH
+from anonml.modelfile._limits import bad as _bad
+from anonml.modelfile._limits import exact_int as _exact_int
+from anonml.modelfile._limits import n_features as _n_features
 
 __all__ = ["validate_model"]
 
@@ -655,7 +655,7 @@ def _walk(obj: Any, where: str, seen: set[int], depth: int, strict: bool = True)
     if isinstance(obj, BaseEstimator) or ours:
         _check_attributes(obj, where)
     if _is_xgboost(obj):
-        from anonml.safemodel._validate_xgboost import validate_xgboost_model
+        from anonml.modelfile._validate_xgboost import validate_xgboost_model
 
         validate_xgboost_model(json.loads(bytes(obj.get_booster().save_raw("json"))))
         return
@@ -664,14 +664,14 @@ def _walk(obj: Any, where: str, seen: set[int], depth: int, strict: bool = True)
     if ours and type(obj).__name__ == "RTreeAnonymizer":
         _check_rtree_routes(obj, where)
     if ours and type(obj).__name__.endswith("Anonymizer") and "representatives_" in obj.__dict__:
-        from anonml.safemodel._mapping import verify_mapping
+        from anonml.modelfile._mapping import verify_mapping
 
         verify_mapping(obj, where=where, released=strict)  # counts >= k, group maps, representative table
     if ours and type(obj).__name__ == "HilbertAnonymizer" and "bits_" in obj.__dict__:
         bits = obj.__dict__["bits_"]
         if not _exact_int(bits) or not 1 <= int(bits) <= 64:
             raise _bad(where, f"bits_ {str(bits)[:20]} is not a curve order between 1 and 64")
-    from anonml.safemodel._pipeline_types import check_part
+    from anonml.modelfile._pipeline_types import check_part
 
     if check_part(obj, where) and not isinstance(obj, BaseEstimator):
         return  # a column selector: three plain settings, checked

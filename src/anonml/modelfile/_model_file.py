@@ -26,9 +26,8 @@ from typing import Any
 
 from anonml._errors import InputError
 from anonml._io import atomic_write
-
-from anonml.safemodel._read import PICKLE_FORMATS, SAFE_FORMATS, _read_and_validate
-from anonml.safemodel._skops_vet import _skops
+from anonml.modelfile._read import PICKLE_FORMATS, SAFE_FORMATS, _read_and_validate
+from anonml.modelfile._skops_vet import _skops
 
 
 def load_model(path: Any, *, trust: bool = False, isolate: bool = True,
@@ -79,7 +78,7 @@ def load_model(path: Any, *, trust: bool = False, isolate: bool = True,
         _io.safe_copy(p, copy, max_bytes=_io.MAX_MODEL_BYTES, what="model file")  # same bytes
         try:
             if isolate:
-                from anonml.safemodel._probe import probe_model_file
+                from anonml.modelfile._probe import probe_model_file
 
                 probe_model_file(copy, rows=probe_rows, timeout=timeout, memory=memory)
             return _read_and_validate(copy)
@@ -93,7 +92,7 @@ def _check_written_by_worker(data: bytes, p: Path) -> None:
     vetted, validated) before they are stored: they must hold a released pipeline."""
     import tempfile
 
-    from anonml.safemodel._sandbox import open_model
+    from anonml.modelfile._sandbox import open_model
 
     with tempfile.TemporaryDirectory(prefix="anonml-check-") as tmp:
         probe = Path(tmp) / "pipeline.skops"
@@ -121,9 +120,8 @@ def save_model(model: Any, path: Any) -> Path:
     """
     p = Path(path)
     suffix = p.suffix.lower()
-    from anonml.safemodel._mapping import _is_anonymizer, is_released_pipeline, release_copy
-
-    from anonml.safemodel._sandbox import is_sandboxed
+    from anonml.modelfile._mapping import _is_anonymizer, is_released_pipeline, release_copy
+    from anonml.modelfile._sandbox import is_sandboxed
 
     if is_released_pipeline(model) and len(model.steps) == 2 and is_sandboxed(model.steps[1][1]):
         # the model was refitted in a sandbox worker: the worker writes the file's bytes (the

@@ -12,8 +12,9 @@ import zipfile
 import numpy as np
 import pytest
 
-from anonml.safemodel import _fuzz, _fuzz_run
-from anonml.safemodel._validate_xgboost import decode_xgboost_raw
+from anonml.modelfile import _fuzz
+from anonml.modelfile._validate_xgboost import decode_xgboost_raw
+from anonml.safemodel import _fuzz_run
 
 pytest.importorskip("skops")
 

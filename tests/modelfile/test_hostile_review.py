@@ -26,9 +26,9 @@ from anonml import MondrianAnonymizer
 from anonml._errors import InputError
 from anonml.anonymize._model import release_copy
 from anonml.dp import DPSVC
+from anonml.modelfile._family import _json_scalar
+from anonml.modelfile._validate import validate_model
 from anonml.safemodel import verify_mapping
-from anonml.safemodel._family import _json_scalar
-from anonml.safemodel._validate import validate_model
 
 
 @pytest.fixture(scope="module")

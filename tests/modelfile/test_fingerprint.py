@@ -23,7 +23,7 @@ from sklearn.neural_network import MLPClassifier
 from sklearn.tree import DecisionTreeClassifier
 
 from anonml._errors import InputError
-from anonml.safemodel._fingerprint import diff_fingerprints, fingerprint
+from anonml.modelfile._fingerprint import diff_fingerprints, fingerprint
 
 
 def _data(n=200, seed=0):

@@ -14,9 +14,8 @@ from anonml.anonymize._hilbert import HilbertAnonymizer
 from anonml.anonymize._model import release_copy
 from anonml.anonymize._rtree import RTreeAnonymizer
 from anonml.datasets import load_adult
-from anonml.safemodel import load_model, save_model
-from anonml.safemodel import inventory
-from anonml.safemodel._inventory import leaked_total
+from anonml.modelfile._inventory import leaked_total
+from anonml.safemodel import inventory, load_model, save_model
 
 pytest.importorskip("skops.io")
 
@@ -126,9 +125,9 @@ def test_unseen_categories_follow_the_default_branch(adult, tmp_path):
 
 
 def test_released_pipeline_inventory_lists_mapping_and_model(adult, tmp_path):
+    from sklearn.compose import make_column_transformer
     from sklearn.ensemble import RandomForestClassifier
     from sklearn.pipeline import make_pipeline
-    from sklearn.compose import make_column_transformer
     from sklearn.preprocessing import OneHotEncoder
 
     X, y, qi = adult

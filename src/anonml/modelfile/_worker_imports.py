@@ -76,8 +76,8 @@ def preload() -> None:  # pragma: no cover - runs in the worker
     import pandas  # noqa: F401 - their set-up may touch files, which the guards refuse
     import sklearn.base  # noqa: F401
 
-    import anonml.safemodel._read  # noqa: F401
-    import anonml.safemodel._seccomp  # noqa: F401
+    import anonml.modelfile._read  # noqa: F401
+    import anonml.modelfile._seccomp  # noqa: F401
 
     import_skops()  # skops' import lists scikit-learn's estimators, whose test helpers look up
     # the native thread pools (ctypes), which the guards refuse

@@ -25,8 +25,8 @@ from sklearn.neural_network import MLPClassifier
 from sklearn.tree import DecisionTreeClassifier
 
 from anonml._errors import InputError, NotFittedError
-from anonml.safemodel import _structure
-from anonml.safemodel._structure import count_params, group_rows, structural_measures
+from anonml.modelfile import _structure
+from anonml.modelfile._structure import count_params, group_rows, structural_measures
 
 
 def slow_groups(M):

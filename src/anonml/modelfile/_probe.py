@@ -71,7 +71,7 @@ def sample_rows(*frames: Any, n: int = 1000, seed: int = 0) -> Any:
 
 
 _CHILD = ("import json, sys; sys.path[:0] = json.loads(sys.argv[1]); "
-          "from anonml.safemodel._probe import _main; sys.exit(_main(sys.argv[2:]))")
+          "from anonml.modelfile._probe import _main; sys.exit(_main(sys.argv[2:]))")
 
 
 def _child_path() -> list[str]:
@@ -165,7 +165,7 @@ def probe_model_file(path: Path, *, rows: Any = None, timeout: float | None = No
 
 
 def _main(argv: list[str]) -> int:  # pragma: no cover - runs in the child
-    from anonml.safemodel._read import _read_and_validate
+    from anonml.modelfile._read import _read_and_validate
 
     try:
         model = _read_and_validate(Path(argv[0]))

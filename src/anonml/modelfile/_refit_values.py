@@ -15,7 +15,7 @@ from typing import Any, Callable
 import numpy as np
 
 from anonml._errors import InputError
-from anonml.safemodel._limits import MAX_CLASSES
+from anonml.modelfile._limits import MAX_CLASSES
 
 MAX_FEATURES = 100_000        # columns named in a list (masks, constraints, column specs)
 MAX_CATEGORIES = 1_000_000    # categories over all columns of an encoder

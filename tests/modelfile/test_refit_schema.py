@@ -23,8 +23,13 @@ from sklearn.ensemble import (
     HistGradientBoostingClassifier,
     RandomForestClassifier,
 )
-from sklearn.feature_selection import (SelectKBest, SelectPercentile, VarianceThreshold, chi2,
-                                       f_classif)
+from sklearn.feature_selection import (
+    SelectKBest,
+    SelectPercentile,
+    VarianceThreshold,
+    chi2,
+    f_classif,
+)
 from sklearn.impute import MissingIndicator, SimpleImputer
 from sklearn.linear_model import LogisticRegression
 from sklearn.neural_network import MLPClassifier
@@ -60,9 +65,8 @@ from anonml.dp._diffprivlib import (
     import_diffprivlib,
 )
 from anonml.dp._svc import DPSVC
-from anonml.safemodel import _optional, _wrappers
-from anonml.safemodel import _refit_schema as rs
-from anonml.safemodel._refit_schema import (
+from anonml.modelfile import _refit_schema as rs
+from anonml.modelfile._refit_schema import (
     MEMORY_BUDGET_BYTES,
     NOT_REFITTED,
     REFIT_SCHEMA,
@@ -70,7 +74,8 @@ from anonml.safemodel._refit_schema import (
     rebuild_for_refit,
     refit_params,
 )
-from anonml.safemodel._skops_vet import VETTED_OBJECTS
+from anonml.modelfile._skops_vet import VETTED_OBJECTS
+from anonml.safemodel import _optional, _wrappers
 
 xgboost = pytest.importorskip("xgboost")
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "security.md"
