@@ -38,34 +38,14 @@ from typing import Any, Callable
 
 import numpy as np
 
+from anonml.modelfile._family import SAFE_BASES, SAFE_MODEL
+
 __all__ = ["allowed_attributes", "derived_state_keys"]
 
 _ANON = "anonml.anonymize."
-_SAFE = "anonml.safemodel._wrappers"
-_OPT = "anonml.safemodel._optional"
 
 #: attributes every anonml safe wrapper adds at fit
 SAFE_EXTRAS = frozenset({"anonml_n_samples_", "anonml_fingerprint_"})
-
-#: the class each safe wrapper subclasses (its allowed state is that class's plus SAFE_EXTRAS)
-SAFE_BASES: dict[tuple[str, str], tuple[str, str]] = {
-    (_SAFE, "SafeDecisionTreeClassifier"): ("sklearn.tree._classes", "DecisionTreeClassifier"),
-    (_SAFE, "SafeRandomForestClassifier"): ("sklearn.ensemble._forest", "RandomForestClassifier"),
-    (_SAFE, "SafeExtraTreesClassifier"): ("sklearn.ensemble._forest", "ExtraTreesClassifier"),
-    (_SAFE, "SafeGradientBoostingClassifier"): ("sklearn.ensemble._gb",
-                                                "GradientBoostingClassifier"),
-    (_SAFE, "SafeHistGradientBoostingClassifier"): (
-        "sklearn.ensemble._hist_gradient_boosting.gradient_boosting",
-        "HistGradientBoostingClassifier"),
-    (_SAFE, "SafeMLPClassifier"): ("sklearn.neural_network._multilayer_perceptron",
-                                   "MLPClassifier"),
-    (_SAFE, "SafeLogisticRegression"): ("sklearn.linear_model._logistic", "LogisticRegression"),
-    (_OPT, "SafeDPRandomForestClassifier"): ("anonml.dp._diffprivlib",
-                                             "DPRandomForestClassifier"),
-    (_OPT, "SafeDPLogisticRegression"): ("anonml.dp._diffprivlib", "DPLogisticRegression"),
-    (_OPT, "SafeDPSVC"): ("anonml.dp._svc", "DPSVC"),
-    (_OPT, "SafeXGBClassifier"): ("xgboost.sklearn", "XGBClassifier"),
-}
 
 #: attributes that appear only under settings the derived samples do not cover
 CONDITIONAL: dict[tuple[str, str], frozenset[str]] = {
@@ -430,10 +410,9 @@ def allowed_attributes(loader: str, module: str, cls: str) -> frozenset[str]:
     base = SAFE_BASES.get((module, cls))
     if base is not None:
         return allowed_attributes(loader, *base) | SAFE_EXTRAS
-    if (module, cls) == (_SAFE, "SafeModel"):
-        from anonml.safemodel._wrappers import SafeModel
-
-        return frozenset(_init_params(SafeModel)) | SAFE_EXTRAS | {
+    if (module, cls) == SAFE_MODEL:  # built by name, as skops builds it from a file
+        safe_model = getattr(importlib.import_module(module), cls)
+        return frozenset(_init_params(safe_model)) | SAFE_EXTRAS | {
             "estimator_", "classes_", "n_features_in_", "_sklearn_version"}
     keys = set(derived_state_keys(loader, module, cls))
     keys |= CONDITIONAL.get((module, cls), frozenset())

@@ -57,6 +57,36 @@ ESTIMATORS = {
     "generic": (),
 }
 
+#: anonml's safe wrappers as a model file names them (module, class), data only: the file
+#: readers vet and rebuild them by these names and never import :mod:`anonml.safemodel`
+#: (skops builds a wrapper named in a file like any vetted class)
+SAFE_WRAPPERS = "anonml.safemodel._wrappers"
+SAFE_OPTIONAL = "anonml.safemodel._optional"
+SAFE_MODEL = (SAFE_WRAPPERS, "SafeModel")
+#: the estimator each safe wrapper subclasses, by the module scikit-learn's classes record
+SAFE_BASES: dict[tuple[str, str], tuple[str, str]] = {
+    (SAFE_WRAPPERS, "SafeDecisionTreeClassifier"): ("sklearn.tree._classes",
+                                                    "DecisionTreeClassifier"),
+    (SAFE_WRAPPERS, "SafeRandomForestClassifier"): ("sklearn.ensemble._forest",
+                                                    "RandomForestClassifier"),
+    (SAFE_WRAPPERS, "SafeExtraTreesClassifier"): ("sklearn.ensemble._forest",
+                                                  "ExtraTreesClassifier"),
+    (SAFE_WRAPPERS, "SafeGradientBoostingClassifier"): ("sklearn.ensemble._gb",
+                                                        "GradientBoostingClassifier"),
+    (SAFE_WRAPPERS, "SafeHistGradientBoostingClassifier"): (
+        "sklearn.ensemble._hist_gradient_boosting.gradient_boosting",
+        "HistGradientBoostingClassifier"),
+    (SAFE_WRAPPERS, "SafeMLPClassifier"): ("sklearn.neural_network._multilayer_perceptron",
+                                           "MLPClassifier"),
+    (SAFE_WRAPPERS, "SafeLogisticRegression"): ("sklearn.linear_model._logistic",
+                                                "LogisticRegression"),
+    (SAFE_OPTIONAL, "SafeDPRandomForestClassifier"): ("anonml.dp._diffprivlib",
+                                                      "DPRandomForestClassifier"),
+    (SAFE_OPTIONAL, "SafeDPLogisticRegression"): ("anonml.dp._diffprivlib",
+                                                  "DPLogisticRegression"),
+    (SAFE_OPTIONAL, "SafeDPSVC"): ("anonml.dp._svc", "DPSVC"),
+    (SAFE_OPTIONAL, "SafeXGBClassifier"): ("xgboost.sklearn", "XGBClassifier"),
+}
 
 @functools.lru_cache(maxsize=None)
 def family_param_names(family: str) -> frozenset | None:

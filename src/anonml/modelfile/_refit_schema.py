@@ -42,6 +42,7 @@ from typing import Any, Callable
 
 from anonml._errors import InputError
 from anonml.modelfile import _pipeline_types
+from anonml.modelfile._family import SAFE_BASES, SAFE_MODEL, SAFE_WRAPPERS
 from anonml.modelfile._refit_values import (
     _BIG,
     BOOL,
@@ -413,7 +414,6 @@ _CT = {"transformers": p(Custom(_transformers, "a list of (name, transformer, co
        "verbose_feature_names_out": BOOL}
 
 _SK = "sklearn."
-_WR, _OPT = "anonml.safemodel._wrappers", "anonml.safemodel._optional"
 _DP = "anonml.dp._diffprivlib"
 _SVC = ("anonml.dp._svc", "DPSVC")
 RF = ("sklearn.ensemble._forest", "RandomForestClassifier")
@@ -472,20 +472,11 @@ REFIT_SCHEMA: dict[tuple[str, str], dict[str, P]] = {
         **{k: v for k, v in _DP_RF.items() if k != "n_estimators"},
         "criterion": p(Lit((None, "gini", "entropy")))},  # ignored by diffprivlib
     XGB: _XGB,
-    (_WR, "SafeModel"): {"estimator": p(Custom(_estimator, "an estimator"))},
+    SAFE_MODEL: {"estimator": p(Custom(_estimator, "an estimator"))},
 }
-#: anonml's safe wrappers: the same parameters as the class they wrap (built as that class
-#: when ``unwrap=True``)
-_WRAPS: dict[tuple[str, str], tuple[str, str]] = {
-    (_WR, "SafeDecisionTreeClassifier"): DT, (_WR, "SafeRandomForestClassifier"): RF,
-    (_WR, "SafeExtraTreesClassifier"): ET, (_WR, "SafeGradientBoostingClassifier"): GB,
-    (_WR, "SafeHistGradientBoostingClassifier"): HGB, (_WR, "SafeMLPClassifier"): MLP,
-    (_WR, "SafeLogisticRegression"): LR, (_OPT, "SafeXGBClassifier"): XGB,
-    (_OPT, "SafeDPRandomForestClassifier"): (_DP, "DPRandomForestClassifier"),
-    (_OPT, "SafeDPLogisticRegression"): (_DP, "DPLogisticRegression"),
-    (_OPT, "SafeDPSVC"): _SVC,
-}
-REFIT_SCHEMA.update({k: REFIT_SCHEMA[base] for k, base in _WRAPS.items()})
+# anonml's safe wrappers: the same parameters as the class each subclasses (built as that class
+# when ``unwrap=True``)
+REFIT_SCHEMA.update({k: REFIT_SCHEMA[base] for k, base in SAFE_BASES.items()})
 # the data-only types of ordinary pipelines (column selectors are rebuilt by _columns)
 REFIT_SCHEMA.update(_pipeline_types._refit(RS, _MISSING, _steps, _weights_by_name))
 
@@ -545,7 +536,7 @@ DEFAULTED = frozenset({"memory", "verbose", "warm_start", "callbacks", "early_st
                        "transform_input"})
 #: auditor-set parameters left at the class default: scikit-learn ≥ 1.8 ignores
 #: LogisticRegression's n_jobs and warns when it is given
-_NOT_FIXED = {(LR, "n_jobs"), ((_WR, "SafeLogisticRegression"), "n_jobs")}
+_NOT_FIXED = {(LR, "n_jobs"), ((SAFE_WRAPPERS, "SafeLogisticRegression"), "n_jobs")}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -610,7 +601,7 @@ def _xgb_joint(vals: dict, ctx: _Ctx, where: str) -> None:
 
 
 _JOINT = {MLP: _mlp_joint, XGB: _xgb_joint}
-_JOINT.update({k: _JOINT[b] for k, b in _WRAPS.items() if b in _JOINT})
+_JOINT.update({k: _JOINT[b] for k, b in SAFE_BASES.items() if b in _JOINT})
 #: the bounds across parameters, for the docs table: (class, parameter, bound, why)
 JOINT_BOUNDS = [
     (MLP, "hidden_layer_sizes", f"weights ≤ {MLP_MAX_WEIGHTS:,} (counting "
@@ -669,9 +660,9 @@ def _rebuild(model: Any, ctx: _Ctx, where: str = "") -> Any:
             for name, spec in schema.items() if name in state}
     if key in _JOINT:
         _JOINT[key](vals, ctx, where)
-    if key == (_WR, "SafeModel") and ctx.unwrap:
+    if key == SAFE_MODEL and ctx.unwrap:
         return vals["estimator"]
-    build = _WRAPS.get(key, key) if ctx.unwrap else key
+    build = SAFE_BASES.get(key, key) if ctx.unwrap else key
     if ctx.record:
         return {"class": key[1], "params": vals}
     cls = _class_for(build)
@@ -791,7 +782,7 @@ def bounds_table() -> list[tuple[str, str, str, str]]:
     (``docs/security.md``, "Refit bounds"); the safe wrappers share their base class's rows."""
     rows = []
     for key, schema in REFIT_SCHEMA.items():
-        if key in _WRAPS:
+        if key in SAFE_BASES:
             continue
         rows += [(_display(key), name, spec.describe(), spec.why)
                  for name, spec in schema.items() if spec.why]

@@ -202,8 +202,8 @@ def _for_refit(model: Any, clip: bool = False) -> tuple[Any, list]:  # pragma: n
 
 
 def _facts(model: Any, kw: dict) -> dict:  # pragma: no cover - runs in the child
+    from anonml.modelfile._facts import fingerprint_holder, posthoc_facts
     from anonml.modelfile._family import describe_model, model_params, unwrap
-    from anonml.safemodel._wrappers import fingerprint_holder, posthoc_facts
 
     facts = posthoc_facts(model, kw["X_train"], kw["y_train"], kw["X_test"], kw["y_test"])
     holder = fingerprint_holder(model)

@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from anonml._errors import InputError, one_line
+from anonml.modelfile._family import SAFE_BASES, SAFE_MODEL
 from anonml.modelfile._pipeline_types import REFUSED as _REFUSED_TYPES
 from anonml.modelfile._pipeline_types import SELECTOR_TYPES as _SELECTOR_TYPES
 from anonml.modelfile._pipeline_types import VETTED as _PIPELINE_TYPES
@@ -68,13 +69,7 @@ _MEMBER_RE = re.compile(r"[A-Za-z0-9_.-]{1,200}\Z")
 #: classes restore with ``__dict__.update``: plain attributes, no ``__setstate__`` logic.)
 VETTED_OBJECTS: frozenset[tuple[str, str]] = frozenset({
     # anonml's safe wrappers, by full name
-    *(("anonml.safemodel._wrappers", c) for c in (
-        "SafeDecisionTreeClassifier", "SafeRandomForestClassifier", "SafeExtraTreesClassifier",
-        "SafeGradientBoostingClassifier", "SafeHistGradientBoostingClassifier",
-        "SafeMLPClassifier", "SafeLogisticRegression", "SafeModel")),
-    *(("anonml.safemodel._optional", c) for c in (
-        "SafeDPRandomForestClassifier", "SafeDPLogisticRegression", "SafeDPSVC",
-        "SafeXGBClassifier")),
+    *SAFE_BASES, SAFE_MODEL,
     # anonml's fitted anonymizers (a saved mapping) and the plain-data parts they hold; their
     # internal trees are validated like scikit-learn's (children after parents) before use
     ("anonml.anonymize._accuracy_guided", "AccuracyGuidedAnonymizer"),
