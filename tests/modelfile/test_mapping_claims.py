@@ -30,7 +30,8 @@ from anonml._errors import InputError
 from anonml.anonymize._model import release_pipeline
 from anonml.attacks import Target
 from anonml.cli import main
-from anonml.modelfile._mapping import MAX_ROUTE_DEPTH, check_routes, measure_mapping
+from anonml.modelfile._mapping import measure_mapping
+from anonml.modelfile._mapping_routes import MAX_ROUTE_DEPTH, check_routes
 from anonml.safemodel import load_model, request_release, verify_mapping
 
 sio = pytest.importorskip("skops.io")

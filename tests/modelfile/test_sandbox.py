@@ -17,6 +17,7 @@ from sklearn.preprocessing import StandardScaler
 
 from anonml._errors import InputError, UntrustedModelError
 from anonml.modelfile import _sandbox as sb
+from anonml.modelfile import _sandbox_process as channel
 from anonml.safemodel import open_model, save_model
 
 pytest.importorskip("skops")
@@ -136,7 +137,7 @@ def test_processes_and_threads_are_refused(tmp_path, data):
 
 def test_a_hang_is_stopped_at_the_budget(tmp_path, data, monkeypatch):
     X, _ = data
-    monkeypatch.setattr(sb, "CALL_TIMEOUT", 3.0)
+    monkeypatch.setattr(channel, "CALL_TIMEOUT", 3.0)
     sm = open_model(_hostile(tmp_path, data, "hang"), trust=True)
     pid = sm._worker.proc.pid
     with pytest.raises(InputError, match="did not finish in 3 s"):
@@ -180,12 +181,12 @@ def test_worker_answers_are_never_unpickled():
 
     buf = io.BytesIO()
     np.save(buf, np.array([object()], dtype=object), allow_pickle=True)
-    with pytest.raises(sb._Broken):
-        sb._read_npy(buf.getvalue())
+    with pytest.raises(channel._Broken):
+        channel._read_npy(buf.getvalue())
     buf = io.BytesIO()
     np.save(buf, np.zeros(3, dtype=complex))
-    with pytest.raises(sb._Broken):
-        sb._read_npy(buf.getvalue())
+    with pytest.raises(channel._Broken):
+        channel._read_npy(buf.getvalue())
 
 
 def test_threads_share_one_model_safely(forest_file, data):
@@ -254,8 +255,8 @@ def test_a_worker_that_stops_reading_cannot_stall_the_auditor():
     r, w = os.pipe()
     os.set_blocking(w, False)
     t0 = time.monotonic()
-    with pytest.raises(sb._Broken):
-        sb._write_all(w, b"x" * (16 << 20), time.monotonic() + 1.0)
+    with pytest.raises(channel._Broken):
+        channel._write_all(w, b"x" * (16 << 20), time.monotonic() + 1.0)
     assert time.monotonic() - t0 < 10
     os.close(r)
     os.close(w)

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from anonml._errors import InputError
-from anonml.modelfile._sandbox import (
+from anonml.modelfile._sandbox_process import (
     _LEN,
     MAX_INVENTORY_ROWS,
     MAX_THREADS,
