@@ -39,6 +39,8 @@ from typing import Any, Callable
 import numpy as np
 
 from anonml.modelfile._family import SAFE_BASES, SAFE_MODEL
+from anonml.modelfile._pipeline_types import PREPROCESSORS
+from anonml.modelfile._pipeline_types import VETTED as PIPELINE_TYPES
 
 __all__ = ["allowed_attributes", "derived_state_keys"]
 
@@ -52,24 +54,11 @@ CONDITIONAL: dict[tuple[str, str], frozenset[str]] = {
     # set_output(transform="pandas") on any transformer, and ColumnTransformer's fitted
     # "passthrough" FunctionTransformer (sklearn calls set_output on it)
     **{(m, c): frozenset({"_sklearn_output_config"}) for m, c in (
-        ("sklearn.preprocessing._encoders", "OneHotEncoder"),
-        ("sklearn.preprocessing._encoders", "OrdinalEncoder"),
-        ("sklearn.preprocessing._data", "StandardScaler"),
-        ("sklearn.preprocessing._data", "MinMaxScaler"),
-        ("sklearn.preprocessing._data", "MaxAbsScaler"),
-        ("sklearn.preprocessing._data", "RobustScaler"),
-        ("sklearn.impute._base", "SimpleImputer"),
+        *PREPROCESSORS,
         ("sklearn.preprocessing._function_transformer", "FunctionTransformer"),
         ("sklearn.compose._column_transformer", "ColumnTransformer"),
-        ("sklearn.pipeline", "Pipeline"), ("sklearn.pipeline", "FeatureUnion"),
-        ("sklearn.preprocessing._discretization", "KBinsDiscretizer"),
-        ("sklearn.preprocessing._polynomial", "PolynomialFeatures"),
-        ("sklearn.feature_selection._variance_threshold", "VarianceThreshold"),
-        ("sklearn.feature_selection._univariate_selection", "SelectKBest"),
-        ("sklearn.feature_selection._univariate_selection", "SelectPercentile"),
-        ("sklearn.impute._base", "MissingIndicator"),
-        ("sklearn.preprocessing._data", "Normalizer"), ("sklearn.preprocessing._data", "Binarizer"),
-        ("sklearn.preprocessing._data", "PowerTransformer"))},
+        ("sklearn.pipeline", "Pipeline"),
+        *(t for t in PIPELINE_TYPES if t[1] != "make_column_selector"))},
     # fitted with a DataFrame whose columns are all strings
     **{(m, c): frozenset({"feature_names_in_"}) for m, c in (
         ("sklearn.linear_model._logistic", "LogisticRegression"),
@@ -316,8 +305,6 @@ _PART_GROUPS: dict[str, tuple[str, ...]] = {
 
 
 def _groups_for(module: str, cls: str) -> tuple[str, ...]:
-    from anonml.modelfile._pipeline_types import VETTED as PIPELINE_TYPES
-
     if (module, cls) in PIPELINE_TYPES:  # their own samples: only files that hold one pay
         return ("pipeline_types",)
     name = f"{module}.{cls}"

@@ -107,6 +107,20 @@ class _Table:
         return best
 
 
+def _numbers_or_items(values: Any, items: Any, numeric: bool, path: str, out: list, seen: set,
+                      depth: int, notes: list, structural: bool, mapping: bool) -> None:
+    """``values`` as one array of numbers when ``numeric`` and it converts, else each of the
+    first 100,000 ``items`` walked by :func:`_arrays`."""
+    if numeric:
+        try:
+            out.append((path, np.asarray(values, dtype=np.float64), structural, mapping))
+            return
+        except (TypeError, ValueError):
+            pass
+    for i, item in enumerate(items[:100_000]):
+        _arrays(item, f"{path}[{i}]", out, seen, depth + 1, notes, structural, mapping)
+
+
 def _arrays(obj: Any, path: str, out: list, seen: set, depth: int, notes: list,
             structural: bool = False, mapping: bool = False) -> None:
     """Every numeric array reachable from ``obj``: ``(path, array, length_is_structural,
@@ -125,29 +139,19 @@ def _arrays(obj: Any, path: str, out: list, seen: set, depth: int, notes: list,
         if obj.dtype == object:
             seen.add(id(obj))
             flat = obj.ravel()
-            if flat.size and all(isinstance(v, (int, float, np.number)) and
-                                 not isinstance(v, bool) for v in flat[:1000]):
-                try:
-                    out.append((path, obj.astype(np.float64), structural, mapping))
-                    return
-                except (TypeError, ValueError):
-                    pass
-            for i, item in enumerate(flat[:100_000]):
-                _arrays(item, f"{path}[{i}]", out, seen, depth + 1, notes, structural, mapping)
+            numeric = bool(flat.size) and all(isinstance(v, (int, float, np.number)) and
+                                              not isinstance(v, bool) for v in flat[:1000])
+            _numbers_or_items(obj, flat, numeric, path, out, seen, depth, notes, structural,
+                              mapping)
         return
     seen.add(id(obj))
     if isinstance(obj, (list, tuple)):
         numeric = all(isinstance(v, (int, float, np.number)) and not isinstance(v, bool)
                       for v in obj[:1000])
         rows = obj and all(isinstance(v, (list, tuple, np.ndarray)) for v in obj[:1000])
-        if obj and (numeric or rows):  # numbers, or equal-length rows of numbers: one array
-            try:
-                out.append((path, np.asarray(obj, dtype=np.float64), structural, mapping))
-                return
-            except (TypeError, ValueError):
-                pass
-        for i, item in enumerate(obj[:100_000]):
-            _arrays(item, f"{path}[{i}]", out, seen, depth + 1, notes, structural, mapping)
+        # numbers, or equal-length rows of numbers: one array
+        _numbers_or_items(obj, obj, bool(obj) and bool(numeric or rows), path, out, seen, depth,
+                          notes, structural, mapping)
         return
     if isinstance(obj, dict):
         for key, item in list(obj.items())[:100_000]:

@@ -9,8 +9,9 @@ safe wrappers measure their own fitted model with the same functions.
 
 References
 ----------
-SACRO-ML ``safemodel`` (Smith et al.; Ritchie et al. 2023, "Recommendations for disclosure
-control of trained machine learning models from trusted research environments").
+Ritchie, F., et al. (2023). Recommendations for disclosure control of trained machine learning
+models from trusted research environments (TREs). The facts are those SACRO-ML's
+``safemodel`` checks read: hyperparameters, tamper evidence, structure.
 """
 
 from __future__ import annotations

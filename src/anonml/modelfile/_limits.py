@@ -10,7 +10,7 @@ import numpy as np
 
 from anonml._errors import InputError
 
-__all__ = ["MAX_CLASSES", "MAX_TREE_DEPTH", "bad", "exact_int", "n_features"]
+__all__ = ["MAX_CLASSES", "MAX_TREE_DEPTH", "bad", "exact_int", "n_features", "per_feature"]
 
 #: deepest tree read (scikit-learn or XGBoost): genuine trees are far shallower, and XGBoost
 #: walks trees recursively (a chain 400,000 deep overflowed its stack)
@@ -41,3 +41,21 @@ def n_features(obj: Any, where: str) -> int:
         raise bad(where, f"n_features_in_ is {nf!r}, not a positive whole number (scikit-learn "
                   "checks the input's width against it)")
     return int(nf)
+
+
+def per_feature(obj: Any, where: str, names: tuple, *, numeric: bool = False,
+                finite: tuple = ()) -> int:
+    """Each array ``names`` a fitted ``obj`` holds has one entry per input feature (of numbers,
+    with ``numeric``; finite numbers for the ``finite`` ones); returns ``n_features_in_``."""
+    nf = n_features(obj, where)
+    for name in names:
+        value = obj.__dict__.get(name)
+        if value is None:
+            continue
+        arr = np.asarray(value)
+        if arr.shape != (nf,) or (numeric and arr.dtype.kind not in "biuf"):
+            raise bad(f"{where}.{name}", f"has shape {arr.shape}, not ({nf},)"
+                      f"{' numbers' if numeric else ''} for its {nf} features")
+        if name in finite and arr.dtype.kind in "biuf" and not np.isfinite(arr).all():
+            raise bad(f"{where}.{name}", "holds a value that is not finite")
+    return nf

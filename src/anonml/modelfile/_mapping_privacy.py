@@ -82,6 +82,24 @@ def _claimed_distance(m: Any, column: pd.Series, hierarchies: dict | None) -> st
     return resolve_distance(str(m.t_distance), column, (hierarchies or {}).get(m.sensitive))
 
 
+def _against_claim(per: np.ndarray, live: np.ndarray, claimed: float, first_group: np.ndarray,
+                   lines: list, measure: str, claim: str, **what: Any) -> dict:
+    """One value per live class (``per``) against the claimed bound of ``measure``: each class
+    at least the claim for l, at most for t. Returns the facts; a class that breaks the claim
+    adds one line naming the worst class's first group."""
+    at_least = measure == "l"
+    ids = np.flatnonzero(live)
+    failing = ids[per < claimed * (1 - 1e-9)] if at_least else ids[per > claimed + 1e-9]
+    worst = int(np.argmin(per) if at_least else np.argmax(per)) if per.size else 0
+    got = float(per[worst]) if per.size else 0.0
+    if failing.size:
+        lines.append(f"group {int(first_group[ids[worst]])}: the file claims {claim}; the "
+                     f"training rows give {measure} = {got:.4g} ({failing.size:,} classes "
+                     f"{'below' if at_least else 'above'})")
+    return {"claimed": claimed, **what, "measured": got, "classes_failing": int(failing.size),
+            "first_group": int(first_group[failing[0]]) if failing.size else None}
+
+
 def measure_privacy(m: Any, frame: pd.DataFrame, groups: np.ndarray, lines: list,
                     hierarchies: dict | None = None, labels: Any = None) -> dict | None:
     """Measure the l and t a mapping claims on its training rows.
@@ -158,19 +176,10 @@ def measure_privacy(m: Any, frame: pd.DataFrame, groups: np.ndarray, lines: list
             per = recursive_l(counts, float(m.c)).astype(np.float64)
         else:
             per = distinct_l(counts).astype(np.float64)
-        per = per[live]
-        ids = np.flatnonzero(live)
-        failing = ids[per < float(l_claim) * (1 - 1e-9)]
-        got = float(per.min()) if per.size else 0.0
-        out["l"] = {"claimed": float(l_claim), "kind": kind, "measured": got,
-                    "classes_failing": int(failing.size),
-                    "first_group": int(first_group[failing[0]]) if failing.size else None}
-        if failing.size:
-            worst = ids[int(np.argmin(per))]
-            lines.append(f"group {int(first_group[worst])}: the file claims {kind} "
-                         f"l-diversity of {str(sensitive)[:60]!r} with l = {float(l_claim):g}; "
-                         f"the training rows give l = {got:.4g} ({failing.size:,} classes "
-                         "below)")
+        out["l"] = _against_claim(
+            per[live], live, float(l_claim), first_group, lines, "l",
+            f"{kind} l-diversity of {str(sensitive)[:60]!r} with l = {float(l_claim):g}",
+            kind=kind)
     if t_claim is not None:
         distance = _claimed_distance(m, column, hierarchies)
         hierarchy = (hierarchies or {}).get(sensitive)
@@ -185,18 +194,10 @@ def measure_privacy(m: Any, frame: pd.DataFrame, groups: np.ndarray, lines: list
         live = counts.sum(axis=1) > 0
         q = np.bincount(codes, minlength=n_values) / max(codes.size, 1)
         per = emd(counts, q, distance, parents)[live]
-        ids = np.flatnonzero(live)
-        failing = ids[per > float(t_claim) + 1e-9]
-        got = float(per.max()) if per.size else 0.0
-        out["t"] = {"claimed": float(t_claim), "distance": distance, "measured": got,
-                    "classes_failing": int(failing.size),
-                    "first_group": int(first_group[failing[0]]) if failing.size else None}
-        if failing.size:
-            worst = ids[int(np.argmax(per))]
-            lines.append(f"group {int(first_group[worst])}: the file claims t-closeness of "
-                         f"{str(sensitive)[:60]!r} with t = {float(t_claim):g} ({distance} "
-                         f"distance); the training rows give t = {got:.4g} "
-                         f"({failing.size:,} classes above)")
+        out["t"] = _against_claim(
+            per, live, float(t_claim), first_group, lines, "t",
+            f"t-closeness of {str(sensitive)[:60]!r} with t = {float(t_claim):g} ({distance} "
+            "distance)", distance=distance)
     return out
 
 

@@ -40,10 +40,10 @@ from typing import Any
 
 import numpy as np
 
-from anonml.modelfile._limits import bad, n_features
+from anonml.modelfile._limits import bad, n_features, per_feature
 
-__all__ = ["REFIT", "REFUSED", "SELECTOR_TYPES", "VETTED", "VETTED_FUNCTIONS", "check_part",
-           "column_selector", "samples"]
+__all__ = ["PREPROCESSORS", "REFIT", "REFUSED", "SELECTOR_TYPES", "VETTED", "VETTED_FUNCTIONS",
+           "check_part", "column_selector", "samples"]
 
 _SEL = ("sklearn.compose._column_transformer", "make_column_selector")
 _KBD = ("sklearn.preprocessing._discretization", "KBinsDiscretizer")
@@ -56,6 +56,18 @@ _MISS = ("sklearn.impute._base", "MissingIndicator")
 _NORM = ("sklearn.preprocessing._data", "Normalizer")
 _BIN = ("sklearn.preprocessing._data", "Binarizer")
 _POW = ("sklearn.preprocessing._data", "PowerTransformer")
+
+#: the encoders, scalers and imputer of ordinary pipelines (vetted before the types below; in
+#: :data:`anonml.modelfile._skops_vet.VETTED_OBJECTS` with the pipelines that hold them)
+PREPROCESSORS: tuple[tuple[str, str], ...] = (
+    ("sklearn.preprocessing._encoders", "OneHotEncoder"),
+    ("sklearn.preprocessing._encoders", "OrdinalEncoder"),
+    ("sklearn.preprocessing._data", "StandardScaler"),
+    ("sklearn.preprocessing._data", "MinMaxScaler"),
+    ("sklearn.preprocessing._data", "MaxAbsScaler"),
+    ("sklearn.preprocessing._data", "RobustScaler"),
+    ("sklearn.impute._base", "SimpleImputer"),
+)
 
 #: classes an ObjectNode may build, beside the models
 VETTED: frozenset[tuple[str, str]] = frozenset({_SEL, _KBD, _POLY, _UNION, _VAR, _KBEST, _PCT,
@@ -182,19 +194,6 @@ def is_selector(v: Any) -> bool:
 # ----------------------------------------------------------------------------- fitted parts
 
 
-def _per_feature(obj: Any, where: str, names: tuple) -> int:
-    nf = _n_features(obj, where)
-    for name in names:
-        value = obj.__dict__.get(name)
-        if value is None:
-            continue
-        arr = np.asarray(value)
-        if arr.shape != (nf,) or arr.dtype.kind not in "biuf":
-            raise _bad(f"{where}.{name}", f"has shape {arr.shape}, not ({nf},) numbers for its "
-                       f"{nf} features")
-    return nf
-
-
 def _check_bins(obj: Any, where: str) -> None:
     edges = obj.__dict__.get("bin_edges_")
     if edges is None:
@@ -264,7 +263,7 @@ def _check_selector_fn(obj: Any, where: str) -> None:
     if not any(fn is getattr(importlib.import_module(m), f, None) for m, f in VETTED_FUNCTIONS):
         raise _bad(where, "its score_func is not one of scikit-learn's f_classif, chi2 or "
                    "mutual_info_classif")
-    _per_feature(obj, where, ("scores_", "pvalues_"))
+    per_feature(obj, where, ("scores_", "pvalues_"), numeric=True)
 
 
 def check_part(obj: Any, where: str) -> bool:
@@ -280,13 +279,13 @@ def check_part(obj: Any, where: str) -> bool:
         _check_poly(obj, where)
     elif key == _VAR:
         if "variances_" in obj.__dict__:
-            _per_feature(obj, where, ("variances_",))
+            per_feature(obj, where, ("variances_",), numeric=True)
     elif key in (_KBEST, _PCT):
         _check_selector_fn(obj, where)
     elif key == _MISS:
         _check_indicator(obj, where)
     elif key == _POW and "lambdas_" in obj.__dict__:
-        _per_feature(obj, where, ("lambdas_",))
+        per_feature(obj, where, ("lambdas_",), numeric=True)
         if not np.isfinite(np.asarray(obj.__dict__["lambdas_"], dtype=float)).all():
             raise _bad(f"{where}.lambdas_", "holds a value that is not finite")
         scaler = obj.__dict__.get("_scaler")

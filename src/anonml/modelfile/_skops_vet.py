@@ -46,6 +46,7 @@ import numpy as np
 
 from anonml._errors import InputError, one_line
 from anonml.modelfile._family import SAFE_BASES, SAFE_MODEL
+from anonml.modelfile._pipeline_types import PREPROCESSORS as _PREPROCESSORS
 from anonml.modelfile._pipeline_types import REFUSED as _REFUSED_TYPES
 from anonml.modelfile._pipeline_types import SELECTOR_TYPES as _SELECTOR_TYPES
 from anonml.modelfile._pipeline_types import VETTED as _PIPELINE_TYPES
@@ -122,13 +123,7 @@ VETTED_OBJECTS: frozenset[tuple[str, str]] = frozenset({
     # pipelines and the preprocessing steps they hold
     ("sklearn.pipeline", "Pipeline"),
     ("sklearn.compose._column_transformer", "ColumnTransformer"),
-    ("sklearn.preprocessing._encoders", "OneHotEncoder"),
-    ("sklearn.preprocessing._encoders", "OrdinalEncoder"),
-    ("sklearn.preprocessing._data", "StandardScaler"),
-    ("sklearn.preprocessing._data", "MinMaxScaler"),
-    ("sklearn.preprocessing._data", "MaxAbsScaler"),
-    ("sklearn.preprocessing._data", "RobustScaler"),
-    ("sklearn.impute._base", "SimpleImputer"),
+    *_PREPROCESSORS,
     # only with func=None (a function would be a FunctionNode, refused): ColumnTransformer's
     # fitted "passthrough"
     ("sklearn.preprocessing._function_transformer", "FunctionTransformer"),

@@ -358,16 +358,9 @@ def _accuracy_and_losses(p: np.ndarray, idx: np.ndarray) -> tuple[float, np.ndar
 # ---------------------------------------------------------------------------------------------
 # public API
 # ---------------------------------------------------------------------------------------------
-def structural_measures(
-    model: Any,
-    X_train: Any,
-    y_train: Any,
-    X_test: Any = None,
-    y_test: Any = None,
-    *,
-    threshold: int = 10,
-    dof_threshold: int = 10,
-) -> dict[str, Any]:
+def structural_measures(model: Any, X_train: Any, y_train: Any, X_test: Any = None,
+                        y_test: Any = None, *, threshold: int = 10,
+                        dof_threshold: int = 10) -> dict[str, Any]:
     """Equivalence-class, parameter-count and generalisation measures of a fitted classifier.
 
     Parameters

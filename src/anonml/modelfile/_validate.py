@@ -39,6 +39,7 @@ from anonml.modelfile._limits import MAX_CLASSES, MAX_TREE_DEPTH
 from anonml.modelfile._limits import bad as _bad
 from anonml.modelfile._limits import exact_int as _exact_int
 from anonml.modelfile._limits import n_features as _n_features
+from anonml.modelfile._limits import per_feature
 
 __all__ = ["validate_model"]
 
@@ -547,17 +548,8 @@ def _check_scaler(obj: Any, where: str) -> None:
              "SimpleImputer": ("statistics_",)}[type(obj).__name__]
     if not any(n in obj.__dict__ for n in names):
         return
-    nf = _n_features(obj, where)
-    for name in names:
-        value = obj.__dict__.get(name)
-        if value is None:
-            continue
-        arr = np.asarray(value)
-        if arr.shape != (nf,):
-            raise _bad(f"{where}.{name}", f"has shape {arr.shape}, not ({nf},) for its {nf} "
-                       "features")
-        if arr.dtype.kind in "biuf" and name != "statistics_" and not np.isfinite(arr).all():
-            raise _bad(f"{where}.{name}", "holds a value that is not finite")
+    # the imputer's statistics_ may be NaN (a column with no observed value)
+    per_feature(obj, where, names, finite=tuple(n for n in names if n != "statistics_"))
 
 
 def _check_classifier_outputs(obj: Any, where: str) -> None:
