@@ -262,7 +262,7 @@ def _vetted() -> bool:
 
 
 @pytest.mark.skipif(not _vetted(), reason="anonml's anonymizer classes are not yet on the "
-                    "vetted list of anonml.safemodel._skops_vet (load_model refuses them)")
+                    "vetted list of anonml.modelfile._skops_vet (load_model refuses them)")
 def test_save_mapping_and_transform_round_trip(tmp_path, data, capsys):
     pytest.importorskip("skops")
     out, mapping = tmp_path / "out.csv", tmp_path / "mapping.skops"

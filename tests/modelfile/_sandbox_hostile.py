@@ -1,6 +1,6 @@
 """Estimators that misbehave when called: what a hostile model could do once it runs.
 
-Used by tests/safemodel/test_sandbox.py through trusted pickles (the sandbox unpickles them in its
+Used by tests/modelfile/test_sandbox.py through trusted pickles (the sandbox unpickles them in its
 worker), so each misbehaviour happens in the worker, never in the test's process.
 """
 

@@ -1,7 +1,7 @@
 """Mutation fuzzing of model files (issue 18, item 7): genuine files edited with their containers
 kept valid, each run through the sandbox in a batch subprocess, and no mutant may crash, hang,
 print a traceback or run code in the auditor. The default run is a short budget; the long one
-is ``python -m pytest -m slow tests/safemodel/test_fuzz_model_files.py`` (``docs/security.md``)."""
+is ``python -m pytest -m slow tests/modelfile/test_fuzz_model_files.py`` (``docs/security.md``)."""
 
 from __future__ import annotations
 

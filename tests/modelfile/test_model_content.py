@@ -2,7 +2,7 @@
 predict path indexes; the content check finds training records wherever they are stored.
 
 Crafted files are made from real small models saved with skops, then edited as
-``tests/safemodel/test_model_file_hostile.py`` does; each is refused in one line.
+``tests/modelfile/test_model_file_hostile.py`` does; each is refused in one line.
 """
 
 from __future__ import annotations

@@ -100,7 +100,7 @@ def _read_zip(path: Path) -> tuple[dict, dict[str, bytes]]:
 
 def _write_zip(path: Path, schema: dict, members: dict[str, bytes]) -> Path:
     """Write a crafted file; members the edited schema no longer names are left out (a file
-    with unreferenced members is refused for that alone: tests/safemodel/test_model_content.py)."""
+    with unreferenced members is refused for that alone: tests/modelfile/test_model_content.py)."""
     text = json.dumps(schema)
     with zipfile.ZipFile(path, "w") as zf:
         zf.writestr("schema.json", text)

@@ -1,4 +1,4 @@
-"""The model sandbox (anonml.safemodel._sandbox): an untrusted model is held, called and
+"""The model sandbox (anonml.modelfile._sandbox): an untrusted model is held, called and
 refitted only in a limited worker process; whatever it does there is one line here."""
 
 import os

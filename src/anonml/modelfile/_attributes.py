@@ -11,7 +11,7 @@ exact set of state keys the installed library itself writes:
   tiny instances under a few parameter settings (numpy and DataFrame input, binary and
   multiclass targets, early stopping, out-of-bag scores, ...), saving them with skops and
   reading the schema back. Nested parts (``Tree`` state, loss and link objects, optimizers,
-  bin mappers, predictors, anonml's anonymizers as :func:`~anonml.safemodel._mapping.release_copy`
+  bin mappers, predictors, anonml's anonymizers as :func:`~anonml.modelfile._mapping.release_copy`
   leaves them) are collected from the same files. Each group of samples is built once per
   process (``lru_cache``, only for the groups a file needs; all groups together take well under
   a second);
@@ -421,7 +421,7 @@ _ASSIGN_RE = re.compile(r"\b(?:self|out|obj)\.([A-Za-z_][A-Za-z0-9_]*)\s*(?::[^=
 
 def _assigned_in_source(klass: type) -> set[str]:
     """anonml's own classes: every attribute their code assigns (``self.x = ...``), minus the
-    per-row state :func:`~anonml.safemodel._mapping.release_copy` drops. This covers the
+    per-row state :func:`~anonml.modelfile._mapping.release_copy` drops. This covers the
     attributes only some settings set (suppression, refinement, recodings) without a sample
     of each."""
     from anonml.anonymize._model import PER_ROW_ATTRIBUTES

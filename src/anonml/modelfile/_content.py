@@ -3,7 +3,7 @@
 ``model.stores_training_records`` used to be read from the family alone (kNN and SVMs keep
 their training rows), so a well-behaved tree that carried the whole table as extra data passed
 it. The ``.skops`` vetting now refuses attributes a class does not set
-(:mod:`anonml.safemodel._attributes`), but a genuine attribute can hold per-row data too (a
+(:mod:`anonml.modelfile._attributes`), but a genuine attribute can hold per-row data too (a
 forest's ``oob_decision_function_``, a weight vector, a mapping's training points), and models
 read with ``--trust-model`` are not vetted. :func:`training_records_in_model` therefore looks
 at every numeric array reachable from the model and reports it when:
@@ -12,7 +12,7 @@ at every numeric array reachable from the model and reports it when:
   per-row array), unless its length is fixed by the model's structure (a tree's nodes, a
   layer's units, per-iteration scores); or
 * an array outside a saved anonymizer (whose representatives are, by design, the k-anonymous
-  table's rows: :func:`~anonml.safemodel._mapping.verify_mapping` checks those) holds rows
+  table's rows: :func:`~anonml.modelfile._mapping.verify_mapping` checks those) holds rows
   of the training (or test) table's numeric matrix, exactly: rows are
   compared as raw bytes (``np.isin`` on a void view), as stored (``n x d``), flattened
   (``n * d`` values in row order) or transposed (``d x n``), in float64 and float32; at least

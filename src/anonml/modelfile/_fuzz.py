@@ -1,8 +1,8 @@
 """Mutation fuzzing of model files: genuine files, edited so that the container stays valid.
 
-The vetting and validation of model files (:mod:`anonml.safemodel._skops_vet`,
-:mod:`anonml.safemodel._validate`, :mod:`anonml.safemodel._validate_xgboost`) close the holes
-anonml knows of, and the sandbox (:mod:`anonml.safemodel._sandbox`) bounds the ones it does not.
+The vetting and validation of model files (:mod:`anonml.modelfile._skops_vet`,
+:mod:`anonml.modelfile._validate`, :mod:`anonml.modelfile._validate_xgboost`) close the holes
+anonml knows of, and the sandbox (:mod:`anonml.modelfile._sandbox`) bounds the ones it does not.
 This module looks for the next class of hole by editing genuine files the way an attacker
 would, keeping the container valid so the edits reach the parsers:
 
@@ -18,7 +18,7 @@ would, keeping the container valid so the edits reach the parsers:
 :func:`mutants` makes them (deterministic for a seed);
 :mod:`anonml.safemodel._fuzz_run` runs them through the sandbox and classifies the outcomes.
 Run it with ``benchmarks/fuzz_model_files.py`` or
-``python -m pytest -m slow tests/safemodel/test_fuzz_model_files.py`` (``docs/security.md``).
+``python -m pytest -m slow tests/modelfile/test_fuzz_model_files.py`` (``docs/security.md``).
 """
 
 from __future__ import annotations

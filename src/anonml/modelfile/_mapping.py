@@ -603,7 +603,7 @@ def measure_mapping(obj: Any, X_train: Any, *, where: str = "the mapping",
         (the exact tree's stored leaf counts against the measured ones, or None),
         ``privacy`` (None, or the l and t the file claims for its sensitive attribute against
         those of the table the training rows become: see
-        :func:`anonml.safemodel._mapping_privacy.measure_privacy`),
+        :func:`anonml.modelfile._mapping_privacy.measure_privacy`),
         ``claims`` (what the file says: k, groups, training rows, smallest group, group-size
         summary, tree rows), ``mismatches`` (one line per disagreement, naming both numbers:
         ``"the file claims k = 400; the training rows give k = 40"``) and ``claims_match``.

@@ -4,17 +4,17 @@ In a trusted research environment the model file under audit comes from the rese
 checked, so anonml reads it as hostile data (threat model: ``docs/security.md``):
 
 - ``.skops`` (``pip install 'anonml[report]'``): the schema is read and vetted by anonml before
-  skops builds anything (:mod:`anonml.safemodel._skops_vet`): data loaders only, never a
+  skops builds anything (:mod:`anonml.modelfile._skops_vet`): data loaders only, never a
   function, method, partial or operator node, and every type compared, as a whole
   ``(module, class)`` pair, with an exact list of vetted scikit-learn, XGBoost, diffprivlib
   and anonml classes. No prefix is trusted and attribute chains are refused.
 - ``.json`` / ``.ubj``: XGBoost's model formats, decoded and validated by anonml
-  (:mod:`anonml.safemodel._validate_xgboost`) before XGBoost's own parser reads them.
+  (:mod:`anonml.modelfile._validate_xgboost`) before XGBoost's own parser reads them.
 - ``.pkl``, ``.pickle``, ``.joblib``: unpickled only with ``trust=True`` (``--trust-model``).
 
 Every loaded model's structure (tree node indices, features, thresholds, shapes; pipelines'
 steps; XGBoost trees) is validated before anything calls it. Untrusted files are read first in
-a child process with time and memory limits (:mod:`anonml.safemodel._probe`), so that a crash
+a child process with time and memory limits (:mod:`anonml.modelfile._probe`), so that a crash
 or hang in a parser anonml does not own takes only the child down. :func:`save_model` writes
 ``.skops`` (or, for trusted formats, joblib) atomically.
 """
@@ -44,14 +44,14 @@ def load_model(path: Any, *, trust: bool = False, isolate: bool = True,
         same (without the refusals meant for files anonml cannot check to the end).
     isolate : bool, default True
         Read an untrusted file first in a child process with a time and memory limit
-        (:func:`anonml.safemodel._probe.probe_model_file`); only if that succeeds is it read
+        (:func:`anonml.modelfile._probe.probe_model_file`); only if that succeeds is it read
         here. Both read the same private copy of the file. Turn off only for files you made
         yourself.
     probe_rows : DataFrame or array, optional
         A sample of the rows the model will be asked about: the child also predicts on them,
         so a model that crashes or hangs when called is refused before this process calls it.
     timeout, memory : optional
-        The child's limits (seconds, bytes); defaults in :mod:`anonml.safemodel._probe`.
+        The child's limits (seconds, bytes); defaults in :mod:`anonml.modelfile._probe`.
 
     Raises
     ------
@@ -115,7 +115,7 @@ def save_model(model: Any, path: Any) -> Path:
 
     An anonml anonymizer (a mapping), alone or as the first step of a released pipeline
     (``Pipeline([("mapping", anonymizer), ("model", model)])``), is written without its per-row
-    state (:func:`anonml.safemodel._mapping.release_copy`: no training rows, row indices or
+    state (:func:`anonml.modelfile._mapping.release_copy`: no training rows, row indices or
     per-row arrays); a mapping that holds training records is refused in a pipeline.
     """
     p = Path(path)

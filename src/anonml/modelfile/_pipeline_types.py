@@ -6,8 +6,8 @@ the column selectors, discretizers, feature generators, unions and feature selec
 reads from an untrusted ``.skops`` file, and for each the checks that make it data:
 
 * the exact ``(module, class)`` pairs (:data:`VETTED`), added to
-  :data:`anonml.safemodel._skops_vet.VETTED_OBJECTS`; their exact attribute sets are derived
-  from the genuine samples of :func:`samples` (:mod:`anonml.safemodel._attributes`);
+  :data:`anonml.modelfile._skops_vet.VETTED_OBJECTS`; their exact attribute sets are derived
+  from the genuine samples of :func:`samples` (:mod:`anonml.modelfile._attributes`);
 * the only functions a file may name (:data:`VETTED_FUNCTIONS`): scikit-learn's univariate
   score functions, and only as a selector's ``score_func`` (a reference, called only when the
   audit refits the selector);
@@ -18,7 +18,7 @@ reads from an untrusted ``.skops`` file, and for each the checks that make it da
   increasing and at most :data:`MAX_BINS` a feature; per-feature arrays have one entry per
   input feature; polynomial output widths are recomputed;
 * the refit schema of each (:data:`REFIT`), merged into
-  :data:`anonml.safemodel._refit_schema.REFIT_SCHEMA`.
+  :data:`anonml.modelfile._refit_schema.REFIT_SCHEMA`.
 
 Refused, with the reason given in the refusal (:data:`REFUSED`): ``KNNImputer`` (it stores its
 training rows), ``IterativeImputer`` (it holds a fitted regressor per feature, of any class),
@@ -301,7 +301,7 @@ def check_part(obj: Any, where: str) -> bool:
 def samples() -> list:
     """Genuine fitted instances of every class of :data:`VETTED`, under the settings users
     pick (numpy and DataFrame input, each encoding), for the derived attribute lists of
-    :mod:`anonml.safemodel._attributes` (their own sample group, fitted only for a file that
+    :mod:`anonml.modelfile._attributes` (their own sample group, fitted only for a file that
     holds one of them)."""
     import pandas as pd
     from sklearn.compose import make_column_selector, make_column_transformer
@@ -407,4 +407,4 @@ def _refit(RS: Any, _MISSING: Any, _steps: Any, _weights_by_name: Any) -> dict:
     }
 
 
-REFIT: dict = {}  # filled by anonml.safemodel._refit_schema (it imports this module)
+REFIT: dict = {}  # filled by anonml.modelfile._refit_schema (it imports this module)

@@ -1,7 +1,7 @@
 """Reading one model file's bytes into an object, vetted and validated, without isolation.
 
-What the sandbox worker (:mod:`anonml.safemodel._sandbox`) and the isolated probe
-(:mod:`anonml.safemodel._probe`) run inside their limits; :func:`anonml.safemodel.load_model`
+What the sandbox worker (:mod:`anonml.modelfile._sandbox`) and the isolated probe
+(:mod:`anonml.modelfile._probe`) run inside their limits; :func:`anonml.safemodel.load_model`
 and :func:`anonml.safemodel.open_model` are the public ways in. A leaf of the file-reading
 modules: it imports the vetting and validation, never the loaders above it.
 """

@@ -11,7 +11,7 @@ cache at a path the file names (code execution), ``n_jobs=2000`` starts 2,000 wo
 
 * the class is looked up by the ``(module, qualname)`` of the model's type in
   :data:`REFIT_SCHEMA`, whose keys are all on anonml's vetted list
-  (:data:`anonml.safemodel._skops_vet.VETTED_OBJECTS`); a type is never constructed from the
+  (:data:`anonml.modelfile._skops_vet.VETTED_OBJECTS`); a type is never constructed from the
   file, and an unknown type is refused;
 * only the parameters :data:`REFIT_SCHEMA` lists are read from the model, each type-checked
   (an ``int`` is never a ``bool``, floats are finite, strings come from a fixed set, tuples and

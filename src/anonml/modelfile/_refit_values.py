@@ -1,4 +1,4 @@
-"""The value checks of :mod:`anonml.safemodel._refit_schema`: the kinds of value a refit
+"""The value checks of :mod:`anonml.modelfile._refit_schema`: the kinds of value a refit
 parameter may take (:class:`Lit`, :class:`Int`, :class:`Real`, :class:`NaN`, :class:`Custom`),
 the check of one value against its alternatives (:func:`check`), and the checks of structured
 values (class weights, label lists, constraints, categories, dtypes, ...).

@@ -1,8 +1,8 @@
 """The model sandbox: every call of an untrusted model runs in a limited worker process.
 
 A model file's author is the adversary an audit exists for (threat model:
-``docs/security.md``). Vetting the file as data (:mod:`anonml.safemodel._skops_vet`) and
-validating its structure (:mod:`anonml.safemodel._validate`) close the holes anonml knows of;
+``docs/security.md``). Vetting the file as data (:mod:`anonml.modelfile._skops_vet`) and
+validating its structure (:mod:`anonml.modelfile._validate`) close the holes anonml knows of;
 the sandbox bounds what the ones it does not know of can do. The auditor's process never builds
 the untrusted estimator. Instead:
 
@@ -15,7 +15,7 @@ the untrusted estimator. Instead:
   fingerprint, a mapping's facts) is computed in the worker and comes back as JSON numbers;
 - every refit (LiRA/RMIA reference models, ``--retrain``, the frontier) is a
   :class:`SandboxedEstimator`: the worker that holds the model rebuilds an *unfitted* estimator
-  from the bounded refit schema (:mod:`anonml.safemodel._refit_schema` where present: ``memory``
+  from the bounded refit schema (:mod:`anonml.modelfile._refit_schema` where present: ``memory``
   off, ``n_jobs`` the auditor's, bounded sizes) and hands it over as an opaque blob, which a new
   worker of its own rebuilds again from the schema, fits and keeps. The auditor never decodes
   the blob.
@@ -117,7 +117,7 @@ class SandboxedModel:
                                self.classes_)
 
     def facts(self, X_train: Any, y_train: Any, X_test: Any, y_test: Any) -> dict:
-        """The rule facts of :func:`anonml.safemodel._wrappers.posthoc_facts` and the report's
+        """The rule facts of :func:`anonml.modelfile._facts.posthoc_facts` and the report's
         model section, computed in the worker (``X_train``: the rows the model was fitted
         on)."""
         header, _, _ = self._worker.request(
@@ -127,7 +127,7 @@ class SandboxedModel:
 
     def verify_mapping(self, X: Any, *, where: str, X_train: Any = None,
                        labels: Any = None) -> dict:
-        """:func:`anonml.safemodel._mapping.verify_mapping` of the model, in the worker."""
+        """:func:`anonml.modelfile._mapping.verify_mapping` of the model, in the worker."""
         header, _, _ = self._worker.request("verify_mapping", "the mapping's verification",
                                             X=X, where=where, X_train=X_train, labels=labels)
         facts = header.get("mapping")

@@ -13,7 +13,7 @@ auditor. The worker's own stdout goes nowhere; its stderr is kept only as a boun
 (:data:`DEFAULT_CPU_SECONDS`), file size 0 (a write past it fails), no core dumps, at most
 :data:`MAX_OPEN_FILES` descriptors, and (for a user other than root, for whom the kernel
 enforces it) the user's process count; then every capability is dropped and the seccomp
-filter of :mod:`anonml.safemodel._seccomp` is installed on every thread, before anything is
+filter of :mod:`anonml.modelfile._seccomp` is installed on every thread, before anything is
 imported or read. Inside the worker native thread pools run one thread, every ``n_jobs`` the
 model holds is set to 1, an audit hook refuses processes, writes, signals, the network and
 ``ctypes`` at the Python level, and threads past :data:`MAX_THREADS` are refused. Every

@@ -1,5 +1,5 @@
-"""The sandboxed worker's side of :mod:`anonml.safemodel._sandbox`: what runs in the child
-process after :func:`~anonml.safemodel._sandbox._apply_limits` has set its limits, dropped its
+"""The sandboxed worker's side of :mod:`anonml.modelfile._sandbox`: what runs in the child
+process after :func:`anonml.modelfile._sandbox_process._apply_limits` set its limits, dropped its
 capabilities and installed the seccomp filter.
 
 The audit hook that refuses new processes, file changes, the network and native code; the
@@ -83,7 +83,7 @@ def _live_threads() -> int:  # pragma: no cover - runs in the child
 
 
 def _guard_processes() -> bool:  # pragma: no cover - runs in the child
-    """Close the worker in: the kernel's seccomp filter (:mod:`anonml.safemodel._seccomp`,
+    """Close the worker in: the kernel's seccomp filter (:mod:`anonml.modelfile._seccomp`,
     Linux x86-64), then an audit hook (which cannot be removed) for what Python asks, a cap on
     live threads, and sequential joblib. Returns whether the seccomp filter is in force."""
     import _thread

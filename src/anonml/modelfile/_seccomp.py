@@ -1,6 +1,6 @@
 """A seccomp filter for the model sandbox's worker (Linux, x86-64).
 
-The worker's audit hook (:mod:`anonml.safemodel._sandbox`) guards what *Python* code asks for;
+The worker's audit hook (:mod:`anonml.modelfile._sandbox`) guards what *Python* code asks for;
 native code, and Python entry points that raise no audit event (``_posixsubprocess``,
 ``os.pidfd_open``, ``socket.sendmsg`` ...), reach the kernel without it. This filter is the
 kernel's half: installed in the worker (with ``PR_SET_NO_NEW_PRIVS``, so no privilege is

@@ -22,12 +22,12 @@ if:
   boolean array (no object dtype, which would need pickle), and the sizes stay under limits
   that keep a zip bomb from exhausting memory;
 * an XGBoost booster's raw bytes decode (UBJSON or JSON) to a structurally valid model
-  (:func:`anonml.safemodel._validate.validate_xgboost_model`) before XGBoost's C++ parser
+  (:func:`anonml.modelfile._validate.validate_xgboost_model`) before XGBoost's C++ parser
   reads them.
 
 Only then is the file handed to :func:`skops.io.load`, with exactly the vetted names seen in it
 as ``trusted``. The object that comes back is then validated as a whole
-(:func:`anonml.safemodel._validate.validate_model`) before anything calls it.
+(:func:`anonml.modelfile._validate.validate_model`) before anything calls it.
 
 References
 ----------
@@ -270,7 +270,7 @@ class _Vetter:
 
     def attributes(self, state: dict, where: str, loader: str, module: str, cls: str) -> None:
         """The object's state holds exactly attributes its library sets: its constructor
-        parameters and fitted attributes (:func:`~anonml.safemodel._attributes.allowed_attributes`),
+        parameters and fitted attributes (:func:`~anonml.modelfile._attributes.allowed_attributes`),
         nothing else (a file holds the model and nothing else)."""
         from anonml.modelfile._attributes import _state_keys, allowed_attributes
 

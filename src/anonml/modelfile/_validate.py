@@ -23,7 +23,7 @@ What is checked
 * Pipelines and column transformers: each step, recursively; fitted sub-estimators held in
   attributes (forests' ``estimators_``, wrappers' ``estimator``), recursively.
 * XGBoost models (JSON, UBJSON, or the booster inside a ``.skops`` file): in
-  :mod:`anonml.safemodel._validate_xgboost`, on the decoded document *before* XGBoost parses
+  :mod:`anonml.modelfile._validate_xgboost`, on the decoded document *before* XGBoost parses
   it; a loaded XGBoost estimator met in the walk is re-dumped and checked the same way.
 """
 
@@ -35,11 +35,11 @@ from typing import Any
 import numpy as np
 
 from anonml._errors import InputError, one_line
-from anonml.modelfile._limits import MAX_CLASSES, MAX_TREE_DEPTH
+from anonml.modelfile._family import SAFE_OPTIONAL, SAFE_WRAPPERS
+from anonml.modelfile._limits import MAX_CLASSES, MAX_TREE_DEPTH, per_feature
 from anonml.modelfile._limits import bad as _bad
 from anonml.modelfile._limits import exact_int as _exact_int
 from anonml.modelfile._limits import n_features as _n_features
-from anonml.modelfile._limits import per_feature
 
 __all__ = ["validate_model"]
 
@@ -422,7 +422,7 @@ def _check_param_values(obj: Any, where: str) -> None:
     criterion named by a 100 KB string, a random_state that is a list of rows: a parameter
     the predict path never reads could otherwise carry anything)."""
     validate = getattr(obj, "_validate_params", None)
-    if not type(obj).__module__.startswith(("sklearn.", "anonml.safemodel.")) or \
+    if not type(obj).__module__.startswith(("sklearn.", SAFE_WRAPPERS, SAFE_OPTIONAL)) or \
             not callable(validate) or not hasattr(type(obj), "_parameter_constraints"):
         return
     try:

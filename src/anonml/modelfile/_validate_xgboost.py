@@ -5,10 +5,10 @@ recursively, so a crafted model can read out of bounds, loop or overflow the sta
 decodes the document itself (JSON, or UBJSON with a small bounded decoder: XGBoost's Python
 package has none) and checks it before :class:`xgboost.XGBClassifier` sees the bytes: per-node
 arrays of ``num_nodes`` entries, children in range, every node reached once from the root (no
-cycle, no shared child) within :data:`~anonml.safemodel._limits.MAX_TREE_DEPTH` levels,
+cycle, no shared child) within :data:`~anonml.modelfile._limits.MAX_TREE_DEPTH` levels,
 consistent parents, split indices below ``num_feature``, finite split values, the category
 table, and the tree/class/iteration bookkeeping. The scikit-learn side is in
-:mod:`anonml.safemodel._validate`.
+:mod:`anonml.modelfile._validate`.
 """
 
 from __future__ import annotations

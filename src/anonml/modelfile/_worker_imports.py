@@ -14,7 +14,7 @@ and most of those were **skops' own import**:
   in proportion to how many modules were imported before SciPy's.
 
 anonml does not use skops' default list: a file is vetted by anonml first
-(:mod:`anonml.safemodel._skops_vet`), and ``skops.io.load`` is given exactly the vetted names of
+(:mod:`anonml.modelfile._skops_vet`), and ``skops.io.load`` is given exactly the vetted names of
 that file as ``trusted``. So the worker imports skops with ``all_estimators`` answering an empty
 list for the length of that one import (:func:`import_skops`). skops' default list is then
 empty, which only makes skops' own check stricter: nothing is trusted that anonml did not name.

@@ -12,7 +12,7 @@ Based on SACRO-ML (AI-SDC) ``safemodel`` and its attack suite; see ``docs/releas
 """
 
 from anonml._lazy import lazy_attributes
-from anonml.safemodel._family import model_family
+from anonml.modelfile._family import model_family
 from anonml.safemodel._rules import (
     FAMILIES,
     MEASURES,

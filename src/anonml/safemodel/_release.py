@@ -32,7 +32,7 @@ from anonml._errors import InputError
 from anonml.attacks._core import Target, json_safe
 from anonml.modelfile._facts import posthoc_facts
 from anonml.modelfile._sandbox import is_sandboxed
-from anonml.safemodel._family import _is_pipeline, model_family
+from anonml.modelfile._family import _is_pipeline, model_family
 from anonml.safemodel._rules import evaluate_rules, resolve_rules
 from anonml.safemodel._verdict import Verdict, decide
 from anonml.safemodel._wrappers import SafeModelMixin

@@ -12,7 +12,7 @@ import pandas as pd
 
 from anonml.attacks._core import json_safe
 from anonml.modelfile._facts import fingerprint_holder
-from anonml.safemodel._family import describe_model, model_params, unwrap
+from anonml.modelfile._family import describe_model, model_params, unwrap
 from anonml.safemodel._rules import MEASURE_LABELS
 
 SCHEMA_VERSION = "1.0"

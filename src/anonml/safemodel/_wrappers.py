@@ -45,7 +45,7 @@ from sklearn.utils.validation import check_is_fitted
 from anonml._errors import AnonmlWarning, InputError
 from anonml._utils import n_rows as _n_rows
 from anonml.modelfile._facts import ante_hoc_facts, posthoc_facts
-from anonml.safemodel._family import rule_params
+from anonml.modelfile._family import rule_params
 from anonml.safemodel._rules import RuleOutcome, evaluate_rules, resolve_rules
 
 ANTE_HOC = ("hyperparameter", "privacy_budget")
