@@ -253,8 +253,8 @@ def _dp_svc() -> list:
 def _anonymizers() -> list:
     import pandas as pd
 
-    from anonml import (AccuracyGuidedAnonymizer, HilbertAnonymizer, MondrianAnonymizer,
-                        RTreeAnonymizer, SaNGreeAAnonymizer)
+    from anonml.anonymize import (AccuracyGuidedAnonymizer, HilbertAnonymizer,
+                                  MondrianAnonymizer, RTreeAnonymizer, SaNGreeAAnonymizer)
     from anonml.hierarchies import Hierarchy
     from anonml.modelfile._mapping import release_copy
 
