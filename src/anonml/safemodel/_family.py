@@ -1,8 +1,8 @@
 """The rules families, as the release policy names them: :mod:`anonml.modelfile._family`.
 
-The family table and the functions that place a model in it live below both halves (the file
-readers name a model's family inside the sandbox, the rules check parameter names against it);
-this module keeps the policy's own import path for them.
+The family table and the functions that place a model in it live with the file readers (the
+sandbox worker names an untrusted model's family; the rules check parameter names against the
+table); this module keeps their old import path, ``anonml.safemodel._family``, working.
 """
 
 from anonml.modelfile._family import (
@@ -10,7 +10,6 @@ from anonml.modelfile._family import (
     SAFE_BASES,
     SAFE_MODEL,
     STORES_RECORDS,
-    _is_pipeline,  # noqa: F401 - the policy reads pipelines too (_release)
     describe_model,
     dp_measures,
     family_param_names,
