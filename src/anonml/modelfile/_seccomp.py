@@ -1,7 +1,7 @@
 """A seccomp filter for the model sandbox's worker (Linux, x86-64).
 
-The worker's audit hook (:mod:`anonml.modelfile._sandbox`) guards what *Python* code asks for;
-native code, and Python entry points that raise no audit event (``_posixsubprocess``,
+The worker's audit hook (:mod:`anonml.modelfile._sandbox_worker`) guards what *Python* code
+asks for; native code, and Python entry points that raise no audit event (``_posixsubprocess``,
 ``os.pidfd_open``, ``socket.sendmsg`` ...), reach the kernel without it. This filter is the
 kernel's half: installed in the worker (with ``PR_SET_NO_NEW_PRIVS``, so no privilege is
 needed) after its libraries are imported and before the model file is read, it makes the
