@@ -46,6 +46,7 @@ __all__ = [
     "dp",
     "exceptions",
     "hierarchies",
+    "modelfile",
     "privacy",
     "report",
     "safemodel",
@@ -64,8 +65,8 @@ _LAZY = {
     "FrontierResult": "anonml._frontier",
     "NotFittedError": "anonml.exceptions",
     **{name: (f"anonml.{name}", None) for name in (
-        "anonymize", "attacks", "datasets", "dp", "exceptions", "hierarchies", "privacy",
-        "report", "safemodel")},
+        "anonymize", "attacks", "datasets", "dp", "exceptions", "hierarchies", "modelfile",
+        "privacy", "report", "safemodel")},
 }
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -88,7 +88,7 @@ def test_api_label_as_sensitive_by_name_or_values(adult_small):
 
 def test_measure_mapping_reads_l_of_the_label(adult_small):
     from anonml.anonymize._model import release_copy
-    from anonml.safemodel._mapping import measure_mapping
+    from anonml.modelfile._mapping import measure_mapping
 
     X, y = adult_small.drop(columns="income"), adult_small["income"]
     m = MondrianAnonymizer(k=10, quasi_identifiers=QI, sensitive="income", l=2).fit(X, y)
@@ -355,7 +355,7 @@ def test_verdict_one_condition_for_two_wordings_and_advisory_failures_counted():
 
 
 def test_deprecated_placeholder_is_not_a_hyperparameter():
-    from anonml.safemodel._family import model_params
+    from anonml.modelfile._family import model_params
 
     class Est(LogisticRegression):
         def __init__(self, C=1.0, criterion="deprecated"):

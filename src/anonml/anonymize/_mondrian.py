@@ -532,7 +532,7 @@ class _CutTree(_CutSearch):
         node = np.zeros(n, dtype=np.int64)
         act = np.arange(n)
         # only threshold cuts: a level costs a third of the general step (the depth of a tree
-        # read from a file is bounded, anonml.safemodel._mapping.MAX_ROUTE_DEPTH)
+        # read from a file is bounded, anonml.modelfile._mapping_routes.MAX_ROUTE_DEPTH)
         plain = not bool(np.isin(self.kind_, (_RELAXED, _CHILDREN)).any())
         if plain:
             V = np.ascontiguousarray(V)

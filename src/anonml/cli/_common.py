@@ -99,7 +99,7 @@ def _load_predictions(path: str) -> Any:
 
 
 def _predict(model: Any, features: Any, path: str) -> Any:
-    from anonml.safemodel._sandbox import ModelCallError
+    from anonml.modelfile._sandbox_process import ModelCallError
 
     try:
         return model.predict(features)

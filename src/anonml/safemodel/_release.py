@@ -30,11 +30,12 @@ import pandas as pd
 
 from anonml._errors import InputError
 from anonml.attacks._core import Target, json_safe
-from anonml.safemodel._family import _is_pipeline, model_family
+from anonml.modelfile._facts import posthoc_facts
+from anonml.modelfile._sandbox import is_sandboxed
+from anonml.modelfile._family import _is_pipeline, model_family
 from anonml.safemodel._rules import evaluate_rules, resolve_rules
-from anonml.safemodel._sandbox import is_sandboxed
 from anonml.safemodel._verdict import Verdict, decide
-from anonml.safemodel._wrappers import SafeModelMixin, posthoc_facts
+from anonml.safemodel._wrappers import SafeModelMixin
 
 ATTACKS = ("worst_case", "rmia", "lira", "attribute")
 DEFAULT_ATTACKS = ("worst_case", "rmia", "attribute")
@@ -92,7 +93,7 @@ def plain_estimator(model: Any) -> Any:
     which must not warn or fingerprint at every fit)."""
     from sklearn.base import clone
 
-    from anonml.safemodel._sandbox import is_sandboxed
+    from anonml.modelfile._sandbox import is_sandboxed
 
     if is_sandboxed(model):  # rebuilt from the bounded refit schema, fitted in a worker
         return clone(model)
