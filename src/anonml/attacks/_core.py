@@ -46,6 +46,7 @@ import numpy as np
 import pandas as pd
 
 from anonml._errors import InputError
+from anonml._progress import counter  # the one progress protocol (re-exported here)
 from anonml._utils import n_rows as _n_rows
 
 __all__ = [
@@ -93,25 +94,6 @@ def as_generator(random_state: Any) -> np.random.Generator:
         f"random_state={random_state!r} must be None, a non-negative int or a "
         "numpy.random.Generator, e.g. random_state=0"
     )
-
-
-def counter(progress: Any, label: str, total: int) -> Any:
-    """Report ``progress(label, 0, total)`` now and return ``tick(n=1)``, which reports ``n``
-    more finished parts each call (``done`` rising to ``total``); without ``progress`` both do
-    nothing. The library never prints: the caller's callback decides what to show."""
-    if progress is None:
-        return lambda n=1: None
-    if not callable(progress):
-        raise InputError(f"progress={progress!r} must be a callable taking (label, done, total) "
-                         "or None")
-    state = {"done": 0}
-    progress(label, 0, int(total))
-
-    def tick(n: int = 1) -> None:
-        state["done"] += int(n)
-        progress(label, state["done"], int(total))
-
-    return tick
 
 
 def json_safe(value: Any) -> Any:

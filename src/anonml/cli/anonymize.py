@@ -20,7 +20,9 @@ from anonml.cli._common import (
     _predict,
     _reader,
     _split_names,
+    add_input_argument,
     add_names_option,
+    take_back_input,
 )
 from anonml.cli._examples import ANONYMIZE_EXAMPLES
 
@@ -71,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
     import anonml
     from anonml._io import check_output_file, table_format, table_packages, write_table
 
+    take_back_input(args, "anonymize")
     say = Progress(args.quiet)
     if args.engine == "dask":  # a Parquet dataset on a Dask cluster: anonml/cli/_dask.py
         from anonml.cli._dask import run_dask
@@ -294,8 +297,8 @@ def add_parser(sub: Any) -> None:
         epilog=ANONYMIZE_EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    a.add_argument("input", help="input table (.csv, .csv.gz or .parquet); with --engine dask "
-                   "a folder of Parquet files or a glob")
+    add_input_argument(a, "input table (.csv, .csv.gz or .parquet); with --engine dask a "
+                       "folder of Parquet files or a glob")
     a.add_argument("--k", type=int, required=True, help="smallest equivalence-class size (>= 2)")
     add_names_option(a, "--qi", "quasi-identifier columns", required=True)
     a.add_argument("--target", help="label column: kept unchanged, not given to the "

@@ -146,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
         anonymized_train=anonymized_train, mapping=mapping,
         categorical_features=categorical, model_file=args.model, target_name=args.target,
         dataset_name=args.dataset or Path(args.train).name, n_jobs=args.n_jobs,
-        random_state=args.seed, progress=say, progress_count=say.count, started=say.t0)
+        random_state=args.seed, progress=say, started=say.t0)
     say("writing the report")
     out.parent.mkdir(parents=True, exist_ok=True)
     paths = decision.write(out, formats=formats, create=True)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -40,33 +39,6 @@ def _names(values: list[str], what: str) -> list[str]:
     if not out:
         raise InputError(f"--{what} is empty; give column names, e.g. --{what} age sex")
     return out
-
-
-class _SweepBar:
-    """A tqdm bar over the points (terminal), or one line per point and step (logs)."""
-
-    def __init__(self, say: Any, quiet: bool) -> None:
-        self.say, self.quiet, self.bar, self.last = say, quiet, None, None
-        self.tty = sys.stderr.isatty()
-
-    def __call__(self, done: int, total: int, what: str) -> None:
-        if self.quiet:
-            return
-        if not self.tty:
-            if what != self.last:
-                self.last = what
-                self.say(f"point {min(done + 1, total)}/{total}: {what}")
-            return
-        from tqdm import tqdm
-
-        if self.bar is None:
-            self.bar = tqdm(total=total, file=sys.stderr, leave=False, dynamic_ncols=True,
-                            unit="point")
-        self.bar.set_description(what)
-        self.bar.update(done - self.bar.n)
-        if done >= total:
-            self.bar.close()
-            self.bar = None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -136,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
         l=args.l, t=args.t, attack=args.attack, n_reference=args.n_reference,
         reference=args.reference, dp=not args.no_dp, dp_epsilon=args.dp_epsilon,
         trust_model=args.trust_model, n_jobs=args.n_jobs, random_state=args.seed,
-        bootstrap=args.bootstrap, progress=_SweepBar(say, args.quiet))
+        bootstrap=args.bootstrap, progress=say)
 
     # the recommendation is recorded in the files; a budget no point meets still writes them
     # (the nearest point marked), then fails in one line

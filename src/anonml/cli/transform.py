@@ -12,7 +12,9 @@ from anonml.cli._common import (
     _columns_named,
     _reader,
     _split_names,
+    add_input_argument,
     add_names_option,
+    take_back_input,
 )
 from anonml.cli._examples import TRANSFORM_EXAMPLES
 
@@ -21,6 +23,7 @@ def run(args: argparse.Namespace) -> int:
     from anonml._io import check_output_file, table_format, table_packages, write_table
     from anonml.safemodel import open_model
 
+    take_back_input(args, "transform")
     say = Progress(args.quiet)
     drop = _split_names(args.drop, "drop") if args.drop else []
     keep = _split_names(args.keep, "keep") if args.keep else []
@@ -87,7 +90,7 @@ def add_parser(sub: Any) -> None:
         description="Map the quasi-identifiers of new rows to their group's values, with the "
         "anonymizer saved by anonml anonymize --save-mapping (read as data: no code runs).",
         epilog=TRANSFORM_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    t.add_argument("input", help="table of new rows (.csv, .csv.gz or .parquet)")
+    add_input_argument(t, "table of new rows (.csv, .csv.gz or .parquet)")
     t.add_argument("--mapping", required=True, metavar="FILE.skops",
                    help="the file written by anonml anonymize --save-mapping")
     t.add_argument("-o", "--output", required=True, help="output table")
