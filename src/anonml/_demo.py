@@ -17,6 +17,7 @@ from sklearn.exceptions import ConvergenceWarning
 from anonml._io import atomic_write, write_table
 from anonml._models import paper_nn
 from anonml._progress import ProgressCallback, announce
+from anonml._utils import json_safe
 from anonml.anonymize import anonymize_model
 from anonml.datasets import load_adult
 
@@ -64,6 +65,6 @@ def run_demo(
     table = result.X_anonymized.assign(**{data.target: labels})
     write_table(table, out / "adult_anonymized.csv")
     atomic_write(
-        out / "summary.json", lambda p: p.write_text(json.dumps(summary, indent=2) + "\n")
+        out / "summary.json", lambda p: p.write_text(json.dumps(json_safe(summary), indent=2) + "\n")
     )
     return summary

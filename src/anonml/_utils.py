@@ -1,5 +1,6 @@
-"""Small private utilities shared by every package: row counts and the parameter checks in the
-house wording (one helper per kind of number, instead of one per module).
+"""Small private utilities shared by every package: row counts, the parameter checks in the
+house wording (one helper per kind of number, instead of one per module) and the one conversion
+of values to JSON (:func:`json_safe`). The progress protocol is :mod:`anonml._progress`.
 
 Kept free of heavy imports (numpy only), so any module may use it.
 """
@@ -8,12 +9,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import dataclasses
 import math
 import numbers
+import os
+import sys
 
 import numpy as np
 
-__all__ = ["check_int", "check_real", "n_rows"]
+__all__ = ["check_int", "check_real", "json_safe", "n_rows"]
 
 
 def n_rows(data: Any) -> int:
@@ -55,3 +59,41 @@ def check_real(name: str, value: Any, *, example: Any = None) -> float:
         hint = f", e.g. {name}={example}" if example is not None else ""
         raise InputError(f"{name}={value!r} must be a positive finite number{hint}")
     return float(value)
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` as plain JSON data, for every summary and report anonml writes.
+
+    Dicts (keys made ``str``), lists, tuples and arrays (numpy, or anything with ``tolist``
+    such as a pandas Series) become lists; numpy and Python bools, integers and reals become
+    ``bool``, ``int`` and ``float``, NaN and +-inf ``None`` (JSON has neither; written with
+    ``allow_nan=False`` the output is strict RFC 8259 JSON); pandas' missing values (``pd.NA``,
+    ``pd.NaT``) ``None``; dataclasses their fields (:func:`dataclasses.asdict`); paths their
+    text (:func:`os.fspath`); anything else its ``str``.
+    """
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return [json_safe(v) for v in value.tolist()]
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        value = float(value)
+        return value if math.isfinite(value) else None
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return json_safe(dataclasses.asdict(value))
+    pd = sys.modules.get("pandas")  # not imported here: only values pandas made can be its NA
+    if pd is not None:
+        if value is pd.NA or value is pd.NaT:
+            return None
+        if isinstance(value, (pd.Series, pd.Index)):
+            return [json_safe(v) for v in value.tolist()]
+    return str(value)

@@ -47,6 +47,7 @@ import pandas as pd
 
 from anonml._errors import InputError
 from anonml._progress import counter  # the one progress protocol (re-exported here)
+from anonml._utils import json_safe  # the one JSON conversion (re-exported here)
 from anonml._utils import n_rows as _n_rows
 
 __all__ = [
@@ -94,26 +95,6 @@ def as_generator(random_state: Any) -> np.random.Generator:
         f"random_state={random_state!r} must be None, a non-negative int or a "
         "numpy.random.Generator, e.g. random_state=0"
     )
-
-
-def json_safe(value: Any) -> Any:
-    """``value`` with numpy scalars/arrays made plain Python and NaN/±inf made ``None``."""
-    if isinstance(value, dict):
-        return {str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return [json_safe(v) for v in value.tolist()]
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, numbers.Integral):
-        return int(value)
-    if isinstance(value, numbers.Real):
-        value = float(value)
-        return value if math.isfinite(value) else None
-    if value is None or isinstance(value, str):
-        return value
-    return str(value)
 
 
 def _take_rows(data: Any, start: int, stop: int) -> Any:

@@ -322,7 +322,9 @@ def _print_summary(args: argparse.Namespace, result: Any, seconds: float, n_work
     if hasattr(result, "n_merges"):
         summary["merges"] = int(result.n_merges)
     if args.json:
-        print(json.dumps(summary))
+        from anonml._utils import json_safe
+
+        print(json.dumps(json_safe(summary)))
     else:
         stages = ", ".join(f"{s} {v:.1f} s" for s, v in summary["stage_seconds"].items())
         print(f"wrote {summary['output']}{os.sep} ({summary['rows']:,} rows, "

@@ -275,7 +275,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _print_summary(summary: dict, as_json: bool) -> None:
     if as_json:
-        print(json.dumps(summary))
+        from anonml._utils import json_safe
+
+        print(json.dumps(json_safe(summary)))
         return
     lines = []
     for key, value in summary.items():

@@ -152,9 +152,10 @@ def run(args: argparse.Namespace) -> int:
     paths = decision.write(out, formats=formats, create=True)
     v = decision.verdict
     if args.json:
-        print(json.dumps({"decision": v.decision, "summary": v.summary,
-                          "conditions": v.conditions,
-                          "files": {k: str(p) for k, p in paths.items()}}))
+        from anonml._utils import json_safe
+
+        print(json.dumps(json_safe({"decision": v.decision, "summary": v.summary,
+                                    "conditions": v.conditions, "files": paths})))
     else:
         lines = [f"VERDICT: {v.label.upper()}", v.summary]
         lines += [f"  condition: {c}" for c in v.conditions]

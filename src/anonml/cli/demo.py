@@ -19,7 +19,9 @@ def run(args: argparse.Namespace) -> int:
     say = Progress(args.quiet)
     s = run_demo(args.output, k=args.k, random_state=args.seed, progress=say)
     if args.json:
-        print(json.dumps(s))
+        from anonml._utils import json_safe
+
+        print(json.dumps(json_safe(s)))
         return 0
     pct = lambda v: f"{100 * v:.2f}%"
     print(

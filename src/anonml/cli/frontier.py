@@ -135,9 +135,10 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(unmet.replace("; fix: ", f"; the table, plot and page are in {out} "
                                        "(the closest point marked); fix: ", 1))
     if args.json:
-        print(json.dumps({"recommendation": line, "files": {k: str(v) for k, v in
-                                                            paths.items()},
-                          "settings": result.to_dict()["settings"]}))
+        from anonml._utils import json_safe
+
+        print(json.dumps(json_safe({"recommendation": line, "files": paths,
+                                    "settings": result.to_dict()["settings"]})))
         return 0
     n_ok = int((result.table["status"] == "ok").sum())
     failed = [str(r["method"]) if r["k"] is None else f"{r['method']} k={r['k']}"

@@ -30,7 +30,8 @@ import pandas as pd
 
 from anonml._errors import InputError
 from anonml._progress import check_progress
-from anonml.attacks._core import Target, json_safe
+from anonml._utils import json_safe
+from anonml.attacks._core import Target
 from anonml.safemodel._family import _is_pipeline, model_family
 from anonml.safemodel._rules import evaluate_rules, resolve_rules
 from anonml.safemodel._sandbox import is_sandboxed
