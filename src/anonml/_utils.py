@@ -36,28 +36,51 @@ def n_rows(data: Any) -> int:
         return int(arr.shape[0]) if arr.ndim else 0
 
 
-def check_int(name: str, value: Any, *, low: int = 1, example: Any = None) -> int:
-    """``value`` as an int if it is a whole number (not a bool) >= ``low``; otherwise an
-    :class:`~anonml.exceptions.InputError` in one line naming ``name``, the value, the bound and,
-    with ``example``, a value to pass (``"n_grid=1 must be an integer >= 2, e.g. n_grid=50"``)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+def check_int(name: str, value: Any, *, low: int = 1, high: int | None = None,
+              example: Any = None, why: str | None = None) -> int:
+    """``value`` as an int if it is a whole number (not a bool) >= ``low`` (and <= ``high``);
+    otherwise an :class:`~anonml.exceptions.InputError` in one line naming ``name``, the value,
+    the bounds and, with ``example``, a value to pass (``"n_grid=1 must be an integer >= 2,
+    e.g. n_grid=50"``), then ``why`` (what the bound is for) after a semicolon."""
+    if (isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low
+            or (high is not None and value > high)):
         from anonml._errors import InputError
 
-        bound = "a positive integer" if low == 1 else f"an integer >= {low}"
+        if high is not None:
+            bound = f"an integer from {low} to {high}"
+        else:
+            bound = "a positive integer" if low == 1 else f"an integer >= {low}"
         hint = f", e.g. {name}={example}" if example is not None else ""
+        hint += f"; {why}" if why else ""
         raise InputError(f"{name}={value!r} must be {bound}{hint}")
     return int(value)
 
 
-def check_real(name: str, value: Any, *, example: Any = None) -> float:
-    """``value`` as a float if it is a positive finite number (not a bool); otherwise an
-    :class:`~anonml.exceptions.InputError` in one line naming ``name`` and the value."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (
-            math.isfinite(value) and value > 0):
+def check_real(name: str, value: Any, *, low: float = 0.0, high: float | None = None,
+               closed: str = "neither", example: Any = None, why: str | None = None) -> float:
+    """``value`` as a float if it is a finite number (not a bool) above ``low`` (and below
+    ``high``); ``closed`` ("neither", "left", "right", "both") says which bounds it may equal.
+    Otherwise an :class:`~anonml.exceptions.InputError` in one line naming ``name``, the value
+    and the bounds (``"gamma=0 must be a positive finite number, e.g. gamma=1.0"``, ``"fpr=2
+    must be a number in [0, 1]"``), then ``why`` after a semicolon."""
+    left, right = closed in ("left", "both"), closed in ("right", "both")
+    ok = (not isinstance(value, bool) and isinstance(value, numbers.Real)
+          and math.isfinite(value)
+          and (value >= low if left else value > low)
+          and (high is None or (value <= high if right else value < high)))
+    if not ok:
         from anonml._errors import InputError
 
+        if high is not None:
+            bound = (f"a number in {'[' if left else '('}{low:g}, {high:g}"
+                     f"{']' if right else ')'}")
+        elif low == 0:
+            bound = "a non-negative finite number" if left else "a positive finite number"
+        else:
+            bound = f"a finite number {'>=' if left else '>'} {low:g}"
         hint = f", e.g. {name}={example}" if example is not None else ""
-        raise InputError(f"{name}={value!r} must be a positive finite number{hint}")
+        hint += f"; {why}" if why else ""
+        raise InputError(f"{name}={value!r} must be {bound}{hint}")
     return float(value)
 
 

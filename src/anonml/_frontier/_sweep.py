@@ -17,6 +17,7 @@ from anonml._frontier._estimators import (ESTIMATORS, dp_baseline, family, fitte
 from anonml._frontier._measure import SharedReference, attack_point
 from anonml._methods import DEFAULT_FRONTIER_METHODS, anonymizer_class
 from anonml._progress import announce, check_progress
+from anonml._utils import check_int
 from anonml._methods import METHODS as _REGISTRY
 from anonml.anonymize._then_fit import AnonymizeThenFit
 
@@ -74,8 +75,7 @@ def _check_ks(ks: Any, n: int) -> list[int]:
         ks = [ks]
     ks = list(ks)
     for k in ks:
-        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 2:
-            raise InputError(f"k={k!r} must be a whole number >= 2; fix: e.g. ks=(5, 10, 50)")
+        check_int("k", k, low=2, why="fix: e.g. ks=(5, 10, 50)")
         if k > n:
             raise InputError(f"k={k} is above the {n:,} training rows (no group could hold "
                              f"k rows); fix: choose k <= {n:,}")
@@ -248,9 +248,7 @@ def frontier(
         raise InputError(f"attack={attack!r}; fix: choose 'rmia' or 'lira'")
     if reference not in ("shared", "matched"):
         raise InputError(f"reference={reference!r}; fix: choose 'shared' or 'matched'")
-    if (isinstance(n_reference, bool) or not isinstance(n_reference, numbers.Integral)
-            or n_reference < 2):
-        raise InputError(f"n_reference={n_reference!r} must be a whole number >= 2")
+    check_int("n_reference", n_reference, low=2, example=4)
     if attack == "lira" and n_reference < 4:
         raise InputError("LiRA needs n_reference >= 4 shadow models; fix: n_reference=4")
     if isinstance(bootstrap, bool) or not isinstance(bootstrap, numbers.Integral) or not (

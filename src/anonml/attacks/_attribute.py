@@ -73,7 +73,6 @@ cohort studies. Biometrics 34(3).
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -82,7 +81,7 @@ import numpy as np
 import pandas as pd
 
 from anonml._errors import InputError
-from anonml._utils import check_int
+from anonml._utils import check_int, check_real
 from anonml.attacks._core import Target, as_generator, counter, json_safe
 from anonml.encoding import as_frame, detect_categorical, from_frame
 
@@ -139,13 +138,8 @@ def _frame_of(target: Target, which: str, who: str) -> tuple[pd.DataFrame, bool]
 
 
 def _check_fraction(name: str, value: Any, *, low_open: bool = True) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(value):
-        raise InputError(f"{name}={value!r} must be a number, e.g. {name}=0.5")
-    ok = (0 < value < 1) if low_open else (0 <= value <= 1)
-    if not ok:
-        rng = "in (0, 1)" if low_open else "in [0, 1]"
-        raise InputError(f"{name}={value!r} must be {rng}, e.g. {name}=0.5")
-    return float(value)
+    return check_real(name, value, high=1, closed="neither" if low_open else "both",
+                      example=0.5)
 
 
 def _factorize(col: pd.Series) -> tuple[np.ndarray, pd.Series]:
@@ -849,11 +843,8 @@ class WorstCaseAttribute:
                 "record, as SACRO-ML) or 'true' (the record's true label)"
             )
         check_int("n_grid", self.n_grid, low=2)
-        pl = self.protection_limit
-        if isinstance(pl, bool) or not isinstance(pl, numbers.Real) or not (0 <= pl < math.inf):
-            raise InputError(
-                f"protection_limit={pl!r} must be a non-negative number, e.g. 0.1 for ±10 %"
-            )
+        check_real("protection_limit", self.protection_limit, closed="left", example=0.1,
+                   why="0.1 is ±10 %")
         if self.max_records is not None:
             check_int("max_records", self.max_records)
         check_int("batch_rows", self.batch_rows)

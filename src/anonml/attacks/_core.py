@@ -47,6 +47,7 @@ import pandas as pd
 
 from anonml._errors import InputError
 from anonml._progress import counter  # the one progress protocol (re-exported here)
+from anonml._utils import check_int, check_real
 from anonml._utils import json_safe  # the one JSON conversion (re-exported here)
 from anonml._utils import n_rows as _n_rows
 
@@ -434,8 +435,7 @@ def membership_advantage(labels: Any, scores: Any) -> float:
 
 def tpr_at_fpr(fpr_curve: np.ndarray, tpr_curve: np.ndarray, fpr: float) -> float:
     """TPR of the ROC point with the largest FPR ``<= fpr`` (no interpolation)."""
-    if isinstance(fpr, bool) or not isinstance(fpr, numbers.Real) or not 0 <= fpr <= 1:
-        raise InputError(f"fpr={fpr!r} must be a number in [0, 1], e.g. 0.01")
+    check_real("fpr", fpr, high=1, closed="both", example=0.01)
     ok = np.asarray(fpr_curve) <= fpr
     return float(np.max(np.asarray(tpr_curve)[ok])) if ok.any() else 0.0
 
@@ -679,9 +679,7 @@ def balanced_indices(
         ``min(n_members, n_nonmembers)`` indices each (when balancing).
     """
     for name, v in (("n_members", n_members), ("n_nonmembers", n_nonmembers)):
-        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
-            raise InputError(f"{name}={v!r} must be a positive integer (a membership attack "
-                             "needs members and non-members)")
+        check_int(name, v, why="a membership attack needs members and non-members")
     n_members, n_nonmembers = int(n_members), int(n_nonmembers)
     if not balance:
         return np.arange(n_members, dtype=np.int64), np.arange(n_nonmembers, dtype=np.int64)
