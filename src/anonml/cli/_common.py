@@ -78,6 +78,22 @@ def _split_names(text: str | Sequence[str], what: str) -> list[str]:
     return names
 
 
+def add_command(sub: Any, name: str, *, help: str, description: str,
+                epilog: str) -> argparse.ArgumentParser:
+    """The parser of one command, as every command has it: no abbreviated options, and the
+    description and the examples (``epilog``) shown as written."""
+    return sub.add_parser(name, allow_abbrev=False, help=help, description=description,
+                          epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def add_csv_options(parser: Any) -> None:
+    """The options of how a CSV is read (``--na-values``, ``--sep``), read by :func:`_reader`."""
+    parser.add_argument("--na-values", metavar="TEXTS", help="comma-separated texts that mean "
+                        "missing in a CSV, e.g. '?' (besides empty, NA, NaN)")
+    parser.add_argument("--sep", help="CSV field separator, one character (default ','; '\\t' "
+                        "for tab)")
+
+
 def add_names_option(parser: Any, flag: str, help: str, **kwargs: Any) -> None:
     """The one definition of an option that takes column names, for every command: space- or
     comma-separated (``--qi age sex`` or ``--qi age,sex``); read with :func:`_split_names`."""

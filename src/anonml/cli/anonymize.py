@@ -20,6 +20,8 @@ from anonml.cli._common import (
     _predict,
     _reader,
     _split_names,
+    add_command,
+    add_csv_options,
     add_input_argument,
     add_names_option,
     take_back_input,
@@ -290,14 +292,13 @@ def _print_summary(summary: dict, as_json: bool) -> None:
 
 
 def add_parser(sub: Any) -> None:
-    a = sub.add_parser(
-        "anonymize", allow_abbrev=False,
+    a = add_command(
+        sub, "anonymize",
         help="k-anonymize a table (accuracy-guided, Mondrian, Hilbert, R+-tree or SaNGreeA)",
         description="Make a table k-anonymous on its quasi-identifiers (and l-diverse or "
         "t-close in a sensitive column), verify it, report the information lost, and "
         "optionally retrain a model on it and save the mapping for new rows.",
         epilog=ANONYMIZE_EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_input_argument(a, "input table (.csv, .csv.gz or .parquet); with --engine dask a "
                        "folder of Parquet files or a glob")
@@ -385,10 +386,7 @@ def add_parser(sub: Any) -> None:
     add_names_option(io, "--drop", "columns to leave out of the output (e.g. an id)")
     add_names_option(io, "--keep", "columns unique per row to pass through unchanged on "
                      "purpose (otherwise refused)")
-    io.add_argument("--na-values", metavar="TEXTS", help="comma-separated texts that mean "
-                    "missing in a CSV, e.g. '?' (besides empty, NA, NaN)")
-    io.add_argument("--sep", help="CSV field separator, one character (default ','; '\\t' "
-                    "for tab)")
+    add_csv_options(io)
     rt2 = a.add_argument_group("retraining and the mapping")
     rt2.add_argument("--retrain", action="store_true", help="refit a clone of --model on the "
                      "anonymized table and print accuracy before/after on --test")

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from anonml._errors import InputError, names_list, one_line
-from anonml.cli._common import Progress, _split_names, add_names_option
+from anonml.cli._common import Progress, _split_names, add_command, add_names_option
 from anonml.report._common import privacy_words
 
 __all__ = ["add_parser", "run"]
@@ -173,12 +173,12 @@ def add_parser(sub: Any) -> None:
     """Register ``anonml audit`` on the CLI's subparsers."""
     from anonml.cli._examples import AUDIT_EXAMPLES
 
-    au = sub.add_parser(
-        "audit", allow_abbrev=False,
+    au = add_command(
+        sub, "audit",
         help="check a trained model for release: rules, attacks, verdict, report",
         description="Run the risk-appetite checks and the privacy attacks on a trained model and "
         "write report.json, report.html and report.pdf with the verdict.",
-        epilog=AUDIT_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=AUDIT_EXAMPLES)
     au.add_argument("--model", metavar="FILE", help="fitted model: .skops or XGBoost .json/.ubj "
                     "(no code runs), or .pkl/.joblib with --trust-model")
     au.add_argument("--trust-model", action="store_true",

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from anonml.cli._common import Progress
+from anonml.cli._common import Progress, add_command
 from anonml.cli._examples import DEMO_EXAMPLES
 
 
@@ -39,13 +39,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub: Any) -> None:
-    d = sub.add_parser("demo", allow_abbrev=False,
-                       help="the main job on the bundled Adult data (about 20 s)",
+    d = add_command(sub, "demo",
+                    help="the main job on the bundled Adult data (about 20 s)",
                        description="Train a neural network on the bundled Adult data, make its "
                        "training rows k-anonymous (accuracy-guided), retrain, and print the "
                        "accuracy before and after.",
-                       epilog=DEMO_EXAMPLES,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+                    epilog=DEMO_EXAMPLES)
     d.add_argument("-o", "--output", default="anonml-demo", help="output folder (default anonml-demo)")
     d.add_argument("--k", type=int, default=100, help="k (default 100)")
     d.add_argument("--seed", type=int, default=0, help="random seed (default 0)")

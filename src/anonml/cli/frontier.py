@@ -153,19 +153,19 @@ def run(args: argparse.Namespace) -> int:
 
 def add_parser(sub: Any) -> None:
     """Register ``anonml frontier`` on the CLI's subparsers."""
-    p = sub.add_parser(
-        "frontier", allow_abbrev=False,
+    from anonml.cli._common import add_command, add_csv_options, add_names_option
+
+    p = add_command(
+        sub, "frontier",
         help="sweep methods x k: accuracy vs attack risk per point, and automatic k",
         description="Anonymize the training rows with each method at each k, retrain the "
         "model, and measure accuracy (raw and mapped test rows), information loss and the "
         "attacks' success on the real people; write frontier.csv/.json/.png/.html and print "
         "the recommended method and k.",
-        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=EXAMPLES)
     p.add_argument("--train", required=True, help="training table (.csv, .csv.gz, .parquet)")
     p.add_argument("--test", required=True, help="held-out table, same columns")
     p.add_argument("--target", required=True, help="label column")
-    from anonml.cli._common import add_names_option
-
     add_names_option(p, "--qi", "quasi-identifier columns", required=True)
     g = p.add_mutually_exclusive_group()
     g.add_argument("--model", metavar="FILE", help="the model to retrain: .skops or XGBoost "
@@ -197,9 +197,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--dp-epsilon", type=float, default=1.0, help="ε of the DP baseline "
                    "(default 1)")
     add_names_option(p, "--drop", "columns to leave out (e.g. an id)")
-    p.add_argument("--na-values", metavar="TEXTS", help="comma-separated texts that mean "
-                   "missing in a CSV")
-    p.add_argument("--sep", help="CSV field separator, one character")
+    add_csv_options(p)
     p.add_argument("--n-jobs", type=int, default=1, help="reference models trained at once")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument("--bootstrap", type=int, default=200, metavar="B", help="bootstrap "
