@@ -133,15 +133,15 @@ def test_anonymize_dataset_accuracy_guided(client, adult, folder, tmp_path):
     seen = []
     res = ad.anonymize_dataset(
         folder, tmp_path / "out", k=k, quasi_identifiers=qi, label="label", client=client,
-        progress=lambda stage, done, total: seen.append(stage),
+        progress=lambda stage, done, total: seen.append((stage, done, total)),
     )
     out = pd.read_parquet(tmp_path / "out")
     assert res.n_rows == out.shape[0] == N
     assert res.min_class_size == k_anonymity(out, qi) >= k
     assert set(res.seconds) == {"bins", "tree", "representatives", "recode_write", "verify"}
-    S = ad._api.STAGES
-    assert {S[s] for s in ("scan", "bins", "tree", "refine", "representatives",
-                           "recode_write", "verify")} <= set(seen)
+    _stages_once_and_labelled(seen, "scan", "bins", "tree", "refine", "representatives",
+                              "recode_write", "verify")
+    assert ad._api.STAGES["predict"] not in {s for s, _, _ in seen}  # labels given: no model
     src = pd.concat([pd.read_parquet(f) for f in sorted(folder.glob("*.parquet"))], ignore_index=True)
     # non-QI columns unchanged, row order kept
     # (dask reads text as its own string dtype; the values are compared)
