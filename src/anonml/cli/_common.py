@@ -16,7 +16,8 @@ class Progress:
     (:mod:`anonml._progress`): progress on standard error, silent with --quiet.
 
     ``progress(stage)`` (or ``progress(stage, done, None)``) announces a step: one line with
-    the elapsed time, once while the same stage goes on (e.g. tree levels). Counted stages
+    the elapsed time, once while the same stage goes on (e.g. tree levels; a count of 0 parts
+    is the same). Counted stages
     (``progress(stage, done, total)``: repetitions, models, features, partitions, points) show
     a progress bar (tqdm) when standard error is a terminal, and a stage line per step
     otherwise (logs, pipes, CI). An instance is passed as ``progress=`` to the library as is.
@@ -42,7 +43,7 @@ class Progress:
     def __call__(self, stage: str, done: int = 0, total: int | None = None) -> None:
         if self.quiet:
             return
-        if total is None:
+        if not total:  # not counted (None), or nothing to count (0): one line for the stage
             if stage != self._last:
                 self._write(f"[{time.perf_counter() - self.t0:6.1f}s] {stage}{self.suffix}")
             self._last = stage
