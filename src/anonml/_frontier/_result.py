@@ -138,7 +138,7 @@ class FrontierResult:
 
     def to_dict(self) -> dict:
         """Plain data: ``settings``, ``notes`` and ``points`` (the table's rows)."""
-        from anonml.attacks._core import json_safe
+        from anonml._utils import json_safe
 
         points = []
         for rec in self.table.astype(object).where(self.table.notna(), None).to_dict("records"):

@@ -26,8 +26,6 @@ Jayaraman & Evans (2022). Are attribute inference attacks just imputation? ACM C
 
 from __future__ import annotations
 
-import math
-import numbers
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -36,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from anonml._errors import InputError
+from anonml._utils import check_real
 from anonml.attacks._core import Target, as_generator, json_safe
 from anonml.encoding import as_frame, detect_categorical
 
@@ -77,13 +76,8 @@ def _frame_of(target: Target, which: str, who: str) -> tuple[pd.DataFrame, bool]
 
 
 def _check_fraction(name: str, value: Any, *, low_open: bool = True) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(value):
-        raise InputError(f"{name}={value!r} must be a number, e.g. {name}=0.5")
-    ok = (0 < value < 1) if low_open else (0 <= value <= 1)
-    if not ok:
-        rng = "in (0, 1)" if low_open else "in [0, 1]"
-        raise InputError(f"{name}={value!r} must be {rng}, e.g. {name}=0.5")
-    return float(value)
+    return check_real(name, value, high=1, closed="neither" if low_open else "both",
+                      example=0.5)
 
 
 def _factorize(col: pd.Series) -> tuple[np.ndarray, pd.Series]:

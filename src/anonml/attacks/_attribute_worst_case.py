@@ -61,7 +61,6 @@ cohort studies. Biometrics 34(3).
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -70,7 +69,7 @@ import numpy as np
 import pandas as pd
 
 from anonml._errors import InputError
-from anonml._utils import check_int
+from anonml._utils import check_int, check_real
 from anonml.attacks._attribute import _check_fraction, _check_target, _factorize, _frame_of
 from anonml.attacks._core import Target, as_generator, counter, json_safe
 from anonml.encoding import from_frame
@@ -342,11 +341,8 @@ class WorstCaseAttribute:
                 "record, as SACRO-ML) or 'true' (the record's true label)"
             )
         check_int("n_grid", self.n_grid, low=2)
-        pl = self.protection_limit
-        if isinstance(pl, bool) or not isinstance(pl, numbers.Real) or not (0 <= pl < math.inf):
-            raise InputError(
-                f"protection_limit={pl!r} must be a non-negative number, e.g. 0.1 for ±10 %"
-            )
+        check_real("protection_limit", self.protection_limit, closed="left", example=0.1,
+                   why="0.1 is ±10 %")
         if self.max_records is not None:
             check_int("max_records", self.max_records)
         check_int("batch_rows", self.batch_rows)

@@ -18,7 +18,6 @@ modelled as two Gaussians per record, and the target's own ``φ`` is scored by
 
 from __future__ import annotations
 
-import numbers
 import time
 from typing import Any
 
@@ -26,6 +25,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from anonml._errors import InputError
+from anonml._utils import check_int, check_real
 from anonml.attacks._core import AttackResult, as_generator
 from anonml.attacks._shadow import (
     PROB_EPS,
@@ -260,21 +260,14 @@ class LiRA(BaseEstimator):
         return "lira-online" if self.online else "lira-offline"
 
     def _check_params(self) -> None:
-        n = self.n_shadow
-        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 2:
-            raise InputError(
-                f"n_shadow={n!r} must be an integer >= 2 (each record must be OUT of at least "
-                "one shadow model and IN of another); the paper uses 64 or more"
-            )
+        check_int("n_shadow", self.n_shadow, low=2, example=64,
+                  why="each record must be OUT of at least one shadow model and IN of "
+                  "another; the paper uses 64 or more")
         for flag in ("online", "fix_variance"):
             if not isinstance(getattr(self, flag), (bool, np.bool_)):
                 raise InputError(f"{flag}={getattr(self, flag)!r} must be True or False")
-        c = self.prob_clip
-        if isinstance(c, bool) or not isinstance(c, numbers.Real) or not 0.0 < c < 0.5:
-            raise InputError(
-                f"prob_clip={c!r} must be a number in (0, 0.5), e.g. 1e-6; probabilities are "
-                "clipped to it before taking logits"
-            )
+        check_real("prob_clip", self.prob_clip, high=0.5, example=1e-6,
+                   why="probabilities are clipped to it before taking logits")
         check_n_jobs(self.n_jobs)
 
     def run(self, target: Any, *, progress: Any = None) -> AttackResult:

@@ -17,7 +17,6 @@ models (``Pr_IN ≈ a·Pr_OUT + 1 − a``).
 
 from __future__ import annotations
 
-import numbers
 import time
 from typing import Any
 
@@ -25,6 +24,7 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from anonml._errors import InputError
+from anonml._utils import check_int, check_real
 from anonml.attacks._core import AttackResult, as_generator
 from anonml.attacks._shadow import (
     balanced_membership,
@@ -249,22 +249,16 @@ class RMIA(BaseEstimator):
         return "rmia-online" if self.online else "rmia-offline"
 
     def _check_params(self) -> None:
-        n = self.n_reference
-        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 2:
-            raise InputError(
-                f"n_reference={n!r} must be an integer >= 2 (each record must be OUT of at "
-                "least one reference model); 2 to 4 is the paper's low-cost setting"
-            )
+        check_int("n_reference", self.n_reference, low=2, example=4,
+                  why="each record must be OUT of at least one reference model; 2 to 4 is "
+                  "the paper's low-cost setting")
         if not isinstance(self.online, (bool, np.bool_)):
             raise InputError(f"online={self.online!r} must be True or False")
         a = self.offline_a
-        if not (isinstance(a, str) and a == "auto") and (
-            isinstance(a, bool) or not isinstance(a, numbers.Real) or not 0.0 <= a <= 1.0
-        ):
-            raise InputError(f"offline_a={a!r} must be 'auto' or a number in [0, 1], e.g. 0.3")
-        g = self.gamma
-        if isinstance(g, bool) or not isinstance(g, numbers.Real) or not (0.0 < g < np.inf):
-            raise InputError(f"gamma={g!r} must be a positive number, e.g. 1.0")
+        if not (isinstance(a, str) and a == "auto"):
+            check_real("offline_a", a, high=1, closed="both", example=0.3,
+                       why="or 'auto'")
+        check_real("gamma", self.gamma, example=1.0)
         check_n_jobs(self.n_jobs)
 
     def run(self, target: Any, *, progress: Any = None) -> AttackResult:

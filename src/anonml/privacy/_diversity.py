@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 from anonml._errors import InputError, names_list
+from anonml._utils import check_real
 from anonml.encoding import as_frame, resolve_columns
 
 __all__ = [
@@ -319,8 +320,4 @@ def check_c(c: Any) -> float:
     """Validate the c of recursive (c, l)-diversity."""
     if c is None:
         raise InputError("recursive (c, l)-diversity needs c; pass e.g. c=3")
-    if isinstance(c, bool) or not isinstance(c, (int, float, np.integer, np.floating)) or not (
-        np.isfinite(c) and c > 0
-    ):
-        raise InputError(f"c={c!r}; pass a positive number, e.g. c=3")
-    return float(c)
+    return check_real("c", c, example=3)

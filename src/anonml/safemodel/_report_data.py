@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from anonml.attacks._core import json_safe
+from anonml._utils import json_safe
 from anonml.modelfile._facts import fingerprint_holder
 from anonml.modelfile._family import describe_model, model_params, unwrap
 from anonml.safemodel._rules import MEASURE_LABELS
