@@ -17,7 +17,7 @@ import sys
 
 import numpy as np
 
-__all__ = ["check_int", "check_real", "json_safe", "n_rows"]
+__all__ = ["check_int", "check_n_jobs", "check_real", "json_safe", "n_rows"]
 
 
 def n_rows(data: Any) -> int:
@@ -82,6 +82,24 @@ def check_real(name: str, value: Any, *, low: float = 0.0, high: float | None = 
         hint += f"; {why}" if why else ""
         raise InputError(f"{name}={value!r} must be {bound}{hint}")
     return float(value)
+
+
+def check_n_jobs(value: Any, *, high: int | None = None, name: str = "n_jobs") -> int | None:
+    """``value`` if it is a worker count as joblib takes it: None (joblib's default, one
+    worker), -1 (every core) or a whole number from 1 (up to ``high``); otherwise an
+    :class:`~anonml.exceptions.InputError` in one line (``"n_jobs=0 must be None, -1 (all
+    cores) or a positive integer, e.g. n_jobs=1"``)."""
+    if value is None or (value == -1 and not isinstance(value, bool)
+                         and isinstance(value, numbers.Integral)):
+        return None if value is None else -1
+    if (isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1
+            or (high is not None and value > high)):
+        from anonml._errors import InputError
+
+        upto = f"an integer from 1 to {high}" if high is not None else "a positive integer"
+        raise InputError(f"{name}={value!r} must be None, -1 (all cores) or {upto}, "
+                         f"e.g. {name}=1")
+    return int(value)
 
 
 def json_safe(value: Any) -> Any:

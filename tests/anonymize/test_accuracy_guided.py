@@ -620,7 +620,7 @@ def test_error_transform_before_fit(small) -> None:
         ({"criterion": "squared_error"}, ["criterion='squared_error'", "classification"]),
         ({"representative": "centroid"}, ["representative='centroid'", "majority_medoid"]),
         ({"features": "some"}, ["features='some'", "'qi'"]),
-        ({"max_depth": 0}, ["max_depth=0", ">= 1"]),
+        ({"max_depth": 0}, ["max_depth=0", "positive integer", "None"]),
         ({"max_depth": 2.5}, ["max_depth=2.5"]),
         ({"max_depth": True}, ["max_depth=True"]),
         ({"max_bins": 1}, ["max_bins=1", "65535"]),

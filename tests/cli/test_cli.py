@@ -88,7 +88,8 @@ def test_model_needs_explicit_trust(tmp_path, csv_in, capsys):
     "extra, needles",
     [
         (["--k", "10", "--qi", "zip", "--target", "income", "--labels"], ["'zip'", "not a column"]),
-        (["--k", "1", "--qi", "age", "--target", "income", "--labels"], ["--k 1", "(e.g. --k 10)"]),
+        (["--k", "1", "--qi", "age", "--target", "income", "--labels"],
+         ["--k 1 must be an integer >= 2", "e.g. --k 10"]),
         (["--k", "100000", "--qi", "age", "--target", "income", "--labels"], ["--k 100000", "600"]),
         (["--k", "10", "--qi", "age", "--target", "nope", "--labels"], ["'nope'"]),
         (["--k", "10", "--qi", "age", "--labels"], ["--target"]),

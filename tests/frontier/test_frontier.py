@@ -101,8 +101,8 @@ def test_same_seed_same_numbers_bootstrap_off(data):
     pd.testing.assert_frame_equal(a, b)
     assert off["accuracy_lo"].isna().all() and off["attack_auc_hi"].isna().all()
     np.testing.assert_array_equal(off["attack_auc"], a["attack_auc"])
-    with pytest.raises(InputError, match=r"bootstrap=5 must be 0 \(no intervals\) or a whole "
-                       r"number >= 20"):
+    with pytest.raises(InputError, match=r"^bootstrap=5 must be an integer >= 20, e\.g\. "
+                       r"bootstrap=200; the number of replicates, or 0 for no intervals$"):
         frontier(X, y, Xt, yt, quasi_identifiers=QI, model=_lr(X), ks=(20,), bootstrap=5)
 
 

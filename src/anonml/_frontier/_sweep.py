@@ -251,10 +251,9 @@ def frontier(
     check_int("n_reference", n_reference, low=2, example=4)
     if attack == "lira" and n_reference < 4:
         raise InputError("LiRA needs n_reference >= 4 shadow models; fix: n_reference=4")
-    if isinstance(bootstrap, bool) or not isinstance(bootstrap, numbers.Integral) or not (
-            bootstrap == 0 or bootstrap >= 20):
-        raise InputError(f"bootstrap={bootstrap!r} must be 0 (no intervals) or a whole number "
-                         ">= 20 of replicates, e.g. 200")
+    if isinstance(bootstrap, bool) or bootstrap != 0:  # 0: no intervals
+        check_int("bootstrap", bootstrap, low=20, example=200,
+                  why="the number of replicates, or 0 for no intervals")
     features = list(attribute_features) if attribute_features is not None else qi
     categorical = [c for c in X_train.columns
                    if not pd.api.types.is_numeric_dtype(X_train[c])]

@@ -22,6 +22,7 @@ import pandas as pd
 from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from anonml._errors import InputError
+from anonml._utils import check_int
 from anonml.anonymize._base import BaseAnonymizer
 from anonml.anonymize._hist_tree import HistTree
 
@@ -226,10 +227,7 @@ class AccuracyGuidedAnonymizer(BaseAnonymizer):
     _merge_violations = True
 
     def _max_bins(self) -> int:
-        mb = self.max_bins
-        if isinstance(mb, bool) or not isinstance(mb, (int, np.integer)) or not 2 <= mb <= 65535:
-            raise InputError(f"max_bins={mb!r}; pass an integer from 2 to 65535 (e.g. 255)")
-        return int(mb)
+        return check_int("max_bins", self.max_bins, low=2, high=65535, example=255)
 
     def _resolve(self, n_rows: int) -> tuple[str, str]:
         if self.tree not in ("auto", "exact", "hist"):
@@ -253,12 +251,8 @@ class AccuracyGuidedAnonymizer(BaseAnonymizer):
                 f"criterion={crit!r} does not fit a {self.task_} tree ({method}); use one of "
                 f"{', '.join(allowed)}"
             )
-        if self.max_depth is not None and (
-            isinstance(self.max_depth, bool)
-            or not isinstance(self.max_depth, (int, np.integer))
-            or self.max_depth < 1
-        ):
-            raise InputError(f"max_depth={self.max_depth!r}; pass None or an integer >= 1")
+        if self.max_depth is not None:
+            check_int("max_depth", self.max_depth, example=8, why="or None for no limit")
         return method, crit
 
     def _partition(self, frame: pd.DataFrame, y_fit: np.ndarray) -> np.ndarray:

@@ -12,7 +12,6 @@ Representatives, recoding and the independent k-anonymity check are shared
 
 from __future__ import annotations
 
-import numbers
 import time
 from typing import Any
 
@@ -22,6 +21,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 
 from anonml._errors import InputError, NotFittedError
 from anonml._state import pop_frames, push_frames
+from anonml._utils import check_int, check_real
 from anonml.anonymize._generalize import (
     SUPPRESSED,
     generalize_labels,
@@ -267,16 +267,9 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
         recoding = self._param("recoding")
         if recoding not in ("representative", "generalize"):
             raise InputError(f"recoding={recoding!r}; use 'representative' or 'generalize'")
-        suppression = self._param("suppression")
-        if (
-            isinstance(suppression, bool)
-            or not isinstance(suppression, numbers.Real)
-            or not 0 <= suppression < 1
-        ):
-            raise InputError(
-                f"suppression={suppression!r}; pass the share of rows that may be suppressed, "
-                "from 0 (none) up to below 1, e.g. 0.02"
-            )
+        suppression = check_real("suppression", self._param("suppression"), high=1,
+                                 closed="left", example=0.02,
+                                 why="the share of rows that may be suppressed (0: none)")
         qi = resolve_columns(frame, self.quasi_identifiers)
         check_lookalike_columns(frame.columns, qi)
         tree_cols = qi if self._tree_columns == "qi" else list(frame.columns)
@@ -421,11 +414,7 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
         return 255
 
     def _check_k(self, n_rows: int) -> int:
-        k = self.k
-        if isinstance(k, bool) or not isinstance(k, numbers.Integral):
-            raise InputError(f"k={k!r} is not an integer; pass a whole number >= 2, e.g. k=10")
-        if k < 2:
-            raise InputError(f"k={k} is too small; k-anonymity needs k >= 2 (e.g. k=10)")
+        k = check_int("k", self.k, low=2, example=10)
         if n_rows == 0:
             raise InputError("X has no rows; pass a table with at least k rows")
         if k > n_rows:

@@ -57,7 +57,6 @@ then the smaller left child, then the lowest axis.
 
 from __future__ import annotations
 
-import numbers
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -65,7 +64,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from anonml._errors import InputError
+from anonml._utils import check_int, check_real
 from anonml.anonymize._base import BaseAnonymizer
 from anonml.anonymize._grid import QIGrid
 
@@ -204,17 +203,11 @@ class RTreeAnonymizer(BaseAnonymizer):
     # -- partition -------------------------------------------------------------------------------
     def _partition(self, frame: pd.DataFrame, y_fit: np.ndarray | None) -> np.ndarray:
         s = self.split_sample
-        if s is not None and (
-            isinstance(s, bool) or not isinstance(s, numbers.Integral) or s < 2
-        ):
-            raise InputError(
-                f"split_sample={s!r}; pass an integer >= 2 (e.g. 64) or None for an exact search"
-            )
-        f = self.min_fill
-        if isinstance(f, bool) or not isinstance(f, numbers.Real) or not 0 <= f < 0.5:
-            raise InputError(
-                f"min_fill={f!r}; pass a share from 0 (only k binds) up to below 0.5, e.g. 0.2"
-            )
+        if s is not None:
+            s = check_int("split_sample", s, low=2, example=64, why="or None for an exact search")
+        f = check_real("min_fill", self.min_fill, high=0.5, closed="left", example=0.2,
+                       why="the least share of a node's rows on each side of a cut "
+                       "(0: only k binds)")
         t0 = time.perf_counter()
         grid = QIGrid(self.qi_, self.categorical_, self.encoder_, self._check_hierarchies(frame))
         ranks = grid.fit_ranks(frame)

@@ -58,7 +58,6 @@ LCA table. Clustered records are dropped from the working arrays by periodic com
 from __future__ import annotations
 
 import math
-import numbers
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -67,6 +66,7 @@ import numpy as np
 import pandas as pd
 
 from anonml._errors import InputError, names_list
+from anonml._utils import check_real
 from anonml.anonymize._base import BaseAnonymizer
 from anonml.anonymize._sangreea_space import _Data, _Space
 
@@ -340,12 +340,7 @@ def _check_weights(weights: Any, qi: Sequence[Any]) -> np.ndarray:
                 f"weights lacks quasi-identifier {col!r}; give every QI a weight (e.g. 0.01 for "
                 "a QI that matters little)"
             )
-        w = weights[col]
-        if isinstance(w, bool) or not isinstance(w, numbers.Real) or not math.isfinite(w) or w < 0:
-            raise InputError(
-                f"weights[{col!r}]={w!r} is not a finite number >= 0; pass e.g. 1.0"
-            )
-        values.append(float(w))
+        values.append(check_real(f"weights[{col!r}]", weights[col], closed="left", example=1.0))
     total = math.fsum(values)
     if total <= 0:
         raise InputError("weights are all 0; give at least one quasi-identifier a positive weight")

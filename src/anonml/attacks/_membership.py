@@ -55,14 +55,13 @@ Nicolae et al. (2018). Adversarial Robustness Toolbox v1.0.0. arXiv:1807.01069.
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, clone
 
 from anonml._errors import InputError
-from anonml._utils import check_int, check_real
+from anonml._utils import check_int, check_n_jobs, check_real
 from anonml.attacks._core import (
     AttackResult,
     Target,
@@ -91,14 +90,6 @@ def check_target(target: Any) -> Target:
 
 def check_open_fraction(name: str, value: Any, example: str) -> float:
     return check_real(name, value, high=1, example=example)
-
-
-def check_n_jobs(value: Any) -> int | None:
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value == 0:
-        raise InputError(f"n_jobs={value!r} must be None, a positive integer or -1 (all cores)")
-    return int(value)
 
 
 def _seed(rng: np.random.Generator) -> int:

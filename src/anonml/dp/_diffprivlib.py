@@ -48,7 +48,6 @@ minimization. JMLR 12, Algorithm 2 (objective perturbation; diffprivlib's ``Vect
 
 from __future__ import annotations
 
-import numbers
 import warnings
 from typing import Any
 
@@ -58,7 +57,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from anonml._errors import InputError, PrivacyViolationError
 from anonml._install import install_hint
-from anonml._utils import check_int, check_real
+from anonml._utils import check_int, check_n_jobs, check_real
 from anonml.dp._logistic import check_data_norm, check_features, clip_rows
 from anonml.dp._noise import check_epsilon
 
@@ -268,16 +267,7 @@ class DPRandomForestClassifier(_Base):
         classes = check_classes(self.classes)
         n_estimators = check_int("n_estimators", self.n_estimators, example="10")
         max_depth = check_int("max_depth", self.max_depth, example="5")
-        n_jobs = self.n_jobs
-        if not (
-            n_jobs == -1
-            or (
-                isinstance(n_jobs, numbers.Integral)
-                and not isinstance(n_jobs, bool)
-                and n_jobs >= 1
-            )
-        ):
-            raise InputError(f"n_jobs={n_jobs!r} must be a positive integer or -1 (all cores)")
+        n_jobs = check_n_jobs(self.n_jobs)
         X = check_features(X)
         lo, hi = check_bounds(self.bounds, X.shape[1])
         codes = check_labels(y, X.shape[0], classes)

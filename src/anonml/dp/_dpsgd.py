@@ -53,7 +53,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import numbers
 import warnings
 from typing import Any
 
@@ -102,12 +101,9 @@ def _hidden(sizes: Any) -> tuple[int, ...]:
         out = tuple(sizes)
     except TypeError:
         out = (sizes,)
-    if not all(isinstance(s, numbers.Integral) and not isinstance(s, bool) and s >= 1 for s in out):
-        raise InputError(
-            f"hidden_layer_sizes={sizes!r} must be a tuple of positive integers, "
-            "e.g. (1024, 512, 256)"
-        )
-    return tuple(int(s) for s in out)
+    return tuple(check_int(f"hidden_layer_sizes[{i}]", s,
+                           why="the widths of the hidden layers, e.g. (1024, 512, 256)")
+                 for i, s in enumerate(out))
 
 
 def build_mlp(

@@ -41,6 +41,7 @@ import math
 from typing import Any, Callable
 
 from anonml._errors import InputError
+from anonml._utils import check_n_jobs
 from anonml.modelfile import _pipeline_types
 from anonml.modelfile._family import SAFE_BASES, SAFE_MODEL, SAFE_WRAPPERS
 from anonml.modelfile._refit_values import (
@@ -683,11 +684,8 @@ def _param_names(cls: type) -> frozenset:
 
 
 def _check_n_jobs(n_jobs: Any) -> int:
-    n_jobs = 1 if n_jobs is None else _plain(n_jobs)
-    if type(n_jobs) is not int or not (1 <= n_jobs <= 256 or n_jobs == -1):
-        raise InputError(f"n_jobs={_short(n_jobs)} is not None, -1 or an int in 1..256; fix: "
-                         "pass the number of workers a refit may use, e.g. n_jobs=1")
-    return n_jobs
+    checked = check_n_jobs(n_jobs, high=256)  # the auditor's workers, capped for the sandbox
+    return 1 if checked is None else checked
 
 
 def rebuild_for_refit(model: Any, *, n_jobs: int = 1, clip: bool = False,

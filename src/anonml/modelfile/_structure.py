@@ -61,12 +61,12 @@ k-anonymity and its enforcement through generalization and suppression. SRI-CSL-
 from __future__ import annotations
 
 import json
-import numbers
 from typing import Any
 
 import numpy as np
 
 from anonml._errors import InputError, NotFittedError
+from anonml._utils import check_int
 
 __all__ = ["count_params", "group_rows", "structural_measures"]
 
@@ -301,9 +301,7 @@ def count_params(model: Any) -> int | None:
 # inputs
 # ---------------------------------------------------------------------------------------------
 def _check_threshold(value: Any, name: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise InputError(f"{name}={value!r} must be a positive integer, e.g. {name}=10")
-    return int(value)
+    return check_int(name, value, example=10)
 
 
 def _label_index(classes: np.ndarray, y: Any, n_rows: int, name: str, strict: bool) -> np.ndarray:
