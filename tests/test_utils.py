@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from anonml._errors import InputError
-from anonml._utils import check_int, check_real, json_safe
+from anonml._utils import check_int, check_n_jobs, check_real, json_safe
 
 
 @dataclasses.dataclass
@@ -54,3 +54,17 @@ def test_check_real_refuses_in_the_house_wording():
         with pytest.raises(InputError, match=r"must be a positive finite number"):
             check_real("epsilon", value)
     assert check_real("epsilon", np.float32(0.5)) == 0.5
+
+
+def test_check_n_jobs_takes_none_minus_one_or_a_count_up_to_the_cap():
+    assert [check_n_jobs(v) for v in (None, -1, np.int64(-1), 1, np.int64(8))] == [
+        None, -1, -1, 1, 8]
+    assert type(check_n_jobs(np.int64(8))) is int
+    for value in (0, -2, 1.0, True, "2"):
+        with pytest.raises(InputError, match=r"^n_jobs=.* must be None, -1 \(all cores\) or a "
+                           r"positive integer, e\.g\. n_jobs=1$"):
+            check_n_jobs(value)
+    assert check_n_jobs(256, high=256) == 256
+    with pytest.raises(InputError, match=r"^n_jobs=257 must be None, -1 \(all cores\) or an "
+                       r"integer from 1 to 256"):
+        check_n_jobs(257, high=256)
