@@ -107,6 +107,18 @@ def add_names_option(parser: Any, flag: str, help: str, **kwargs: Any) -> None:
         _NAMES_DESTS.append(action.dest)
 
 
+def add_model_options(parser: Any, *, group: Any = None, what: str = "fitted model",
+                      also: str = "") -> None:
+    """``--model FILE`` (in ``group`` if given) and ``--trust-model``, worded once for every
+    command that reads a model: which files are read without running code, and what trusting
+    the file allows. ``what`` names the model's role, ``also`` is added to ``--model``'s help."""
+    (parser if group is None else group).add_argument(
+        "--model", metavar="FILE", help=f"{what}: .skops or XGBoost .json/.ubj (no code runs), "
+        f"or .pkl/.joblib with --trust-model{also}")
+    parser.add_argument("--trust-model", action="store_true", help="allow unpickling --model "
+                        "(runs code from the file), and any type in a .skops file")
+
+
 def add_input_argument(parser: Any, help: str) -> None:
     """The positional input of a command that also has column-list options: optional for
     argparse, so that a missing input reaches :func:`take_back_input` instead of a usage

@@ -23,6 +23,7 @@ from anonml.cli._common import (
     add_command,
     add_csv_options,
     add_input_argument,
+    add_model_options,
     add_names_option,
     take_back_input,
 )
@@ -313,15 +314,11 @@ def add_parser(sub: Any) -> None:
                    help="ag: accuracy-guided (default); mondrian; hilbert; rtree (R+-tree); "
                    "sangreea")
     g = a.add_argument_group("what guides --method ag (one of)")
-    g.add_argument("--model", metavar="FILE", help="fitted model: .skops or XGBoost .json/.ubj "
-                   "(no code runs), or .pkl/.joblib with --trust-model; also the model "
-                   "--retrain refits")
+    add_model_options(a, group=g, also="; also the model --retrain refits")
     g.add_argument("--predictions", metavar="FILE", help="the model's predictions (.csv with "
                    "one column, or .npy)")
     g.add_argument("--labels", action="store_true", help="guide by the --target labels "
                    "(workload-aware)")
-    a.add_argument("--trust-model", action="store_true", help="allow unpickling --model (runs "
-                   "code from the file), and any type in a .skops file")
     add_names_option(a, "--categorical", "categorical columns (default: from dtype)")
     a.add_argument("--representative", default=None,
                    choices=["majority_medoid", "medoid", "per_feature", "majority_per_feature",

@@ -13,7 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from anonml._errors import InputError, names_list, one_line
-from anonml.cli._common import Progress, _split_names, add_command, add_names_option
+from anonml.cli._common import (
+    Progress,
+    _split_names,
+    add_command,
+    add_model_options,
+    add_names_option,
+)
 from anonml.report._common import privacy_words
 
 __all__ = ["add_parser", "run"]
@@ -180,10 +186,7 @@ def add_parser(sub: Any) -> None:
         description="Run the risk-appetite checks and the privacy attacks on a trained model and "
         "write report.json, report.html and report.pdf with the verdict.",
         epilog=AUDIT_EXAMPLES)
-    au.add_argument("--model", metavar="FILE", help="fitted model: .skops or XGBoost .json/.ubj "
-                    "(no code runs), or .pkl/.joblib with --trust-model")
-    au.add_argument("--trust-model", action="store_true",
-                    help="allow unpickling --model, and any type in a .skops file")
+    add_model_options(au)
     au.add_argument("--refit-bounds", choices=("refuse", "clip"), default="refuse",
                     help="a model whose hyperparameters lie outside the refit bounds "
                     "(docs/security.md) is refused before the reference models are trained "

@@ -154,7 +154,12 @@ def run(args: argparse.Namespace) -> int:
 
 def add_parser(sub: Any) -> None:
     """Register ``anonml frontier`` on the CLI's subparsers."""
-    from anonml.cli._common import add_command, add_csv_options, add_names_option
+    from anonml.cli._common import (
+        add_command,
+        add_csv_options,
+        add_model_options,
+        add_names_option,
+    )
 
     p = add_command(
         sub, "frontier",
@@ -169,11 +174,8 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--target", required=True, help="label column")
     add_names_option(p, "--qi", "quasi-identifier columns", required=True)
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--model", metavar="FILE", help="the model to retrain: .skops or XGBoost "
-                   ".json/.ubj (no code runs), or .pkl/.joblib with --trust-model")
+    add_model_options(p, group=g, what="the model to retrain")
     g.add_argument("--estimator", choices=list(ESTIMATORS), help="fit this estimator instead")
-    p.add_argument("--trust-model", action="store_true", help="allow unpickling --model, and "
-                   "any type in a .skops file")
     p.add_argument("--methods", nargs="+", default=list(DEFAULT_FRONTIER_METHODS),
                    metavar="M", help=f"methods among {', '.join(METHODS)} (default ag "
                    "mondrian hilbert rtree)")
