@@ -37,11 +37,8 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder
 from sklearn.tree import DecisionTreeClassifier
 
-from anonml.attacks._attribute import (
-    AttributeInferenceBaseline,
-    AttributeInferenceBlackBox,
-    WorstCaseAttribute,
-)
+from anonml.attacks._attribute import AttributeInferenceBaseline, AttributeInferenceBlackBox
+from anonml.attacks._attribute_worst_case import WorstCaseAttribute
 from anonml.attacks._core import Target
 from anonml.datasets import load_adult, load_nursery
 

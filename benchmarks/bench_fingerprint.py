@@ -31,8 +31,8 @@ import pandas as pd
 from sklearn.ensemble import RandomForestClassifier
 
 from anonml.datasets import load_adult
-from anonml.safemodel._fingerprint import diff_fingerprints, fingerprint
-from anonml.safemodel._structure import structural_measures
+from anonml.modelfile._fingerprint import diff_fingerprints, fingerprint
+from anonml.modelfile._structure import structural_measures
 
 
 def median_time(fn, repeats):

@@ -35,7 +35,8 @@ from anonml import (
 from anonml._errors import InputError
 from anonml.anonymize._model import release_copy
 from anonml.datasets import load_adult
-from anonml.safemodel._mapping import MAX_ROUTE_DEPTH, check_routes, measure_mapping
+from anonml.modelfile._mapping import measure_mapping
+from anonml.modelfile._mapping_routes import MAX_ROUTE_DEPTH, check_routes
 
 K = 5
 

@@ -29,8 +29,8 @@ import numpy as np
 from anonml import AccuracyGuidedAnonymizer, HilbertAnonymizer, MondrianAnonymizer, RTreeAnonymizer
 from anonml.anonymize._model import release_copy
 from anonml.datasets import load_adult
+from anonml.modelfile._inventory import inventory, leaked_total
 from anonml.safemodel import save_model
-from anonml.safemodel._inventory import inventory, leaked_total
 
 K = 100
 METHODS = {

@@ -19,15 +19,17 @@ alternate (A B B A ...) so that the shared machine's load hits them alike. Each 
 * ``700-row forest``: ``open`` + ``predict`` of the same pipeline fitted on Adult's first
   700 training rows (the issue's other file), cold and early;
 * ``early``: the same fresh process, with the worker started first thing
-  (``anonml._sandbox_start.prestart(path)``, as the CLI does for ``--model`` / ``--mapping``),
-  then the imports, then ``open_model`` + ``predict`` (a checkout without ``prestart`` just
-  runs as above).
+  (``anonml.modelfile._sandbox_start.prestart(path)``, as the CLI does for ``--model`` /
+  ``--mapping``), then the imports, then ``open_model`` + ``predict`` (a checkout without
+  ``prestart`` just runs as above).
 
 Where a checkout records them (``SandboxedModel.load_times``), each load is broken down into
 its steps (medians): the auditor's own work before the copy (``pre``), copying and hashing the
-file (``copy``), the worker's interpreter start, imports and limits (``w.imports``), its
-guards and last imports (``w.guards``), waiting for the request (``w.idle``: an early worker
-that is ready before the load), reading, vetting, building and validating the file
+file (``copy``), the worker's interpreter start, first import line and limits
+(``w.imports``), its libraries (:func:`~anonml.modelfile._worker_imports.preload`) and guards
+(``w.guards``; with ``anonml.modelfile`` the libraries are imported here, after the limits and
+the seccomp filter, no longer in the first line), waiting for the request (``w.idle``: an
+early worker that is ready before the load), reading, vetting, building and validating the file
 (``w.read``), describing the model (``w.info``), the answer's trip back (``ipc``), and the
 part of the load spent waiting for the worker's start (``wait``: from the copy's end to the
 worker being ready, when it was not yet). ``--importtime`` adds the worker's imports by
@@ -61,7 +63,7 @@ import json, sys, time
 t0 = time.perf_counter()
 if sys.argv[3] == "early":
     try:
-        from anonml._sandbox_start import prestart
+        from anonml.modelfile._sandbox_start import prestart
     except ImportError:  # a checkout without it
         pass
     else:
@@ -183,9 +185,9 @@ def _commit(src: str) -> str:
 
 def _importtime(src: str) -> dict:
     """Seconds of the worker's imports by top-level package (``python -X importtime``, the
-    worker's own import line and :func:`~anonml.safemodel._worker_imports.preload`)."""
-    code = ("import anonml.safemodel._sandbox, anonml.safemodel._sandbox_worker; "
-            "from anonml.safemodel._worker_imports import preload; preload()")
+    worker's own import line and :func:`~anonml.modelfile._worker_imports.preload`)."""
+    code = ("import anonml.modelfile._sandbox_process, anonml.modelfile._sandbox_worker; "
+            "from anonml.modelfile._worker_imports import preload; preload()")
     out = subprocess.run([sys.executable, "-X", "importtime", "-I", "-B", "-c",
                           f"import sys, json; sys.path[:0] = json.loads(sys.argv[1]); {code}",
                           json.dumps([os.path.abspath(src)])], capture_output=True, text=True,
@@ -216,7 +218,7 @@ def main() -> None:
                     help="also the worker's imports by package (python -X importtime, one run)")
     args = ap.parse_args()
     ours = str(ROOT / "src")
-    variants = {f"baseline ({args.baseline}, {_commit(args.baseline)})": args.baseline,
+    variants = {f"baseline ({_commit(args.baseline)})": args.baseline,
                 f"this checkout ({_commit(ours)})": ours}
     load_before = Path("/proc/loadavg").read_text().split()[:3]
     if args.files:  # the files of an earlier run, kept to save the fit

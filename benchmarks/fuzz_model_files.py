@@ -1,7 +1,7 @@
 """Mutation fuzzing of model files through the sandbox (issue 18, item 7).
 
 Genuine model and mapping files (``.skops``, XGBoost ``.json``/``.ubj``) are edited with their
-containers kept valid (:mod:`anonml.safemodel._fuzz`), and each mutant is opened, called and
+containers kept valid (:mod:`anonml.modelfile._fuzz`), and each mutant is opened, called and
 questioned through :func:`anonml.safemodel.open_model` in a batch subprocess. Prints and
 records the outcome counts per format and every finding (seed, index and edit reproduce it).
 

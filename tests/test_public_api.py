@@ -14,8 +14,8 @@ import anonml
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 PACKAGES = ["anonml", "anonml.anonymize", "anonml.attacks", "anonml.datasets", "anonml.dp",
-            "anonml.exceptions", "anonml.hierarchies", "anonml.privacy", "anonml.report",
-            "anonml.safemodel"]
+            "anonml.exceptions", "anonml.hierarchies", "anonml.modelfile", "anonml.privacy",
+            "anonml.report", "anonml.safemodel"]
 
 
 @pytest.mark.parametrize("name", PACKAGES)

@@ -11,15 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from anonml._errors import (
-    AnonmlError,
-    AnonmlWarning,
-    InputError,
-    OutputError,
-    PrivacyViolationError,
-    UntrustedModelError,
-)
 from anonml._lazy import lazy_attributes
+from anonml.exceptions import __all__ as _EXCEPTIONS
 
 __version__ = "0.1.0"
 
@@ -33,19 +26,14 @@ __all__ = [
     "anonymize_model",
     "frontier",
     "FrontierResult",
-    "AnonmlError",
-    "AnonmlWarning",
-    "InputError",
-    "NotFittedError",
-    "OutputError",
-    "PrivacyViolationError",
-    "UntrustedModelError",
+    *_EXCEPTIONS,  # anonml.exceptions' names, NotFittedError among them (lazy)
     "anonymize",
     "attacks",
     "datasets",
     "dp",
     "exceptions",
     "hierarchies",
+    "modelfile",
     "privacy",
     "report",
     "safemodel",
@@ -62,10 +50,10 @@ _LAZY = {
     "anonymize_model": "anonml.anonymize",
     "frontier": "anonml._frontier",
     "FrontierResult": "anonml._frontier",
-    "NotFittedError": "anonml.exceptions",
+    **{name: "anonml.exceptions" for name in _EXCEPTIONS},  # loaded with anonml itself
     **{name: (f"anonml.{name}", None) for name in (
-        "anonymize", "attacks", "datasets", "dp", "exceptions", "hierarchies", "privacy",
-        "report", "safemodel")},
+        "anonymize", "attacks", "datasets", "dp", "exceptions", "hierarchies", "modelfile",
+        "privacy", "report", "safemodel")},
 }
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -10,12 +10,14 @@ import json
 import os
 import warnings
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from sklearn.exceptions import ConvergenceWarning
 
-from anonml._io import atomic_write, write_table
 from anonml._models import paper_nn
+from anonml._output import atomic_write, write_table
+from anonml._progress import ProgressCallback, announce
+from anonml._utils import json_safe
 from anonml.anonymize import anonymize_model
 from anonml.datasets import load_adult
 
@@ -28,13 +30,14 @@ def run_demo(
     k: int = 100,
     qi_set: str = "12",
     random_state: int = 0,
-    progress: Callable[[str], None] | None = None,
+    progress: ProgressCallback | None = None,
 ) -> dict[str, Any]:
     """Run the demo and write ``adult_anonymized.csv`` and ``summary.json`` to ``output_dir``.
 
+    ``progress(step, 0, None)`` hears each step as it starts (:mod:`anonml._progress`).
     Returns the summary (numbers only, no records).
     """
-    say = progress or (lambda message: None)
+    say = announce(progress)
     out = Path(output_dir)
     say("loading the bundled Adult data")
     data = load_adult()
@@ -49,7 +52,7 @@ def run_demo(
         warnings.simplefilter("ignore", ConvergenceWarning)
         result = anonymize_model(
             model, X_train, k, qi, y=y_train, X_test=X_test, y_test=y_test,
-            random_state=random_state, progress=say,
+            random_state=random_state, progress=progress,
         )
     summary = {
         "dataset": "adult",
@@ -62,6 +65,6 @@ def run_demo(
     table = result.X_anonymized.assign(**{data.target: labels})
     write_table(table, out / "adult_anonymized.csv")
     atomic_write(
-        out / "summary.json", lambda p: p.write_text(json.dumps(summary, indent=2) + "\n")
+        out / "summary.json", lambda p: p.write_text(json.dumps(json_safe(summary), indent=2) + "\n")
     )
     return summary

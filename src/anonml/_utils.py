@@ -1,5 +1,6 @@
-"""Small private utilities shared by every package: row counts and the parameter checks in the
-house wording (one helper per kind of number, instead of one per module).
+"""Small private utilities shared by every package: row counts, the parameter checks in the
+house wording (one helper per kind of number, instead of one per module) and the one conversion
+of values to JSON (:func:`json_safe`). The progress protocol is :mod:`anonml._progress`.
 
 Kept free of heavy imports (numpy only), so any module may use it.
 """
@@ -8,12 +9,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import dataclasses
 import math
 import numbers
+import os
+import sys
 
 import numpy as np
 
-__all__ = ["check_int", "check_real", "n_rows"]
+__all__ = ["check_int", "check_real", "json_safe", "n_rows"]
 
 
 def n_rows(data: Any) -> int:
@@ -32,26 +36,87 @@ def n_rows(data: Any) -> int:
         return int(arr.shape[0]) if arr.ndim else 0
 
 
-def check_int(name: str, value: Any, *, low: int = 1, example: Any = None) -> int:
-    """``value`` as an int if it is a whole number (not a bool) >= ``low``; otherwise an
-    :class:`~anonml.exceptions.InputError` in one line naming ``name``, the value, the bound and,
-    with ``example``, a value to pass (``"n_grid=1 must be an integer >= 2, e.g. n_grid=50"``)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+def check_int(name: str, value: Any, *, low: int = 1, high: int | None = None,
+              example: Any = None, why: str | None = None) -> int:
+    """``value`` as an int if it is a whole number (not a bool) >= ``low`` (and <= ``high``);
+    otherwise an :class:`~anonml.exceptions.InputError` in one line naming ``name``, the value,
+    the bounds and, with ``example``, a value to pass (``"n_grid=1 must be an integer >= 2,
+    e.g. n_grid=50"``), then ``why`` (what the bound is for) after a semicolon."""
+    if (isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low
+            or (high is not None and value > high)):
         from anonml._errors import InputError
 
-        bound = "a positive integer" if low == 1 else f"an integer >= {low}"
+        if high is not None:
+            bound = f"an integer from {low} to {high}"
+        else:
+            bound = "a positive integer" if low == 1 else f"an integer >= {low}"
         hint = f", e.g. {name}={example}" if example is not None else ""
+        hint += f"; {why}" if why else ""
         raise InputError(f"{name}={value!r} must be {bound}{hint}")
     return int(value)
 
 
-def check_real(name: str, value: Any, *, example: Any = None) -> float:
-    """``value`` as a float if it is a positive finite number (not a bool); otherwise an
-    :class:`~anonml.exceptions.InputError` in one line naming ``name`` and the value."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (
-            math.isfinite(value) and value > 0):
+def check_real(name: str, value: Any, *, low: float = 0.0, high: float | None = None,
+               closed: str = "neither", example: Any = None, why: str | None = None) -> float:
+    """``value`` as a float if it is a finite number (not a bool) above ``low`` (and below
+    ``high``); ``closed`` ("neither", "left", "right", "both") says which bounds it may equal.
+    Otherwise an :class:`~anonml.exceptions.InputError` in one line naming ``name``, the value
+    and the bounds (``"gamma=0 must be a positive finite number, e.g. gamma=1.0"``, ``"fpr=2
+    must be a number in [0, 1]"``), then ``why`` after a semicolon."""
+    left, right = closed in ("left", "both"), closed in ("right", "both")
+    ok = (not isinstance(value, bool) and isinstance(value, numbers.Real)
+          and math.isfinite(value)
+          and (value >= low if left else value > low)
+          and (high is None or (value <= high if right else value < high)))
+    if not ok:
         from anonml._errors import InputError
 
+        if high is not None:
+            bound = (f"a number in {'[' if left else '('}{low:g}, {high:g}"
+                     f"{']' if right else ')'}")
+        elif low == 0:
+            bound = "a non-negative finite number" if left else "a positive finite number"
+        else:
+            bound = f"a finite number {'>=' if left else '>'} {low:g}"
         hint = f", e.g. {name}={example}" if example is not None else ""
-        raise InputError(f"{name}={value!r} must be a positive finite number{hint}")
+        hint += f"; {why}" if why else ""
+        raise InputError(f"{name}={value!r} must be {bound}{hint}")
     return float(value)
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` as plain JSON data, for every summary and report anonml writes.
+
+    Dicts (keys made ``str``), lists, tuples and arrays (numpy, or anything with ``tolist``
+    such as a pandas Series) become lists; numpy and Python bools, integers and reals become
+    ``bool``, ``int`` and ``float``, NaN and +-inf ``None`` (JSON has neither; written with
+    ``allow_nan=False`` the output is strict RFC 8259 JSON); pandas' missing values (``pd.NA``,
+    ``pd.NaT``) ``None``; dataclasses their fields (:func:`dataclasses.asdict`); paths their
+    text (:func:`os.fspath`); anything else its ``str``.
+    """
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return [json_safe(v) for v in value.tolist()]
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        value = float(value)
+        return value if math.isfinite(value) else None
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return json_safe(dataclasses.asdict(value))
+    pd = sys.modules.get("pandas")  # not imported here: only values pandas made can be its NA
+    if pd is not None:
+        if value is pd.NA or value is pd.NaT:
+            return None
+        if isinstance(value, (pd.Series, pd.Index)):
+            return [json_safe(v) for v in value.tolist()]
+    return str(value)

@@ -783,7 +783,7 @@ def test_anonymize_model_adult(adult_slice) -> None:
     before = model.predict(X_test)
     messages: list[str] = []
     res = anonymize_model(
-        model, X, 20, qi, y=y, X_test=X_test, y_test=y_test, progress=messages.append
+        model, X, 20, qi, y=y, X_test=X_test, y_test=y_test, progress=lambda stage, done, total: messages.append(stage)
     )
     assert isinstance(res, AnonymizationResult)
     s = res.summary

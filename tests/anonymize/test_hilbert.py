@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from sklearn.base import clone
 
 from anonml._errors import InputError
-from anonml.anonymize import _hilbert as hilbert
+from anonml.anonymize import _hilbert_segment as segment
 from anonml.anonymize._hilbert import (
     HilbertAnonymizer,
     _grid_coords,
@@ -253,12 +253,12 @@ def test_dp_is_optimal_over_every_segmentation(problem, cells):
     frame, qi, hierarchies, k = problem
     # small cost batches: one block per batch (offsets innermost, blocks with fewer ends than
     # their offsets) as well as many blocks per batch (blocks innermost)
-    saved = hilbert._BATCH_CELLS
-    hilbert._BATCH_CELLS = cells or saved
+    saved = segment._BATCH_CELLS
+    segment._BATCH_CELLS = cells or saved
     try:
         est = HB(k=k, hierarchies=hierarchies or None).fit(frame)
     finally:
-        hilbert._BATCH_CELLS = saved
+        segment._BATCH_CELLS = saved
     order = _sorted_rows(est, frame)
     best = reference_optimum(frame, qi, hierarchies, order, k)
     assert est.information_loss_ == pytest.approx(best, rel=1e-6, abs=1e-9)
@@ -332,7 +332,7 @@ def test_batching_and_layouts_give_the_same_segmentation(monkeypatch, cells):
     for k in (2, 7):
         ref = HB(k=k).fit(X)
         ref_l = HB(k=k, quasi_identifiers=["a", "b", "c"], sensitive="s", l=2).fit(X.assign(s=s))
-        monkeypatch.setattr(hilbert, "_BATCH_CELLS", cells)
+        monkeypatch.setattr(segment, "_BATCH_CELLS", cells)
         got = HB(k=k).fit(X)
         got_l = HB(k=k, quasi_identifiers=["a", "b", "c"], sensitive="s", l=2).fit(X.assign(s=s))
         monkeypatch.undo()

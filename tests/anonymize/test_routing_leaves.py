@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from anonml import AccuracyGuidedAnonymizer, MondrianAnonymizer
-from anonml.anonymize import _routing as R
-from anonml.anonymize._routing import _build, _check_routes
+from anonml.anonymize import _routing_build as R
+from anonml.anonymize._routing_build import _build, _check_routes
 from anonml.anonymize._routing_leaves import (
     LeafSummary,
     boxes_route_to_groups,

@@ -23,9 +23,8 @@ from anonml.attacks._attribute import (
     AttributeAttackResult,
     AttributeInferenceBaseline,
     AttributeInferenceBlackBox,
-    WorstCaseAttribute,
-    risk_ratio_test,
 )
+from anonml.attacks._attribute_worst_case import WorstCaseAttribute, risk_ratio_test
 from anonml.attacks._core import Target
 
 

@@ -10,7 +10,7 @@ from sklearn.ensemble import RandomForestClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import OneHotEncoder
 
-from anonml.attacks._attribute import TIE_TOL, WorstCaseAttribute, _top_class
+from anonml.attacks._attribute_worst_case import TIE_TOL, WorstCaseAttribute, _top_class
 from anonml.attacks._core import Target
 from anonml.datasets import load_adult
 

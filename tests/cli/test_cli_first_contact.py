@@ -88,7 +88,7 @@ def test_api_label_as_sensitive_by_name_or_values(adult_small):
 
 def test_measure_mapping_reads_l_of_the_label(adult_small):
     from anonml.anonymize._model import release_copy
-    from anonml.safemodel._mapping import measure_mapping
+    from anonml.modelfile._mapping import measure_mapping
 
     X, y = adult_small.drop(columns="income"), adult_small["income"]
     m = MondrianAnonymizer(k=10, quasi_identifiers=QI, sensitive="income", l=2).fit(X, y)
@@ -203,7 +203,8 @@ def test_audit_checks_the_attribute_features_before_the_attacks(adult_small, tmp
     target = Target(_imputing_model(X, y), X, y, te.drop(columns="income"), te["income"])
     with pytest.raises(InputError, match="'nope'"):
         request_release(target, attacks=("worst_case", "attribute"),
-                        categorical_features=["nope"], progress=said.append)
+                        categorical_features=["nope"],
+                        progress=lambda stage, done, total: said.append(stage))
     assert not any("membership" in s for s in said)  # refused before the long work
 
 
@@ -355,7 +356,7 @@ def test_verdict_one_condition_for_two_wordings_and_advisory_failures_counted():
 
 
 def test_deprecated_placeholder_is_not_a_hyperparameter():
-    from anonml.safemodel._family import model_params
+    from anonml.modelfile._family import model_params
 
     class Est(LogisticRegression):
         def __init__(self, C=1.0, criterion="deprecated"):
@@ -398,7 +399,7 @@ def test_cli_audit_says_not_measured_once(adult_small, tmp_path, capsys):
 def test_pdf_cell_breaks_a_long_name_between_its_words():
     from fpdf import FPDF
 
-    from anonml.report._pdf import _wrap_long_words
+    from anonml.report._pdf_blocks import _wrap_long_words
 
     pdf = FPDF()
     pdf.set_font("Helvetica", "", 7.3)
@@ -497,3 +498,46 @@ def test_release_copy_records_ignore_and_warns_when_set_to_error(adult_small):
     copy.set_params(handle_unknown="error")
     with pytest.warns(AnonmlWarning, match="default branch"):
         copy.transform(new)
+
+
+# -- the input after a column list (nargs="+" would take it as a column name) --------------
+def test_input_after_qi_is_the_input(tmp_path, csv_in, capsys):
+    a, b = tmp_path / "first.csv", tmp_path / "last.csv"
+    code, _, err = run(["anonymize", csv_in, "--k", 10, "--target", "income", "--labels",
+                        "-o", a, "-q", "--qi", "age", "sex"], capsys)
+    assert code == 0, err
+    code, _, err = run(["anonymize", "--k", 10, "--target", "income", "--labels", "-o", b, "-q",
+                        "--qi", "age", "sex", csv_in], capsys)
+    assert code == 0, err
+    pd.testing.assert_frame_equal(pd.read_csv(a), pd.read_csv(b))
+    # after --drop (the last column list) too
+    code, _, err = run(["anonymize", "--k", 10, "--qi", "age", "sex", "--target", "income",
+                        "--labels", "-o", tmp_path / "c.csv", "-q", "--drop", "capital-loss", csv_in],
+                       capsys)
+    assert code == 0, err
+    assert "capital-loss" not in pd.read_csv(tmp_path / "c.csv").columns
+
+
+def test_input_missing_is_one_line_naming_the_fix(tmp_path, csv_in, capsys):
+    code, _, err = run(["anonymize", "--k", 10, "--qi", "age", "sex", "-o", tmp_path / "o.csv"],
+                       capsys)
+    line = one_error_line(code, err)
+    assert "input table is missing" in line and "anonml anonymize INPUT" in line
+    # ambiguous: only the input was given to --qi (no column left)
+    code, _, err = run(["anonymize", "--k", 10, "--qi", csv_in, "-o", tmp_path / "o.csv"],
+                       capsys)
+    line = one_error_line(code, err)
+    assert "--qi took" in line and "-- INPUT" in line
+    assert not (tmp_path / "o.csv").exists()
+
+
+def test_transform_input_after_drop(tmp_path, csv_in, capsys):
+    mapping = tmp_path / "m.skops"
+    code, _, err = run(["anonymize", csv_in, "--k", 10, "--qi", "age", "sex", "--target",
+                        "income", "--labels", "-o", tmp_path / "a.csv", "-q",
+                        "--save-mapping", mapping], capsys)
+    assert code == 0, err
+    code, _, err = run(["transform", "--mapping", mapping, "-o", tmp_path / "t.csv", "-q",
+                        "--drop", "income", csv_in], capsys)
+    assert code == 0, err
+    assert "income" not in pd.read_csv(tmp_path / "t.csv").columns

@@ -27,14 +27,8 @@ import pytest
 from sklearn.tree import DecisionTreeClassifier
 
 from anonml._errors import InputError, OutputError
-from anonml._io import (
-    atomic_write,
-    atomic_write_set,
-    check_output_file,
-    check_output_folder,
-    read_header,
-    read_table,
-)
+from anonml._io import read_header, read_table
+from anonml._output import atomic_write, atomic_write_set, check_output_file, check_output_folder
 from anonml.cli import main
 
 ROWS = 60
@@ -387,7 +381,7 @@ def test_audit_missing_jsonschema(tmp_path, audit_files, capsys, monkeypatch):
 
 def test_audit_disk_full_at_the_pdf_writes_no_report(tmp_path, audit_files, capsys,
                                                       monkeypatch):
-    import anonml._io
+    import anonml._output
 
     real = Path.write_bytes
 
@@ -398,7 +392,7 @@ def test_audit_disk_full_at_the_pdf_writes_no_report(tmp_path, audit_files, caps
         return real(self, data)
 
     monkeypatch.setattr(Path, "write_bytes", full)
-    assert anonml._io.Path is Path
+    assert anonml._output.Path is Path
     hostile_run(tmp_path, capsys, audit(audit_files, tmp_path / "report"), "report",
                 "no space left")
     assert not (tmp_path / "report").exists()  # not report.json without its HTML and PDF

@@ -256,13 +256,13 @@ def test_retrain_prints_accuracy_before_and_after(tmp_path, data, method, capsys
 
 
 def _vetted() -> bool:
-    from anonml.safemodel._skops_vet import VETTED_OBJECTS
+    from anonml.modelfile._skops_vet import VETTED_OBJECTS
 
     return ("anonml.anonymize._mondrian", "MondrianAnonymizer") in VETTED_OBJECTS
 
 
 @pytest.mark.skipif(not _vetted(), reason="anonml's anonymizer classes are not yet on the "
-                    "vetted list of anonml.safemodel._skops_vet (load_model refuses them)")
+                    "vetted list of anonml.modelfile._skops_vet (load_model refuses them)")
 def test_save_mapping_and_transform_round_trip(tmp_path, data, capsys):
     pytest.importorskip("skops")
     out, mapping = tmp_path / "out.csv", tmp_path / "mapping.skops"

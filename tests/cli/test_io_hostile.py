@@ -22,7 +22,8 @@ import pytest
 
 from anonml import _io
 from anonml._errors import InputError
-from anonml._io import open_regular, read_array, read_header, read_table, safe_copy, write_table
+from anonml._io import open_regular, read_array, read_header, read_table, safe_copy
+from anonml._output import write_table
 from anonml.cli import main
 from anonml.encoding import check_lookalike_columns, normalize_name
 from test_cli_hostile import assert_hostile as one_line

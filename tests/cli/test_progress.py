@@ -74,12 +74,25 @@ def test_request_release_reports_each_long_step(tiny):
         warnings.simplefilter("ignore")
         request_release(tiny, attacks=("worst_case", "rmia", "attribute"), n_reference=3,
                         categorical_features=["b", "c"], random_state=0,
-                        progress=messages.append,
-                        progress_count=lambda *a: calls.append(a))
+                        progress=lambda *a: calls.append(a))
     _calls_ok(calls, "worst-case attack repetitions", 20)  # 10 + 10 baseline
     _calls_ok(calls, "RMIA reference models", 3)
     _calls_ok(calls, "attribute attack features", 3)
-    assert all(isinstance(m, str) for m in messages) and messages
+    # the steps, announced in the same protocol: (step, 0, None), each started and timed
+    steps = [s for s, d, t in calls if t is None]
+    assert all(d == 0 for _, d, t in calls if t is None)
+    assert "worst-case membership attack ..." in steps
+    assert any(s.startswith("worst-case membership attack: ") and s.endswith(" s")
+               for s in steps)
+    # progress_count (kept) takes the counted calls apart
+    apart, counts = [], []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        request_release(tiny, attacks=("worst_case",), random_state=0,
+                        progress=lambda *a: apart.append(a),
+                        progress_count=lambda *a: counts.append(a))
+    assert all(t is None for _, _, t in apart) and apart
+    _calls_ok(counts, "worst-case attack repetitions", 20)
 
 
 def test_bad_callback_is_refused(tiny):
@@ -132,3 +145,33 @@ def test_cli_quiet_prints_nothing_on_stderr_and_otherwise_stage_lines(files, tmp
         assert lines[-1].endswith(f"{label}: {total}/{total}")
     assert any("worst-case membership attack" in ln for ln in err)
     assert not any("\r" in ln for ln in err)  # no bar drawn on a non-terminal
+
+
+def test_the_cli_adapter_takes_the_one_protocol(capsys):
+    """One adapter (anonml.cli._common.Progress) for every caller: a step is one line however
+    often it is repeated while it goes on, a counted stage one line per count (no terminal),
+    and a one-argument call is a step."""
+    from anonml._progress import announce, check_progress, counter
+    from anonml.cli._common import Progress
+
+    say = Progress()
+    say("reading the table")
+    for level in (1, 2, 3):
+        say("growing the tree (levels)", level, None)
+    say("growing the tree (levels)", 0, 0)  # nothing counted: no "0/0" line
+    tick = counter(say, "binning the partitions", 2)
+    tick()
+    tick()
+    announce(say)("writing out.csv")
+    err = capsys.readouterr().err.splitlines()
+    assert [ln.split("] ", 1)[1] for ln in err] == [
+        "reading the table ...", "growing the tree (levels) ...",
+        "binning the partitions: 0/2", "binning the partitions: 1/2",
+        "binning the partitions: 2/2", "writing out.csv ..."]
+    Progress(quiet=True)("x", 1, 2)
+    assert capsys.readouterr().err == ""
+    assert check_progress(None)("x", 0, None) is None
+    from anonml._errors import InputError
+
+    with pytest.raises(InputError, match=r"progress='yes' must be a callable taking \(stage"):
+        check_progress("yes")

@@ -225,12 +225,13 @@ def _kill_one(cluster: RealCluster) -> Callable:
 
 
 # the progress line (stderr) at which a worker is killed, and the stage that is then running:
-# "bins: 1/6" mid first pass; "tree ..." as the tree starts (with this little data every node
-# is finished by the local subtrees launched at once: Dask's shuffle by node, then HistTree);
-# "representatives: 1/6" and "recode_write: 1/6" mid stage; "recode_write: 6/6" just before
-# the verification reads the written files
-KILL_AT = {"bins": "bins: 1/6", "tree": "tree", "representatives": "representatives: 1/6",
-           "recode_write": "recode_write: 1/6", "verify": "recode_write: 6/6"}
+# "... bins: 1/6" mid first pass; "tree ..." as the tree starts (with this little data every
+# node is finished by the local subtrees launched at once: Dask's shuffle by node, then
+# HistTree); "representatives: 1/6" and "writing the partitions: 1/6" mid stage; "writing the
+# partitions: 6/6" just before the verification reads the written files
+KILL_AT = {"bins": "scanning the columns for the bins: 1/6", "tree": "tree",
+           "representatives": "representatives: 1/6",
+           "recode_write": "writing the partitions: 1/6", "verify": "writing the partitions: 6/6"}
 
 
 @pytest.mark.parametrize("stage", list(KILL_AT))

@@ -133,13 +133,15 @@ def test_anonymize_dataset_accuracy_guided(client, adult, folder, tmp_path):
     seen = []
     res = ad.anonymize_dataset(
         folder, tmp_path / "out", k=k, quasi_identifiers=qi, label="label", client=client,
-        progress=lambda stage, done, total: seen.append(stage),
+        progress=lambda stage, done, total: seen.append((stage, done, total)),
     )
     out = pd.read_parquet(tmp_path / "out")
     assert res.n_rows == out.shape[0] == N
     assert res.min_class_size == k_anonymity(out, qi) >= k
     assert set(res.seconds) == {"bins", "tree", "representatives", "recode_write", "verify"}
-    assert {"bins", "tree", "refine", "representatives", "recode_write"} <= set(seen)
+    _stages_once_and_labelled(seen, "scan", "bins", "tree", "refine", "representatives",
+                              "recode_write", "verify")
+    assert ad._api.STAGES["predict"] not in {s for s, _, _ in seen}  # labels given: no model
     src = pd.concat([pd.read_parquet(f) for f in sorted(folder.glob("*.parquet"))], ignore_index=True)
     # non-QI columns unchanged, row order kept
     # (dask reads text as its own string dtype; the values are compared)
@@ -155,6 +157,23 @@ def test_anonymize_dataset_accuracy_guided(client, adult, folder, tmp_path):
     assert not any(p.name.startswith(".out") for p in tmp_path.iterdir())
 
 
+def _stages_once_and_labelled(seen, *needed):
+    """Each stage the callback hears is one run of calls (never back after another stage),
+    named by its label (words saying what it does, not an internal key), and counts up."""
+    S = ad._api.STAGES
+    order = [s for i, (s, _, _) in enumerate(seen) if i == 0 or seen[i - 1][0] != s]
+    assert len(order) == len(set(order)), f"a stage repeats: {order}"
+    assert set(order) <= set(S.values()), f"unlabelled stage: {set(order) - set(S.values())}"
+    assert all(len(s.split()) >= 3 for s in order), order
+    for key in needed:
+        assert S[key] in order, (key, order)
+    for stage in order:
+        mine = [(d, t) for s, d, t in seen if s == stage]
+        assert [d for d, _ in mine] == sorted(d for d, _ in mine), (stage, mine)
+        if mine[-1][1] is not None:
+            assert mine[-1][0] == mine[-1][1], (stage, mine)  # a counted stage finishes
+
+
 def test_anonymize_dataset_model_guide_equals_label(client, adult, folder, tmp_path):
     """The guide computed on the cluster by model.predict equals a label column of the same
     predictions."""
@@ -168,8 +187,15 @@ def test_anonymize_dataset_model_guide_equals_label(client, adult, folder, tmp_p
     data.mkdir()
     X.assign(label=pred).iloc[:1500].to_parquet(data / "a.parquet", index=False)
     X.assign(label=pred).iloc[1500:].to_parquet(data / "b.parquet", index=False)
+    seen = []
     a = ad.anonymize_dataset(data, tmp_path / "a", k=15, quasi_identifiers=qi, model=model,
-                             features=num, client=client)
+                             features=num, client=client,
+                             progress=lambda stage, done, total: seen.append((stage, done, total)))
+    _stages_once_and_labelled(seen, "predict", "scan", "bins")
+    # the model predicts once per partition (2 files), in its own stage
+    S = ad._api.STAGES
+    mine = [(d, t) for s, d, t in seen if s == S["predict"]]
+    assert mine[-1] == (2, 2) and {t for _, t in mine} == {2}
     b = ad.anonymize_dataset(data, tmp_path / "b", k=15, quasi_identifiers=qi, label="label",
                              client=client)
     assert a.n_groups == b.n_groups

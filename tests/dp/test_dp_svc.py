@@ -40,7 +40,7 @@ def _model(eps=1.0, **kw):
     (dict(classes=None), "classes is required"),
     (dict(epsilon=0.0), "epsilon=0.0"),
     (dict(epsilon=float("inf")), "epsilon=inf"),
-    (dict(epsilon="1"), "epsilon='1' is not a number"),
+    (dict(epsilon="1"), "epsilon='1' must be a positive finite number"),
     (dict(gamma="scale"), "gamma='scale'"),
     (dict(gamma=-1.0), "gamma=-1.0"),
     (dict(n_components=0), "n_components=0"),

@@ -46,7 +46,7 @@ def result(data):
     X, y, Xt, yt = data
     steps = []
     res = frontier(X, y, Xt, yt, quasi_identifiers=QI, model=_lr(X), methods=("ag", "mondrian"),
-                   ks=(50, 10), progress=lambda d, n, s: steps.append((d, n, s)), **FAST)
+                   ks=(50, 10), progress=lambda s, d, n: steps.append((s, d, n)), **FAST)
     res._steps = steps
     return res
 
@@ -114,12 +114,17 @@ def test_tpr_not_measurable_below_1000_nonmembers(result):
 
 
 def test_progress_names_method_k_and_step(result):
-    texts = [s for _, _, s in result._steps]
-    assert "ag k=10: anonymize" in texts and "mondrian k=50: retrain" in texts
-    assert any(s.startswith("mondrian k=10: rmia") for s in texts)
-    assert result._steps[-1][:2] == (6, 6)
-    dones = [d for d, _, _ in result._steps]
+    # the one protocol (anonml._progress): steps announced as (text, 0, None), the points
+    # counted as ("frontier points", done, n)
+    texts = [s for s, _, n in result._steps if n is None]
+    assert "point 2/6: ag k=10: anonymize" in texts
+    assert "point 5/6: mondrian k=50: retrain" in texts
+    assert any(s.startswith("point 4/6: mondrian k=10: rmia") for s in texts)
+    points = [(d, n) for s, d, n in result._steps if s == "frontier points"]
+    assert points[0] == (0, 6) and points[-1] == (6, 6)
+    dones = [d for d, _ in points]
     assert dones == sorted(dones)
+    assert {s for s, _, n in result._steps if n is not None} == {"frontier points"}
 
 
 def test_shared_reference_equals_rmia(data):

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from anonml.report import render_pdf
-from anonml.report._pdf import to_latin1
+from anonml.report._pdf_blocks import to_latin1
 from anonml.report._pdf_layout import (
     GLOSSARY_LINE,
     PAIR_SPACE,

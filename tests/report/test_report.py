@@ -37,7 +37,8 @@ from anonml.report._common import (
     fmt_tick,
     roc_x,
 )
-from anonml.report._pdf import SECTIONS, to_latin1
+from anonml.report._pdf import SECTIONS
+from anonml.report._pdf_blocks import to_latin1
 
 jsonschema = pytest.importorskip("jsonschema")
 
@@ -588,7 +589,7 @@ def test_pdf_passed_rules_keep_what_a_checker_needs():
     passed = [r for r in report["evidence"] if r["outcome"] == "pass"]
     assert passed and f"Passed ({len(passed)} rules)" in text
     labels = report.get("labels") or {}
-    from anonml.report._pdf import _plain
+    from anonml.report._pdf_blocks import _plain
 
     for r in passed:
         assert f"{to_latin1(r['title'])} [{r['rule_id']}]" in text

@@ -403,7 +403,7 @@ def test_known_params_are_accepted():
 
 
 def test_param_of_a_family_whose_library_is_missing_is_accepted(monkeypatch):
-    from anonml.safemodel import _family
+    from anonml.modelfile import _family
 
     monkeypatch.setitem(_family.ESTIMATORS, "xgboost", ("no_such_module_xyz:XGBClassifier",))
     _family.family_param_names.cache_clear()
@@ -417,7 +417,7 @@ def test_param_of_a_family_whose_library_is_missing_is_accepted(monkeypatch):
 
 def test_every_family_has_its_estimators():
     from anonml.safemodel import FAMILIES
-    from anonml.safemodel._family import _BY_CLASS, ESTIMATORS
+    from anonml.modelfile._family import _BY_CLASS, ESTIMATORS
 
     assert set(ESTIMATORS) == set(FAMILIES)
     for package, name, family in _BY_CLASS:
@@ -474,7 +474,7 @@ def test_measure_registry_matches_what_the_release_code_produces():
     # a released pipeline's mapping, measured on its training rows
     from anonml import MondrianAnonymizer
     from anonml.anonymize._model import release_copy
-    from anonml.safemodel._mapping import verify_mapping
+    from anonml.modelfile._mapping import verify_mapping
     from anonml.safemodel._release import mapping_measures
 
     anonymizer = MondrianAnonymizer(k=5, quasi_identifiers=["a", "b"]).fit(X[:100], y[:100])

@@ -84,7 +84,7 @@ def family(model: Any) -> str | None:
     from sklearn.linear_model import LogisticRegression, SGDClassifier
     from sklearn.neural_network import MLPClassifier
 
-    from anonml.safemodel._sandbox import is_sandboxed
+    from anonml.modelfile._sandbox import is_sandboxed
 
     if is_sandboxed(model):  # held in the sandbox: the family its worker reported
         return {"random_forest": "forest", "extra_trees": "forest", "logistic_regression":

@@ -24,6 +24,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from anonml._progress import announce
 from anonml.attacks._core import AttackResult, as_generator, attack_result, balanced_indices
 
 __all__ = ["LOW_FPR", "MIN_NEGATIVES", "SharedReference", "accuracy", "attack_point"]
@@ -134,7 +135,7 @@ def attack_point(target: Any, *, attack: str, shared: SharedReference | None,
     """
     from anonml.attacks import LiRA, RMIA, WorstCaseAttribute, WorstCaseMembership
 
-    say = progress or (lambda step: None)
+    say = announce(progress)
     out: dict[str, Any] = {}
     t0 = time.perf_counter()
     say(attack)

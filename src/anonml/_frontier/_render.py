@@ -155,7 +155,7 @@ def plot(result: Any, path: Any = None, *, ax: Any = None) -> Any:
     if path is not None:
         from pathlib import Path
 
-        from anonml._io import atomic_write
+        from anonml._output import atomic_write
 
         fmt = Path(path).suffix.lstrip(".").lower() or "png"
         atomic_write(path, lambda tmp: fig.savefig(tmp, format=fmt, dpi=120))

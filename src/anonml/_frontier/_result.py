@@ -131,14 +131,14 @@ class FrontierResult:
         text = self.table.to_csv(index=False)
         if path is None:
             return text
-        from anonml._io import atomic_write
+        from anonml._output import atomic_write
 
         atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
         return None
 
     def to_dict(self) -> dict:
         """Plain data: ``settings``, ``notes`` and ``points`` (the table's rows)."""
-        from anonml.attacks._core import json_safe
+        from anonml._utils import json_safe
 
         points = []
         for rec in self.table.astype(object).where(self.table.notna(), None).to_dict("records"):
@@ -152,7 +152,7 @@ class FrontierResult:
         text = json.dumps(self.to_dict(), indent=2)
         if path is None:
             return text
-        from anonml._io import atomic_write
+        from anonml._output import atomic_write
 
         atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
         return None
@@ -170,7 +170,7 @@ class FrontierResult:
         text = html_page(self)
         if path is None:
             return text
-        from anonml._io import atomic_write
+        from anonml._output import atomic_write
 
         atomic_write(path, lambda tmp: tmp.write_text(text, encoding="utf-8"))
         return None

@@ -16,6 +16,8 @@ from anonml._frontier._estimators import (ESTIMATORS, dp_baseline, family, fitte
                                          make_estimator, plain_clone)
 from anonml._frontier._measure import SharedReference, attack_point
 from anonml._methods import DEFAULT_FRONTIER_METHODS, anonymizer_class
+from anonml._progress import announce, check_progress
+from anonml._utils import check_int
 from anonml._methods import METHODS as _REGISTRY
 from anonml.anonymize._then_fit import AnonymizeThenFit
 
@@ -24,6 +26,8 @@ __all__ = ["METHODS", "AnonymizeThenFit", "frontier"]
 #: short method name -> anonymizer class in anonml.anonymize
 METHODS = {name: spec.class_name for name, spec in _REGISTRY.items()}
 DEFAULT_METHODS = DEFAULT_FRONTIER_METHODS
+#: the counted stage of :func:`frontier`'s progress: points finished of all points
+POINTS = "frontier points"
 STEPS = ("anonymize", "retrain", "score", "attack", "worst-case attack", "attribute attack")
 
 
@@ -71,8 +75,7 @@ def _check_ks(ks: Any, n: int) -> list[int]:
         ks = [ks]
     ks = list(ks)
     for k in ks:
-        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 2:
-            raise InputError(f"k={k!r} must be a whole number >= 2; fix: e.g. ks=(5, 10, 50)")
+        check_int("k", k, low=2, why="fix: e.g. ks=(5, 10, 50)")
         if k > n:
             raise InputError(f"k={k} is above the {n:,} training rows (no group could hold "
                              f"k rows); fix: choose k <= {n:,}")
@@ -194,8 +197,11 @@ def frontier(
         ``random_state``; 0 leaves the intervals out. See
         :mod:`anonml._frontier._uncertainty`.
     progress : callable, optional
-        ``progress(done, total, description)``, called as each step of each point starts
-        (``description`` names the method, k and step) and once at the end.
+        The one progress protocol (:mod:`anonml._progress`): as each step of each point
+        starts, ``progress("point i/n: <method> k=<k>: <step>", 0, None)`` and the count of
+        finished points ``progress("frontier points", done, n)``, ending with
+        ``done == n``; inside the attacks, their counted parts (``"RMIA reference
+        models"``, ...).
 
     Returns
     -------
@@ -242,9 +248,7 @@ def frontier(
         raise InputError(f"attack={attack!r}; fix: choose 'rmia' or 'lira'")
     if reference not in ("shared", "matched"):
         raise InputError(f"reference={reference!r}; fix: choose 'shared' or 'matched'")
-    if (isinstance(n_reference, bool) or not isinstance(n_reference, numbers.Integral)
-            or n_reference < 2):
-        raise InputError(f"n_reference={n_reference!r} must be a whole number >= 2")
+    check_int("n_reference", n_reference, low=2, example=4)
     if attack == "lira" and n_reference < 4:
         raise InputError("LiRA needs n_reference >= 4 shadow models; fix: n_reference=4")
     if isinstance(bootstrap, bool) or not isinstance(bootstrap, numbers.Integral) or not (
@@ -260,9 +264,12 @@ def frontier(
     n_points = 1 + len(methods) * len(ks) + (1 if dp else 0)
     done = 0
 
+    progress = check_progress(progress)
+    say = announce(progress)
+
     def tell(what: str, step: str) -> None:
-        if progress is not None:
-            progress(done, n_points, f"{what}: {step}")
+        say(f"point {min(done + 1, n_points)}/{n_points}: {what}: {step}")
+        progress(POINTS, done, n_points)
 
     notes: list[str] = []
     rows: list[dict] = []
@@ -274,7 +281,7 @@ def frontier(
             shadow_estimator=own_estimator, attribute_features=features,
             categorical=[c for c in categorical if c in set(features)],
             max_attribute_records=max_attribute_records, random_state=random_state,
-            worst_case_reps=worst_case_reps, n_jobs=n_jobs, progress=lambda step: tell(what, step),
+            worst_case_reps=worst_case_reps, n_jobs=n_jobs, progress=lambda step, *_: tell(what, step),
             bootstrap=int(bootstrap), bootstrap_seed=_seed(random_state, 1))
 
     # the accuracies' bootstrap: one index matrix of the test rows for every point (paired)
@@ -384,8 +391,7 @@ def frontier(
         row["seconds"] = time.perf_counter() - t0
         rows.append(row)
         done += 1
-    if progress is not None:
-        progress(n_points, n_points, "done")
+    progress(POINTS, n_points, n_points)
 
     if shared is not None:
         notes.append(f"RMIA's {n_reference} reference models imitate the undefended training "

@@ -25,7 +25,6 @@ from anonml._state import pop_frames, push_frames
 from anonml.anonymize._generalize import (
     SUPPRESSED,
     generalize_labels,
-    group_ncp,
     merge_to_model,
     select_suppressed,
 )
@@ -37,7 +36,7 @@ from anonml.anonymize._pipeline import (
     verify_k_anonymity,
     verify_model,
 )
-from anonml.anonymize._routing import anonymizer_routing
+from anonml.anonymize._routing_build import anonymizer_routing
 from anonml.encoding import (
     TableEncoder,
     as_frame,
@@ -47,7 +46,7 @@ from anonml.encoding import (
     from_frame,
     resolve_columns,
 )
-from anonml.privacy import build_privacy_model
+from anonml.privacy import build_privacy_model, ncp
 
 __all__ = ["UNNAMED_CATEGORIES", "BaseAnonymizer", "routes_unnamed_categories"]
 
@@ -338,9 +337,12 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
                 )
         suppressed = np.zeros(n_groups, dtype=bool)
         if suppression > 0:
-            ncp = group_ncp(frame, qi, self.categorical_, groups, n_groups, hierarchies)
+            # each group's Normalized Certainty Penalty averaged over the QIs, in [0, 1]
+            loss = np.asarray(ncp(frame, groups, list(qi), categorical=list(self.categorical_),
+                                  hierarchies=hierarchies), dtype=np.float64)[:n_groups]
+            loss = loss / max(len(qi), 1)
             sizes = np.bincount(groups, minlength=n_groups)
-            suppressed = select_suppressed(ncp, sizes, int(np.floor(suppression * frame.shape[0])))
+            suppressed = select_suppressed(loss, sizes, int(np.floor(suppression * frame.shape[0])))
             if suppressed.any():
                 representatives = representatives.astype(object)
                 representatives.loc[suppressed, :] = (
@@ -392,6 +394,8 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
             "verify": t5 - t4,
             "routing": t6 - t5,
         }
+        # a partitioner's own steps (``partition`` split further), kept by ``_partition``
+        self.timings_.update(self.__dict__.pop("_partition_timings", {}))
         return out
 
     def _check_hierarchies(self, frame: pd.DataFrame) -> dict:

@@ -6,9 +6,9 @@ Three shared steps of the *partition → recode → verify* pipeline, used by ev
   numeric QI becomes the group's range (``"31-34"``, or the single value), a categorical QI the
   group's lowest common ancestor in its hierarchy (``"Married"``, ``"*"``), or without a
   hierarchy the set of its values (``"{Female, Male}"``).
-* :func:`group_ncp` and :func:`select_suppressed` — optional suppression: the groups with the
-  highest Normalized Certainty Penalty (Xu et al. 2006), the outliers that force the widest
-  generalizations, are suppressed whole while their rows fit the stated budget.
+* :func:`select_suppressed` — optional suppression: the groups with the highest Normalized
+  Certainty Penalty (Xu et al. 2006, :func:`anonml.privacy.ncp`), the outliers that force the
+  widest generalizations, are suppressed whole while their rows fit the stated budget.
 * :func:`merge_to_model` — groups that break an l-diversity or t-closeness constraint are merged
   into their nearest group until every group holds it (used by accuracy-guided anonymization,
   whose tree cannot test those models while it grows).
@@ -24,9 +24,9 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import connected_components
 
 from anonml.encoding import TableEncoder
-from anonml.privacy import PrivacyModel, ncp
+from anonml.privacy import PrivacyModel
 
-__all__ = ["generalize_labels", "group_ncp", "select_suppressed", "merge_to_model", "SUPPRESSED"]
+__all__ = ["generalize_labels", "select_suppressed", "merge_to_model", "SUPPRESSED"]
 
 #: the label of a suppressed QI value in generalized output
 SUPPRESSED = "*"
@@ -109,20 +109,6 @@ def generalize_labels(
     table = pd.DataFrame({c: pd.Series(out[c], dtype=object) for c in qi})
     table.index.name = "group"
     return table
-
-
-def group_ncp(
-    frame: pd.DataFrame,
-    qi: Sequence[Any],
-    categorical: Sequence[Any],
-    groups: np.ndarray,
-    n_groups: int,
-    hierarchies: Mapping[Any, Any] | None = None,
-) -> np.ndarray:
-    """Normalized Certainty Penalty of each group, averaged over the QIs (Xu et al. 2006):
-    :func:`anonml.privacy.ncp` divided by the number of QIs, in [0, 1]."""
-    per_class = ncp(frame, groups, list(qi), categorical=list(categorical), hierarchies=hierarchies)
-    return np.asarray(per_class, dtype=np.float64)[:n_groups] / max(len(qi), 1)
 
 
 def select_suppressed(ncp: np.ndarray, sizes: np.ndarray, budget_rows: int) -> np.ndarray:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 from sklearn.base import clone
@@ -13,6 +13,7 @@ from sklearn.exceptions import NotFittedError as _SkNotFitted
 from sklearn.utils.validation import check_is_fitted
 
 from anonml._errors import InputError
+from anonml._progress import ProgressCallback, announce
 from anonml.anonymize._accuracy_guided import AccuracyGuidedAnonymizer
 
 __all__ = ["AnonymizationResult", "anonymize_model", "release_copy", "release_pipeline",
@@ -188,7 +189,7 @@ def retrain(
     anonymizer: Any = None,
     X_test: Any = None,
     y_test: Any = None,
-    progress: Callable[[str], None] | None = None,
+    progress: ProgressCallback | None = None,
 ) -> tuple[Any, dict[str, Any]]:
     """Refit a clone of ``model`` on anonymized data and compare accuracies.
 
@@ -206,7 +207,8 @@ def retrain(
     X_test, y_test : optional
         Held-out data, raw (not anonymized).
     progress : callable, optional
-        Called with a short message as each step starts.
+        ``progress(step, 0, None)`` as each step starts (the one progress protocol,
+        :mod:`anonml._progress`).
 
     Returns
     -------
@@ -216,7 +218,7 @@ def retrain(
         the test rows mapped through ``anonymizer.transform``), each None when it cannot be
         measured, and ``seconds_refit``.
     """
-    say = progress or (lambda message: None)
+    say = announce(progress)
     if (X_test is None) != (y_test is None):
         raise InputError("pass X_test and y_test together (or neither)")
     template = _clone(model)
@@ -253,7 +255,7 @@ def anonymize_model(
     guide: str = "predictions",
     X_test: Any = None,
     y_test: Any = None,
-    progress: Callable[[str], None] | None = None,
+    progress: ProgressCallback | None = None,
     **anonymizer_params: Any,
 ) -> AnonymizationResult:
     """Anonymize a model's training data along its own predictions, and retrain it.
@@ -286,7 +288,8 @@ def anonymize_model(
     X_test, y_test : optional
         Held-out data for the accuracy before and after.
     progress : callable, optional
-        Called with a short message as each step starts (the CLI shows it).
+        ``progress(step, 0, None)`` as each step starts (the one progress protocol,
+        :mod:`anonml._progress`; the CLI shows it).
     **anonymizer_params
         Passed to :class:`AccuracyGuidedAnonymizer` (``representative``, ``tree``, ...).
 
@@ -294,7 +297,7 @@ def anonymize_model(
     -------
     AnonymizationResult
     """
-    say = progress or (lambda message: None)
+    say = announce(progress)
     if guide not in ("predictions", "proba"):
         raise InputError(f"guide={guide!r}; use 'predictions' or 'proba'")
     if guide == "proba":

@@ -22,6 +22,8 @@ import pandas as pd
 
 from anonml._errors import PrivacyViolationError
 from anonml.encoding import TableEncoder
+from anonml.engine._kernels import group_order as _group_order
+from anonml.engine._kernels import numeric_group_medians
 from anonml.privacy import PrivacyModel, k_anonymity, l_diversity, t_closeness
 
 __all__ = [
@@ -53,9 +55,9 @@ def _distance_to_median(
     Numeric QIs are z-scored; categorical QIs are one-hot, so their median is 1 for a category
     held by more than half of the group, 0.5 for exactly half, else 0. The one-hot block is never
     built: for a row of category ``c`` its distance to the median vector ``m`` is
-    ``sum(m**2) - 2 m[c] + 1``. The medians of the numeric QIs come from
-    :func:`_group_medians` (linear time, no sort of all rows), one column at a time, so no
-    n x d matrix is held.
+    ``sum(m**2) - 2 m[c] + 1``. The medians of the numeric QIs are exact, from the one
+    per-group median of both engines, :func:`anonml.engine._kernels.numeric_group_medians`
+    (linear time, no sort of all rows), one column at a time, so no n x d matrix is held.
     """
     n = frame.shape[0]
     dist = np.zeros(n, dtype=np.float64)
@@ -69,8 +71,9 @@ def _distance_to_median(
         g_sorted = np.repeat(np.arange(n_groups), size)
         for c in num_cols:
             z = encoder.zscores(frame, [c])[:, 0]
-            med = _group_medians(z, frame[c].to_numpy(dtype=np.float64), encoder.thresholds_[c],
-                                 groups, n_groups, size, order, g_sorted)
+            med = numeric_group_medians(
+                size, rows=(z, frame[c].to_numpy(dtype=np.float64), encoder.thresholds_[c],
+                            groups), order=order, g_sorted=g_sorted)
             z -= med[groups]
             z *= z
             dist += z  # the columns summed in order, as ``(Z - M) ** 2).sum(axis=1)`` does
@@ -86,79 +89,6 @@ def _distance_to_median(
             med = np.where(twice > size[:, None], 1.0, np.where(twice == size[:, None], 0.5, 0.0))
             dist += (med**2).sum(axis=1)[groups] - 2.0 * med[groups, codes] + 1.0
     return dist
-
-
-def _group_order(groups: np.ndarray, n_groups: int) -> np.ndarray:
-    """Stable order of the rows by group, by radix sort (numpy sorts 16-bit keys by radix):
-    one pass below 65,536 groups, two (low then high 16 bits) above. Linear in the rows."""
-    if n_groups <= 1 << 16:
-        return np.argsort(groups.astype(np.uint16), kind="stable")
-    if n_groups > 1 << 32:  # pragma: no cover - more groups than 32 bits: a plain sort
-        return np.argsort(groups, kind="stable")
-    order = np.argsort((groups & 0xFFFF).astype(np.uint16), kind="stable")
-    high = (groups >> 16).astype(np.uint16).take(order)
-    return order.take(np.argsort(high, kind="stable"))
-
-
-def _group_medians(
-    z: np.ndarray, values: np.ndarray, thresholds: np.ndarray, groups: np.ndarray,
-    n_groups: int, size: np.ndarray, order: np.ndarray | None = None,
-    g_sorted: np.ndarray | None = None,
-) -> np.ndarray:
-    """Median of ``z`` in each group, equal to pandas' ``groupby(groups).median()``.
-
-    ``z`` is an increasing function of the raw ``values`` (their z-scores), so the raw values'
-    quantile bins (``thresholds``, from the encoder) order ``z`` too. One ``bincount`` gives
-    each group's histogram over those bins, and its cumulative sum the bin that holds each
-    group's middle position(s), ``(size - 1) // 2`` and ``size // 2``. A bin that holds one
-    distinct value gives the median at once (always so when the column has at most
-    ``max_bins`` distinct values); only the rows of the few groups whose middle falls in a bin
-    of several values are sorted. The median of an even group is ``(lo + hi) / 2``, as in
-    pandas. ``order`` (the rows in group order, :func:`_group_order`) and ``g_sorted``
-    (``groups[order]``) make the counting walk memory forwards; the result does not depend on
-    them. Cost: O(rows + groups x bins) and no comparison sort of all rows, where
-    ``groupby().median()`` sorts every row by group (the histogram search is that of
-    histogram-based trees).
-    """
-    n_bins = len(thresholds) + 1
-    if n_groups * n_bins > 4 * z.size:  # tiny groups: the table would outgrow the rows
-        return pd.Series(z).groupby(groups, sort=True).median().to_numpy()
-    b = np.searchsorted(thresholds, values, side="left").astype(
-        np.uint8 if n_bins <= 256 else np.uint16 if n_bins <= 1 << 16 else np.int64)
-    # one z per bin (that of its first row), and which bins hold more than one value
-    first = np.full(n_bins, -1, dtype=np.int64)
-    first[b[::-1]] = np.arange(z.size - 1, -1, -1)  # the last write, i.e. the first row, wins
-    occupied = first >= 0
-    bin_z = np.zeros(n_bins)
-    bin_z[occupied] = z[first[occupied]]
-    multi = np.zeros(n_bins, dtype=bool)
-    multi[b[z != bin_z[b]]] = True
-
-    if order is None:
-        key = groups * n_bins + b
-    else:  # the same counts, gathered in group order (1-2 bytes a row)
-        key = g_sorted * n_bins + b.take(order)
-    cum = np.bincount(key, minlength=n_groups * n_bins).reshape(n_groups, n_bins)
-    del key
-    np.cumsum(cum, axis=1, out=cum)
-    lo_pos, hi_pos = (size - 1) // 2, size // 2
-    lo_bin = (cum <= lo_pos[:, None]).sum(axis=1)  # bins wholly before the position
-    hi_bin = (cum <= hi_pos[:, None]).sum(axis=1)
-    lo, hi = bin_z[lo_bin], bin_z[hi_bin]
-    hard = multi[lo_bin] | multi[hi_bin]
-    if hard.any():
-        before = np.where(lo_bin > 0, cum[np.arange(n_groups), np.maximum(lo_bin - 1, 0)], 0)
-        del cum
-        # the rows of the hard groups in their middle bins, sorted by (group, z)
-        rows = np.flatnonzero(hard[groups] & (b >= lo_bin[groups]) & (b <= hi_bin[groups]))
-        g, v = groups[rows], z[rows]
-        by = np.lexsort((v, g))
-        g, v = g[by], v[by]
-        start = np.searchsorted(g, np.flatnonzero(hard), side="left")
-        h = np.flatnonzero(hard)
-        lo[h] = v[start + lo_pos[h] - before[h]]
-        hi[h] = v[start + hi_pos[h] - before[h]]
-    return (lo + hi) / 2
 
 
 def select_representatives(

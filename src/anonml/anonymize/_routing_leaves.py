@@ -1,10 +1,10 @@
 """Per-leaf summaries of the training rows, for building and checking a routing tree cheaply.
 
-:func:`anonml.anonymize._routing.build_routing` needs, for every split of the fitted (encoded)
-tree, the largest raw value of its column among the training rows that go left and the smallest
-among those that go right (numeric splits), or which categories go each way (categorical
-splits). The rows that go left at a node are exactly the rows whose leaf lies in its left
-subtree, so these follow from each row's leaf alone:
+:func:`anonml.anonymize._routing_build.build_routing` needs, for every split of the fitted
+(encoded) tree, the largest raw value of its column among the training rows that go left and
+the smallest among those that go right (numeric splits), or which categories go each way
+(categorical splits). The rows that go left at a node are exactly the rows whose leaf lies in
+its left subtree, so these follow from each row's leaf alone:
 
 1. every row's leaf, by one pass down the encoded tree (:func:`encoded_leaves`);
 2. per leaf, the minimum and maximum of each numeric column and the categories present
@@ -34,8 +34,8 @@ def encoded_leaves(E: np.ndarray, feature: np.ndarray, thr: np.ndarray, moff: np
                    flat: np.ndarray, left: np.ndarray, right: np.ndarray,
                    init: np.ndarray | None = None, col_offset: int = 0) -> np.ndarray:
     """Leaf of every row of ``E`` in a tree on encoded values (the routing rule of
-    :func:`~anonml.anonymize._routing.build_routing`: left when ``E[:, f] <= threshold``, or
-    when ``flat[offset + E[:, f]]`` for a per-code mask), one vectorized step per level.
+    :func:`~anonml.anonymize._routing_build.build_routing`: left when ``E[:, f] <= threshold``,
+    or when ``flat[offset + E[:, f]]`` for a per-code mask), one vectorized step per level.
 
     Rows start at node ``init`` (the root if not given); a split on encoded column ``f``
     reads ``E[:, f - col_offset]`` (a tree whose lower part reads other columns). ``E`` is

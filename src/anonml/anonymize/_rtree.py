@@ -201,12 +201,6 @@ class RTreeAnonymizer(BaseAnonymizer):
         self.handle_unknown = handle_unknown
         self.random_state = random_state
 
-    def _fit(self, X: Any, y: Any, sensitive_values: Any = None) -> pd.DataFrame:
-        out = super()._fit(X, y, sensitive_values)
-        self.timings_.update(self._partition_timings)
-        del self._partition_timings
-        return out
-
     # -- partition -------------------------------------------------------------------------------
     def _partition(self, frame: pd.DataFrame, y_fit: np.ndarray | None) -> np.ndarray:
         s = self.split_sample

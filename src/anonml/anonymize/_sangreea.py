@@ -234,12 +234,6 @@ class SaNGreeAAnonymizer(BaseAnonymizer):
         self.random_state = random_state
 
     # -- the pipeline hooks ----------------------------------------------------------------------
-    def _fit(self, X: Any, y: Any, sensitive_values: Any = None) -> pd.DataFrame:
-        out = super()._fit(X, y, sensitive_values)
-        self.timings_.update(self._partition_timings)
-        del self._partition_timings
-        return out
-
     def _partition(self, frame: pd.DataFrame, y_fit: np.ndarray | None) -> np.ndarray:
         t0 = time.perf_counter()
         weights = _check_weights(self.weights, self.qi_)

@@ -48,10 +48,10 @@ _LAZY: dict[str, str] = {
     "AttributeInferenceBlackBox": "anonml.attacks._attribute",
     "AttributeInferenceBaseline": "anonml.attacks._attribute",
     "AttributeAttackResult": "anonml.attacks._attribute",
-    "WorstCaseAttribute": "anonml.attacks._attribute",
-    "WorstCaseAttributeResult": "anonml.attacks._attribute",
-    "AttributeRisk": "anonml.attacks._attribute",
-    "risk_ratio_test": "anonml.attacks._attribute",
+    "WorstCaseAttribute": "anonml.attacks._attribute_worst_case",
+    "WorstCaseAttributeResult": "anonml.attacks._attribute_worst_case",
+    "AttributeRisk": "anonml.attacks._attribute_worst_case",
+    "risk_ratio_test": "anonml.attacks._attribute_worst_case",
 }
 
 __all__ = [

@@ -46,6 +46,9 @@ import numpy as np
 import pandas as pd
 
 from anonml._errors import InputError
+from anonml._progress import counter  # the one progress protocol (re-exported here)
+from anonml._utils import check_int, check_real
+from anonml._utils import json_safe  # the one JSON conversion (re-exported here)
 from anonml._utils import n_rows as _n_rows
 
 __all__ = [
@@ -93,45 +96,6 @@ def as_generator(random_state: Any) -> np.random.Generator:
         f"random_state={random_state!r} must be None, a non-negative int or a "
         "numpy.random.Generator, e.g. random_state=0"
     )
-
-
-def counter(progress: Any, label: str, total: int) -> Any:
-    """Report ``progress(label, 0, total)`` now and return ``tick(n=1)``, which reports ``n``
-    more finished parts each call (``done`` rising to ``total``); without ``progress`` both do
-    nothing. The library never prints: the caller's callback decides what to show."""
-    if progress is None:
-        return lambda n=1: None
-    if not callable(progress):
-        raise InputError(f"progress={progress!r} must be a callable taking (label, done, total) "
-                         "or None")
-    state = {"done": 0}
-    progress(label, 0, int(total))
-
-    def tick(n: int = 1) -> None:
-        state["done"] += int(n)
-        progress(label, state["done"], int(total))
-
-    return tick
-
-
-def json_safe(value: Any) -> Any:
-    """``value`` with numpy scalars/arrays made plain Python and NaN/±inf made ``None``."""
-    if isinstance(value, dict):
-        return {str(k): json_safe(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [json_safe(v) for v in value]
-    if isinstance(value, np.ndarray):
-        return [json_safe(v) for v in value.tolist()]
-    if isinstance(value, (bool, np.bool_)):
-        return bool(value)
-    if isinstance(value, numbers.Integral):
-        return int(value)
-    if isinstance(value, numbers.Real):
-        value = float(value)
-        return value if math.isfinite(value) else None
-    if value is None or isinstance(value, str):
-        return value
-    return str(value)
 
 
 def _take_rows(data: Any, start: int, stop: int) -> Any:
@@ -471,8 +435,7 @@ def membership_advantage(labels: Any, scores: Any) -> float:
 
 def tpr_at_fpr(fpr_curve: np.ndarray, tpr_curve: np.ndarray, fpr: float) -> float:
     """TPR of the ROC point with the largest FPR ``<= fpr`` (no interpolation)."""
-    if isinstance(fpr, bool) or not isinstance(fpr, numbers.Real) or not 0 <= fpr <= 1:
-        raise InputError(f"fpr={fpr!r} must be a number in [0, 1], e.g. 0.01")
+    check_real("fpr", fpr, high=1, closed="both", example=0.01)
     ok = np.asarray(fpr_curve) <= fpr
     return float(np.max(np.asarray(tpr_curve)[ok])) if ok.any() else 0.0
 
@@ -716,9 +679,7 @@ def balanced_indices(
         ``min(n_members, n_nonmembers)`` indices each (when balancing).
     """
     for name, v in (("n_members", n_members), ("n_nonmembers", n_nonmembers)):
-        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1:
-            raise InputError(f"{name}={v!r} must be a positive integer (a membership attack "
-                             "needs members and non-members)")
+        check_int(name, v, why="a membership attack needs members and non-members")
     n_members, n_nonmembers = int(n_members), int(n_nonmembers)
     if not balance:
         return np.arange(n_members, dtype=np.int64), np.arange(n_nonmembers, dtype=np.int64)

@@ -18,7 +18,6 @@ modelled as two Gaussians per record, and the target's own ``φ`` is scored by
 
 from __future__ import annotations
 
-import numbers
 import time
 from typing import Any
 
@@ -26,14 +25,18 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from anonml._errors import InputError
-from anonml.attacks._core import AttackResult, as_generator, attack_result, balanced_indices
+from anonml._utils import check_int, check_real
+from anonml.attacks._core import AttackResult, as_generator
 from anonml.attacks._shadow import (
     PROB_EPS,
     balanced_membership,
     build_pool,
     check_n_jobs,
+    evaluated_records,
     resolve_estimator,
+    shadow_result,
     shadow_scores,
+    shadow_timings,
     true_class_scores,
 )
 
@@ -257,21 +260,14 @@ class LiRA(BaseEstimator):
         return "lira-online" if self.online else "lira-offline"
 
     def _check_params(self) -> None:
-        n = self.n_shadow
-        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 2:
-            raise InputError(
-                f"n_shadow={n!r} must be an integer >= 2 (each record must be OUT of at least "
-                "one shadow model and IN of another); the paper uses 64 or more"
-            )
+        check_int("n_shadow", self.n_shadow, low=2, example=64,
+                  why="each record must be OUT of at least one shadow model and IN of "
+                  "another; the paper uses 64 or more")
         for flag in ("online", "fix_variance"):
             if not isinstance(getattr(self, flag), (bool, np.bool_)):
                 raise InputError(f"{flag}={getattr(self, flag)!r} must be True or False")
-        c = self.prob_clip
-        if isinstance(c, bool) or not isinstance(c, numbers.Real) or not 0.0 < c < 0.5:
-            raise InputError(
-                f"prob_clip={c!r} must be a number in (0, 0.5), e.g. 1e-6; probabilities are "
-                "clipped to it before taking logits"
-            )
+        check_real("prob_clip", self.prob_clip, high=0.5, example=1e-6,
+                   why="probabilities are clipped to it before taking logits")
         check_n_jobs(self.n_jobs)
 
     def run(self, target: Any, *, progress: Any = None) -> AttackResult:
@@ -299,10 +295,7 @@ class LiRA(BaseEstimator):
         estimator = resolve_estimator(target, self.shadow_estimator, "LiRA")
         pool = build_pool(target, "LiRA")
         rng = as_generator(self.random_state)
-        member_idx, nonmember_idx = balanced_indices(target.n("train"), target.n("test"), rng)
-        evaluated = np.concatenate([member_idx, pool.n_members + nonmember_idx])
-        labels = np.concatenate([np.ones(member_idx.size, np.int64),
-                                 np.zeros(nonmember_idx.size, np.int64)])
+        member_idx, nonmember_idx, evaluated, labels = evaluated_records(target, pool, rng)
         proba = np.concatenate([target.proba("train")[member_idx],
                                 target.proba("test")[nonmember_idx]])
         eps = float(self.prob_clip)
@@ -320,13 +313,7 @@ class LiRA(BaseEstimator):
         scores, info = lira_scores(target_phi, shadow_phi, membership[:, evaluated],
                                    online=bool(self.online), fix_variance=bool(self.fix_variance))
         threshold = 0.0 if self.online else _Z_OFFLINE
-        self.timings_ = {
-            "total": time.perf_counter() - start,
-            "shadow_wall": shadow_wall,
-            "fit_per_shadow": float(times["fit"].mean()),
-            "predict_per_shadow": float(times["predict"].mean()),
-            "cpu_per_wall": float(times["cpu"].sum() / max(shadow_wall, 1e-9)),
-        }
+        self.timings_ = shadow_timings(start, shadow_wall, times, "shadow")
         extra = {
             "n_shadow": int(self.n_shadow),
             "online": bool(self.online),
@@ -341,9 +328,7 @@ class LiRA(BaseEstimator):
             **info,
             "seconds": dict(self.timings_),
         }
-        result = attack_result(self.name, labels, scores, extra=extra, threshold=threshold)
-        result.extra["tpr_at_0.1%_fpr"] = result.tpr_at_fpr(0.001)
-        result.extra["tpr_at_1%_fpr"] = result.tpr_at_fpr(0.01)
+        result = shadow_result(self.name, labels, scores, extra, threshold)
         self.membership_ = membership
         self.evaluated_ = evaluated
         self.target_phi_ = target_phi

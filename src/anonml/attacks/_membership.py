@@ -62,7 +62,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, clone
 
 from anonml._errors import InputError
-from anonml._utils import check_int
+from anonml._utils import check_int, check_real
 from anonml.attacks._core import (
     AttackResult,
     Target,
@@ -90,11 +90,7 @@ def check_target(target: Any) -> Target:
 
 
 def check_open_fraction(name: str, value: Any, example: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < value < 1:
-        raise InputError(
-            f"{name}={value!r} must be a number strictly between 0 and 1, e.g. {example}"
-        )
-    return float(value)
+    return check_real(name, value, high=1, example=example)
 
 
 def check_n_jobs(value: Any) -> int | None:
@@ -309,11 +305,7 @@ class MembershipInferenceBlackBox(BaseEstimator):
         if self.attack_model == "nn":
             check_int("epochs", self.epochs)
             check_int("batch_size", self.batch_size)
-            lr = self.learning_rate
-            if isinstance(lr, bool) or not isinstance(lr, numbers.Real) or not (
-                np.isfinite(lr) and lr > 0
-            ):
-                raise InputError(f"learning_rate={lr!r} must be a positive number, e.g. 1e-4")
+            check_real("learning_rate", self.learning_rate, example=1e-4)
         check_n_jobs(self.n_jobs)
 
     def _features(self, target: Target, which: str) -> tuple[np.ndarray, np.ndarray]:

@@ -17,7 +17,6 @@ models (``Pr_IN ≈ a·Pr_OUT + 1 − a``).
 
 from __future__ import annotations
 
-import numbers
 import time
 from typing import Any
 
@@ -25,13 +24,17 @@ import numpy as np
 from sklearn.base import BaseEstimator
 
 from anonml._errors import InputError
-from anonml.attacks._core import AttackResult, as_generator, attack_result, balanced_indices
+from anonml._utils import check_int, check_real
+from anonml.attacks._core import AttackResult, as_generator
 from anonml.attacks._shadow import (
     balanced_membership,
     build_pool,
     check_n_jobs,
+    evaluated_records,
     resolve_estimator,
+    shadow_result,
     shadow_scores,
+    shadow_timings,
     true_class_scores,
 )
 
@@ -246,22 +249,16 @@ class RMIA(BaseEstimator):
         return "rmia-online" if self.online else "rmia-offline"
 
     def _check_params(self) -> None:
-        n = self.n_reference
-        if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 2:
-            raise InputError(
-                f"n_reference={n!r} must be an integer >= 2 (each record must be OUT of at "
-                "least one reference model); 2 to 4 is the paper's low-cost setting"
-            )
+        check_int("n_reference", self.n_reference, low=2, example=4,
+                  why="each record must be OUT of at least one reference model; 2 to 4 is "
+                  "the paper's low-cost setting")
         if not isinstance(self.online, (bool, np.bool_)):
             raise InputError(f"online={self.online!r} must be True or False")
         a = self.offline_a
-        if not (isinstance(a, str) and a == "auto") and (
-            isinstance(a, bool) or not isinstance(a, numbers.Real) or not 0.0 <= a <= 1.0
-        ):
-            raise InputError(f"offline_a={a!r} must be 'auto' or a number in [0, 1], e.g. 0.3")
-        g = self.gamma
-        if isinstance(g, bool) or not isinstance(g, numbers.Real) or not (0.0 < g < np.inf):
-            raise InputError(f"gamma={g!r} must be a positive number, e.g. 1.0")
+        if not (isinstance(a, str) and a == "auto"):
+            check_real("offline_a", a, high=1, closed="both", example=0.3,
+                       why="or 'auto'")
+        check_real("gamma", self.gamma, example=1.0)
         check_n_jobs(self.n_jobs)
 
     def run(self, target: Any, *, progress: Any = None) -> AttackResult:
@@ -290,10 +287,7 @@ class RMIA(BaseEstimator):
         pool = build_pool(target, "RMIA")
         rng = as_generator(self.random_state)
         n_m = pool.n_members
-        member_idx, nonmember_idx = balanced_indices(target.n("train"), target.n("test"), rng)
-        evaluated = np.concatenate([member_idx, n_m + nonmember_idx])
-        labels = np.concatenate([np.ones(member_idx.size, np.int64),
-                                 np.zeros(nonmember_idx.size, np.int64)])
+        member_idx, nonmember_idx, evaluated, labels = evaluated_records(target, pool, rng)
         population = np.arange(n_m, pool.n)
         # records scored by the models: the evaluated members, then every non-member
         pred_idx = np.concatenate([member_idx, population])
@@ -321,13 +315,7 @@ class RMIA(BaseEstimator):
         ratio = p_target / np.maximum(p_x, _PX_FLOOR)
         scores = rmia_counts(ratio[x_pos], ratio[z_pos], float(self.gamma))
 
-        self.timings_ = {
-            "total": time.perf_counter() - start,
-            "shadow_wall": shadow_wall,
-            "fit_per_reference": float(times["fit"].mean()),
-            "predict_per_reference": float(times["predict"].mean()),
-            "cpu_per_wall": float(times["cpu"].sum() / max(shadow_wall, 1e-9)),
-        }
+        self.timings_ = shadow_timings(start, shadow_wall, times, "reference")
         extra = {
             "n_reference": n_ref,
             "online": bool(self.online),
@@ -339,9 +327,7 @@ class RMIA(BaseEstimator):
             "decision": "score >= 0.5 (LR > gamma against at least half of the population)",
             "seconds": dict(self.timings_),
         }
-        result = attack_result(self.name, labels, scores, extra=extra, threshold=0.5)
-        result.extra["tpr_at_0.1%_fpr"] = result.tpr_at_fpr(0.001)
-        result.extra["tpr_at_1%_fpr"] = result.tpr_at_fpr(0.01)
+        result = shadow_result(self.name, labels, scores, extra, 0.5)
         self.membership_ = membership
         self.evaluated_ = evaluated
         self.population_ = population

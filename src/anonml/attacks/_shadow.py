@@ -32,7 +32,7 @@ import pandas as pd
 from anonml.attacks._membership import check_n_jobs  # noqa: F401 - shared check, re-exported
 from anonml._errors import InputError
 from anonml._utils import n_rows as _n_rows
-from anonml.attacks._core import counter
+from anonml.attacks._core import AttackResult, attack_result, balanced_indices, counter
 
 __all__ = [
     "PROB_EPS",
@@ -40,8 +40,11 @@ __all__ = [
     "balanced_membership",
     "build_pool",
     "check_n_jobs",
+    "evaluated_records",
     "resolve_estimator",
+    "shadow_result",
     "shadow_scores",
+    "shadow_timings",
     "take_rows",
     "true_class_scores",
 ]
@@ -203,6 +206,20 @@ def build_pool(target: Any, attack: str) -> Pool:
     y = np.concatenate([target.y("train"), target.y("test")])
     codes = np.concatenate([target.label_codes("train"), target.label_codes("test")])
     return Pool(X, y, codes, np.asarray(target.classes_), target.n("train"))
+
+
+def evaluated_records(target: Any, pool: Pool, rng: np.random.Generator) -> tuple:
+    """The records a shadow-model attack scores: as many members as non-members.
+
+    Returns ``(member_idx, nonmember_idx, evaluated, labels)``: the indices among the target's
+    training and test records, the same records' indices in ``pool`` (members first) and their
+    labels (1 member, 0 non-member).
+    """
+    member_idx, nonmember_idx = balanced_indices(target.n("train"), target.n("test"), rng)
+    evaluated = np.concatenate([member_idx, pool.n_members + nonmember_idx])
+    labels = np.concatenate([np.ones(member_idx.size, np.int64),
+                             np.zeros(nonmember_idx.size, np.int64)])
+    return member_idx, nonmember_idx, evaluated, labels
 
 
 # ---------------------------------------------------------------------------------------------
@@ -369,3 +386,29 @@ def shadow_scores(
     timings = {"fit": np.array([r[2] for r in flat]), "predict": np.array([r[3] for r in flat]),
                "cpu": np.array([r[4] for r in flat])}
     return p_true, phi, timings
+
+
+# ---------------------------------------------------------------------------------------------
+# the result
+# ---------------------------------------------------------------------------------------------
+def shadow_timings(start: float, shadow_wall: float, times: dict, per: str) -> dict:
+    """Seconds of a shadow-model attack: in all since ``start``, training and scoring the
+    models (wall clock), fitting and predicting per model (``fit_per_<per>``,
+    ``predict_per_<per>``) and the CPU seconds per wall-clock second of the models."""
+    return {
+        "total": time.perf_counter() - start,
+        "shadow_wall": shadow_wall,
+        f"fit_per_{per}": float(times["fit"].mean()),
+        f"predict_per_{per}": float(times["predict"].mean()),
+        "cpu_per_wall": float(times["cpu"].sum() / max(shadow_wall, 1e-9)),
+    }
+
+
+def shadow_result(name: str, labels: np.ndarray, scores: np.ndarray, extra: dict,
+                  threshold: float) -> AttackResult:
+    """:func:`~anonml.attacks._core.attack_result` with the TPR at 0.1 % and 1 % FPR added to
+    ``extra`` (``tpr_at_0.1%_fpr``, ``tpr_at_1%_fpr``; Carlini et al., 2022)."""
+    result = attack_result(name, labels, scores, extra=extra, threshold=threshold)
+    result.extra["tpr_at_0.1%_fpr"] = result.tpr_at_fpr(0.001)
+    result.extra["tpr_at_1%_fpr"] = result.tpr_at_fpr(0.01)
+    return result

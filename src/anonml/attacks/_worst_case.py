@@ -57,7 +57,6 @@ Benjamini & Hochberg (1995). Controlling the false discovery rate. JRSS B 57(1).
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import numpy as np
@@ -226,9 +225,7 @@ class WorstCaseMembership(BaseEstimator):
                 f"attack_model={self.attack_model!r} is not known; use 'rf', 'gb' or a "
                 "scikit-learn classifier with predict_proba"
             )
-        d = self.n_dummy_reps
-        if isinstance(d, bool) or not isinstance(d, numbers.Integral) or d < 0:
-            raise InputError(f"n_dummy_reps={d!r} must be a non-negative integer (0: no baseline)")
+        check_int("n_dummy_reps", self.n_dummy_reps, low=0, why="0: no baseline")
         if not isinstance(self.balance, (bool, np.bool_)):
             raise InputError(f"balance={self.balance!r} must be True or False")
         check_n_jobs(self.n_jobs)

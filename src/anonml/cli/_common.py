@@ -12,12 +12,15 @@ from anonml._errors import InputError, names_list, one_line
 
 
 class Progress:
-    """Progress on standard error, silent with --quiet.
+    """The command line's one adapter of the library's progress protocol
+    (:mod:`anonml._progress`): progress on standard error, silent with --quiet.
 
-    ``progress(message)`` announces a step: one line with the elapsed time. Counted steps
-    (``progress.count(label, done, total)``, the library's callback for repetitions, models,
-    features) show a progress bar (tqdm) when standard error is a terminal, and a stage line per
-    step otherwise (logs, pipes, CI).
+    ``progress(stage)`` (or ``progress(stage, done, None)``) announces a step: one line with
+    the elapsed time, once while the same stage goes on (e.g. tree levels; a count of 0 parts
+    is the same). Counted stages
+    (``progress(stage, done, total)``: repetitions, models, features, partitions, points) show
+    a progress bar (tqdm) when standard error is a terminal, and a stage line per step
+    otherwise (logs, pipes, CI). An instance is passed as ``progress=`` to the library as is.
     """
 
     def __init__(self, quiet: bool = False, *, suffix: str = " ..."):
@@ -26,6 +29,7 @@ class Progress:
         self.t0 = time.perf_counter()
         self._bars: dict = {}
         self._tty = sys.stderr.isatty()
+        self._last: str | None = None
 
     def _write(self, line: str) -> None:
         line = one_line(line, 100_000)  # names from a file cannot steer the terminal
@@ -36,14 +40,22 @@ class Progress:
         else:
             print(line, file=sys.stderr, flush=True)
 
-    def __call__(self, message: str) -> None:
-        if not self.quiet:
-            self._write(f"[{time.perf_counter() - self.t0:6.1f}s] {message}{self.suffix}")
-
-    def count(self, label: str, done: int, total: int) -> None:
-        """``done`` of ``total`` parts of the step ``label`` are finished."""
+    def __call__(self, stage: str, done: int = 0, total: int | None = None) -> None:
         if self.quiet:
             return
+        if not total:  # not counted (None), or nothing to count (0): one line for the stage
+            if stage != self._last:
+                self._write(f"[{time.perf_counter() - self.t0:6.1f}s] {stage}{self.suffix}")
+            self._last = stage
+            return
+        self._last = stage
+        self._count(stage, min(int(done), int(total)), int(total))
+
+    #: the former name of a counted call (kept for callers written before the one protocol)
+    count = __call__
+
+    def _count(self, label: str, done: int, total: int) -> None:
+        """``done`` of ``total`` parts of the step ``label`` are finished."""
         if not self._tty:
             self._write(f"[{time.perf_counter() - self.t0:6.1f}s] {label}: {done}/{total}")
             return
@@ -70,11 +82,77 @@ def _split_names(text: str | Sequence[str], what: str) -> list[str]:
     return names
 
 
+def add_command(sub: Any, name: str, *, help: str, description: str,
+                epilog: str) -> argparse.ArgumentParser:
+    """The parser of one command, as every command has it: no abbreviated options, and the
+    description and the examples (``epilog``) shown as written."""
+    return sub.add_parser(name, allow_abbrev=False, help=help, description=description,
+                          epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def add_csv_options(parser: Any) -> None:
+    """The options of how a CSV is read (``--na-values``, ``--sep``), read by :func:`_reader`."""
+    parser.add_argument("--na-values", metavar="TEXTS", help="comma-separated texts that mean "
+                        "missing in a CSV, e.g. '?' (besides empty, NA, NaN)")
+    parser.add_argument("--sep", help="CSV field separator, one character (default ','; '\\t' "
+                        "for tab)")
+
+
 def add_names_option(parser: Any, flag: str, help: str, **kwargs: Any) -> None:
     """The one definition of an option that takes column names, for every command: space- or
     comma-separated (``--qi age sex`` or ``--qi age,sex``); read with :func:`_split_names`."""
-    parser.add_argument(flag, nargs="+", metavar=kwargs.pop("metavar", "COL"),
-                        help=f"{help} (space- or comma-separated)", **kwargs)
+    action = parser.add_argument(flag, nargs="+", metavar=kwargs.pop("metavar", "COL"),
+                                 help=f"{help} (space- or comma-separated)", **kwargs)
+    if action.dest not in _NAMES_DESTS:
+        _NAMES_DESTS.append(action.dest)
+
+
+def add_input_argument(parser: Any, help: str) -> None:
+    """The positional input of a command that also has column-list options: optional for
+    argparse, so that a missing input reaches :func:`take_back_input` instead of a usage
+    error."""
+    parser.add_argument("input", nargs="?", help=f"{help} (required)")
+
+
+_TABLE_SUFFIXES = (".csv", ".csv.gz", ".tsv", ".txt", ".parquet", ".pq")
+
+
+def _looks_like_input(value: str) -> bool:
+    import glob
+    import os
+
+    return (os.path.exists(value) or value.lower().endswith(_TABLE_SUFFIXES)
+            or "://" in value or (any(c in value for c in "*?[") and bool(glob.glob(value))))
+
+
+def take_back_input(args: argparse.Namespace, command: str) -> None:
+    """Give ``args.input`` the table that a column-list option took.
+
+    argparse gives every value after ``--qi`` (``nargs="+"``) to ``--qi``, so
+    ``anonml anonymize --qi age sex adult.csv`` would leave the input missing. When the input
+    is missing and exactly one column-list option ends with a value that names a table (an
+    existing file, folder or glob, or a table file name), that value is the input; otherwise
+    one line names the fix (the input first, or after ``--``).
+    """
+    if getattr(args, "input", None) is not None:
+        return
+    holders = [dest for dest in _NAMES_DESTS
+               if getattr(args, dest, None) and _looks_like_input(getattr(args, dest)[-1])]
+    if len(holders) == 1 and len(getattr(args, holders[0])) > 1:
+        values = getattr(args, holders[0])
+        args.input = values.pop()
+        return
+    if holders:
+        flags = " and ".join(f"--{d.replace('_', '-')}" for d in holders)
+        raise InputError(f"the input table is missing ({flags} took "
+                         f"{getattr(args, holders[0])[-1]!r} as a column name); fix: give the "
+                         f"input first (anonml {command} INPUT ...) or end the column list "
+                         f"with -- (e.g. --qi age sex -- INPUT)")
+    raise InputError(f"the input table is missing; fix: give it first, e.g. anonml {command} "
+                     "INPUT ...")
+
+
+_NAMES_DESTS: list[str] = []  # the column-list options' names, filled by add_names_option
 
 
 def _columns_named(names: list[str], columns: Any, what: str) -> None:
@@ -99,7 +177,7 @@ def _load_predictions(path: str) -> Any:
 
 
 def _predict(model: Any, features: Any, path: str) -> Any:
-    from anonml.safemodel._sandbox import ModelCallError
+    from anonml.modelfile._sandbox_process import ModelCallError
 
     try:
         return model.predict(features)
@@ -153,7 +231,8 @@ def _check_mapping_path(path: str | None, inputs: list, option: str = "--save-ma
                         ) -> None:
     if path is None:
         return
-    from anonml._io import check_output_file, check_packages
+    from anonml._io import check_packages
+    from anonml._output import check_output_file
 
     if not path.lower().endswith(".skops"):
         raise InputError(f"{option} {path!r} must end in .skops (a file read as data, "

@@ -191,7 +191,7 @@ def _tree_params(method_params: dict) -> dict:
 
 
 def _check_output(path: str, source: str) -> Path:
-    from anonml._io import check_output_folder
+    from anonml._output import check_output_folder
 
     out = Path(path)
     if out.exists():
@@ -206,22 +206,6 @@ def _check_output(path: str, source: str) -> Path:
         raise InputError(f"output {path!r} is inside the input dataset {source!r}; fix: write "
                          "it elsewhere")
     return out
-
-
-class _Bars:
-    """The engine's ``progress(stage, done, total)`` as the CLI's bars (tqdm on a terminal,
-    a line per step otherwise)."""
-
-    def __init__(self, say: Any):
-        self.say = say
-        self.stage: str | None = None
-
-    def __call__(self, stage: str, done: int, total: int | None) -> None:
-        if total:
-            self.say.count(stage, min(int(done), int(total)), int(total))
-        elif stage != self.stage:
-            self.say(stage)
-        self.stage = stage
 
 
 def run_dask(args: argparse.Namespace, say: Any, method_params: dict,
@@ -318,7 +302,7 @@ def _anonymize(anonymize_dataset: Any, args: argparse.Namespace, client: Any, ta
         label=args.target if (args.labels or args.method == "mondrian") else None,
         model=model, features=features,
         sensitive=args.sensitive, l=args.l, l_kind=args.l_kind or "distinct", c=args.c,
-        t=args.t, client=client, progress=_Bars(say), **_tree_params(method_params),
+        t=args.t, client=client, progress=say, **_tree_params(method_params),
         no_workers_timeout=60.0 if args.no_workers_timeout is None else
         args.no_workers_timeout, drop=drop, keep=keep,
     )
@@ -338,7 +322,9 @@ def _print_summary(args: argparse.Namespace, result: Any, seconds: float, n_work
     if hasattr(result, "n_merges"):
         summary["merges"] = int(result.n_merges)
     if args.json:
-        print(json.dumps(summary))
+        from anonml._utils import json_safe
+
+        print(json.dumps(json_safe(summary)))
     else:
         stages = ", ".join(f"{s} {v:.1f} s" for s, v in summary["stage_seconds"].items())
         print(f"wrote {summary['output']}{os.sep} ({summary['rows']:,} rows, "

@@ -20,7 +20,11 @@ from anonml.cli._common import (
     _predict,
     _reader,
     _split_names,
+    add_command,
+    add_csv_options,
+    add_input_argument,
     add_names_option,
+    take_back_input,
 )
 from anonml.cli._examples import ANONYMIZE_EXAMPLES
 
@@ -69,8 +73,10 @@ def _method_params(args: argparse.Namespace) -> dict:
 
 def run(args: argparse.Namespace) -> int:
     import anonml
-    from anonml._io import check_output_file, table_format, table_packages, write_table
+    from anonml._io import table_format, table_packages
+    from anonml._output import check_output_file, write_table
 
+    take_back_input(args, "anonymize")
     say = Progress(args.quiet)
     if args.engine == "dask":  # a Parquet dataset on a Dask cluster: anonml/cli/_dask.py
         from anonml.cli._dask import run_dask
@@ -272,7 +278,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _print_summary(summary: dict, as_json: bool) -> None:
     if as_json:
-        print(json.dumps(summary))
+        from anonml._utils import json_safe
+
+        print(json.dumps(json_safe(summary)))
         return
     lines = []
     for key, value in summary.items():
@@ -285,17 +293,16 @@ def _print_summary(summary: dict, as_json: bool) -> None:
 
 
 def add_parser(sub: Any) -> None:
-    a = sub.add_parser(
-        "anonymize", allow_abbrev=False,
+    a = add_command(
+        sub, "anonymize",
         help="k-anonymize a table (accuracy-guided, Mondrian, Hilbert, R+-tree or SaNGreeA)",
         description="Make a table k-anonymous on its quasi-identifiers (and l-diverse or "
         "t-close in a sensitive column), verify it, report the information lost, and "
         "optionally retrain a model on it and save the mapping for new rows.",
         epilog=ANONYMIZE_EXAMPLES,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    a.add_argument("input", help="input table (.csv, .csv.gz or .parquet); with --engine dask "
-                   "a folder of Parquet files or a glob")
+    add_input_argument(a, "input table (.csv, .csv.gz or .parquet); with --engine dask a "
+                       "folder of Parquet files or a glob")
     a.add_argument("--k", type=int, required=True, help="smallest equivalence-class size (>= 2)")
     add_names_option(a, "--qi", "quasi-identifier columns", required=True)
     a.add_argument("--target", help="label column: kept unchanged, not given to the "
@@ -380,10 +387,7 @@ def add_parser(sub: Any) -> None:
     add_names_option(io, "--drop", "columns to leave out of the output (e.g. an id)")
     add_names_option(io, "--keep", "columns unique per row to pass through unchanged on "
                      "purpose (otherwise refused)")
-    io.add_argument("--na-values", metavar="TEXTS", help="comma-separated texts that mean "
-                    "missing in a CSV, e.g. '?' (besides empty, NA, NaN)")
-    io.add_argument("--sep", help="CSV field separator, one character (default ','; '\\t' "
-                    "for tab)")
+    add_csv_options(io)
     rt2 = a.add_argument_group("retraining and the mapping")
     rt2.add_argument("--retrain", action="store_true", help="refit a clone of --model on the "
                      "anonymized table and print accuracy before/after on --test")

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from anonml._errors import InputError, names_list, one_line
-from anonml.cli._common import Progress, _split_names, add_names_option
+from anonml.cli._common import Progress, _split_names, add_command, add_names_option
 from anonml.report._common import privacy_words
 
 __all__ = ["add_parser", "run"]
@@ -44,7 +44,8 @@ def _read_proba(path: str, what: str) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
-    from anonml._io import check_output_folder, table_packages
+    from anonml._io import table_packages
+    from anonml._output import check_output_folder
     from anonml.attacks import Target
     from anonml.report import check_formats
     from anonml.safemodel import load_rules, request_release
@@ -146,15 +147,16 @@ def run(args: argparse.Namespace) -> int:
         anonymized_train=anonymized_train, mapping=mapping,
         categorical_features=categorical, model_file=args.model, target_name=args.target,
         dataset_name=args.dataset or Path(args.train).name, n_jobs=args.n_jobs,
-        random_state=args.seed, progress=say, progress_count=say.count, started=say.t0)
+        random_state=args.seed, progress=say, started=say.t0)
     say("writing the report")
     out.parent.mkdir(parents=True, exist_ok=True)
     paths = decision.write(out, formats=formats, create=True)
     v = decision.verdict
     if args.json:
-        print(json.dumps({"decision": v.decision, "summary": v.summary,
-                          "conditions": v.conditions,
-                          "files": {k: str(p) for k, p in paths.items()}}))
+        from anonml._utils import json_safe
+
+        print(json.dumps(json_safe({"decision": v.decision, "summary": v.summary,
+                                    "conditions": v.conditions, "files": paths})))
     else:
         lines = [f"VERDICT: {v.label.upper()}", v.summary]
         lines += [f"  condition: {c}" for c in v.conditions]
@@ -172,12 +174,12 @@ def add_parser(sub: Any) -> None:
     """Register ``anonml audit`` on the CLI's subparsers."""
     from anonml.cli._examples import AUDIT_EXAMPLES
 
-    au = sub.add_parser(
-        "audit", allow_abbrev=False,
+    au = add_command(
+        sub, "audit",
         help="check a trained model for release: rules, attacks, verdict, report",
         description="Run the risk-appetite checks and the privacy attacks on a trained model and "
         "write report.json, report.html and report.pdf with the verdict.",
-        epilog=AUDIT_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=AUDIT_EXAMPLES)
     au.add_argument("--model", metavar="FILE", help="fitted model: .skops or XGBoost .json/.ubj "
                     "(no code runs), or .pkl/.joblib with --trust-model")
     au.add_argument("--trust-model", action="store_true",

@@ -7,19 +7,21 @@ import json
 from pathlib import Path
 from typing import Any
 
-from anonml.cli._common import Progress
+from anonml.cli._common import Progress, add_command
 from anonml.cli._examples import DEMO_EXAMPLES
 
 
 def run(args: argparse.Namespace) -> int:
     from anonml._demo import run_demo
-    from anonml._io import check_output_folder
+    from anonml._output import check_output_folder
 
     check_output_folder(args.output)
     say = Progress(args.quiet)
     s = run_demo(args.output, k=args.k, random_state=args.seed, progress=say)
     if args.json:
-        print(json.dumps(s))
+        from anonml._utils import json_safe
+
+        print(json.dumps(json_safe(s)))
         return 0
     pct = lambda v: f"{100 * v:.2f}%"
     print(
@@ -37,13 +39,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub: Any) -> None:
-    d = sub.add_parser("demo", allow_abbrev=False,
-                       help="the main job on the bundled Adult data (about 20 s)",
+    d = add_command(sub, "demo",
+                    help="the main job on the bundled Adult data (about 20 s)",
                        description="Train a neural network on the bundled Adult data, make its "
                        "training rows k-anonymous (accuracy-guided), retrain, and print the "
                        "accuracy before and after.",
-                       epilog=DEMO_EXAMPLES,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+                    epilog=DEMO_EXAMPLES)
     d.add_argument("-o", "--output", default="anonml-demo", help="output folder (default anonml-demo)")
     d.add_argument("--k", type=int, default=100, help="k (default 100)")
     d.add_argument("--seed", type=int, default=0, help="random seed (default 0)")

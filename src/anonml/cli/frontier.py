@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -42,37 +41,11 @@ def _names(values: list[str], what: str) -> list[str]:
     return out
 
 
-class _SweepBar:
-    """A tqdm bar over the points (terminal), or one line per point and step (logs)."""
-
-    def __init__(self, say: Any, quiet: bool) -> None:
-        self.say, self.quiet, self.bar, self.last = say, quiet, None, None
-        self.tty = sys.stderr.isatty()
-
-    def __call__(self, done: int, total: int, what: str) -> None:
-        if self.quiet:
-            return
-        if not self.tty:
-            if what != self.last:
-                self.last = what
-                self.say(f"point {min(done + 1, total)}/{total}: {what}")
-            return
-        from tqdm import tqdm
-
-        if self.bar is None:
-            self.bar = tqdm(total=total, file=sys.stderr, leave=False, dynamic_ncols=True,
-                            unit="point")
-        self.bar.set_description(what)
-        self.bar.update(done - self.bar.n)
-        if done >= total:
-            self.bar.close()
-            self.bar = None
-
-
 def run(args: argparse.Namespace) -> int:
     import anonml
     from anonml._frontier._result import parse_risk_budget
-    from anonml._io import atomic_write_set, check_output_folder, check_packages, table_packages
+    from anonml._io import check_packages, table_packages
+    from anonml._output import atomic_write_set, check_output_folder
     from anonml.cli._common import Progress, _check_inputs, _columns_named, _reader
 
     # --- before any work: options, inputs, the output folder, packages --------------------
@@ -136,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
         l=args.l, t=args.t, attack=args.attack, n_reference=args.n_reference,
         reference=args.reference, dp=not args.no_dp, dp_epsilon=args.dp_epsilon,
         trust_model=args.trust_model, n_jobs=args.n_jobs, random_state=args.seed,
-        bootstrap=args.bootstrap, progress=_SweepBar(say, args.quiet))
+        bootstrap=args.bootstrap, progress=say)
 
     # the recommendation is recorded in the files; a budget no point meets still writes them
     # (the nearest point marked), then fails in one line
@@ -163,9 +136,10 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(unmet.replace("; fix: ", f"; the table, plot and page are in {out} "
                                        "(the closest point marked); fix: ", 1))
     if args.json:
-        print(json.dumps({"recommendation": line, "files": {k: str(v) for k, v in
-                                                            paths.items()},
-                          "settings": result.to_dict()["settings"]}))
+        from anonml._utils import json_safe
+
+        print(json.dumps(json_safe({"recommendation": line, "files": paths,
+                                    "settings": result.to_dict()["settings"]})))
         return 0
     n_ok = int((result.table["status"] == "ok").sum())
     failed = [str(r["method"]) if r["k"] is None else f"{r['method']} k={r['k']}"
@@ -180,19 +154,19 @@ def run(args: argparse.Namespace) -> int:
 
 def add_parser(sub: Any) -> None:
     """Register ``anonml frontier`` on the CLI's subparsers."""
-    p = sub.add_parser(
-        "frontier", allow_abbrev=False,
+    from anonml.cli._common import add_command, add_csv_options, add_names_option
+
+    p = add_command(
+        sub, "frontier",
         help="sweep methods x k: accuracy vs attack risk per point, and automatic k",
         description="Anonymize the training rows with each method at each k, retrain the "
         "model, and measure accuracy (raw and mapped test rows), information loss and the "
         "attacks' success on the real people; write frontier.csv/.json/.png/.html and print "
         "the recommended method and k.",
-        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+        epilog=EXAMPLES)
     p.add_argument("--train", required=True, help="training table (.csv, .csv.gz, .parquet)")
     p.add_argument("--test", required=True, help="held-out table, same columns")
     p.add_argument("--target", required=True, help="label column")
-    from anonml.cli._common import add_names_option
-
     add_names_option(p, "--qi", "quasi-identifier columns", required=True)
     g = p.add_mutually_exclusive_group()
     g.add_argument("--model", metavar="FILE", help="the model to retrain: .skops or XGBoost "
@@ -224,9 +198,7 @@ def add_parser(sub: Any) -> None:
     p.add_argument("--dp-epsilon", type=float, default=1.0, help="ε of the DP baseline "
                    "(default 1)")
     add_names_option(p, "--drop", "columns to leave out (e.g. an id)")
-    p.add_argument("--na-values", metavar="TEXTS", help="comma-separated texts that mean "
-                   "missing in a CSV")
-    p.add_argument("--sep", help="CSV field separator, one character")
+    add_csv_options(p)
     p.add_argument("--n-jobs", type=int, default=1, help="reference models trained at once")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument("--bootstrap", type=int, default=200, metavar="B", help="bootstrap "

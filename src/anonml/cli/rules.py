@@ -7,11 +7,12 @@ from pathlib import Path
 from typing import Any
 
 from anonml._errors import InputError
+from anonml.cli._common import add_command
 from anonml.cli._examples import RULES_EXAMPLES
 
 
 def run(args: argparse.Namespace) -> int:
-    from anonml._io import atomic_write
+    from anonml._output import atomic_write
     from anonml.safemodel import default_rules_text, load_rules
 
     if args.action == "init":
@@ -32,12 +33,11 @@ def run(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub: Any) -> None:
-    r = sub.add_parser("rules", allow_abbrev=False,
-                       help="write or check a risk-appetite rules file",
+    r = add_command(sub, "rules",
+                    help="write or check a risk-appetite rules file",
                        description="Write the default risk-appetite rules to a file to edit "
                        "(init), or check a rules file (check); anonml audit --rules reads it.",
-                       epilog=RULES_EXAMPLES,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+                    epilog=RULES_EXAMPLES)
     r.add_argument("action", choices=["init", "check"],
                    help="init: write the default rules to FILE; check: validate FILE")
     r.add_argument("file", nargs="?", default="risk_appetite.toml",

@@ -6,21 +6,18 @@ import argparse
 from typing import Any
 
 from anonml._errors import InputError
-from anonml.cli._common import (
-    Progress,
-    _check_inputs,
-    _columns_named,
-    _reader,
-    _split_names,
-    add_names_option,
-)
+from anonml.cli._common import Progress, _check_inputs, _columns_named, _reader, _split_names
+from anonml.cli._common import add_command, add_csv_options, add_input_argument
+from anonml.cli._common import add_names_option, take_back_input
 from anonml.cli._examples import TRANSFORM_EXAMPLES
 
 
 def run(args: argparse.Namespace) -> int:
-    from anonml._io import check_output_file, table_format, table_packages, write_table
+    from anonml._io import table_format, table_packages
+    from anonml._output import check_output_file, write_table
     from anonml.safemodel import open_model
 
+    take_back_input(args, "transform")
     say = Progress(args.quiet)
     drop = _split_names(args.drop, "drop") if args.drop else []
     keep = _split_names(args.keep, "keep") if args.keep else []
@@ -81,13 +78,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub: Any) -> None:
-    t = sub.add_parser(
-        "transform", allow_abbrev=False,
+    t = add_command(
+        sub, "transform",
         help="map new rows the way a saved anonymizer (--save-mapping) mapped its training rows",
         description="Map the quasi-identifiers of new rows to their group's values, with the "
         "anonymizer saved by anonml anonymize --save-mapping (read as data: no code runs).",
-        epilog=TRANSFORM_EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    t.add_argument("input", help="table of new rows (.csv, .csv.gz or .parquet)")
+        epilog=TRANSFORM_EXAMPLES)
+    add_input_argument(t, "table of new rows (.csv, .csv.gz or .parquet)")
     t.add_argument("--mapping", required=True, metavar="FILE.skops",
                    help="the file written by anonml anonymize --save-mapping")
     t.add_argument("-o", "--output", required=True, help="output table")
@@ -98,8 +95,6 @@ def add_parser(sub: Any) -> None:
                    help="a category not seen in fit: refuse (default) or route it (a "
                    "mapping saved by --save-mapping names no category the table hides, so it "
                    "routes them by each split's default branch, and says so unless 'ignore')")
-    t.add_argument("--na-values", metavar="TEXTS", help="comma-separated texts that mean "
-                   "missing in a CSV")
-    t.add_argument("--sep", help="CSV field separator, one character")
+    add_csv_options(t)
     t.add_argument("-q", "--quiet", action="store_true", help="no progress messages")
     t.set_defaults(func=run)

@@ -110,15 +110,36 @@ def local_cluster(
 
 # -- input checks ------------------------------------------------------------------------------
 # -- per-partition wrappers (run on the workers) -------------------------------------------------
-def _guide(part: pd.DataFrame, label: Any, model: Any, features: list | None) -> pd.Series | None:
-    if model is not None:
-        return pd.Series(np.asarray(model.predict(part[features])), index=part.index)
+#: what ``progress(stage, done, total)`` is told, in order, each stage once: the label of each
+#: internal step (the key of :attr:`DaskAnonymization.seconds` it is timed under in brackets)
+STAGES = {
+    "predict": "predicting the guide labels with the model",  # [bins], with model= only
+    "scan": "scanning the columns for the bins",  # [bins]
+    "bins": "binning the partitions",  # [bins]
+    "tree": "growing the tree (levels)",  # [tree]
+    "tree (local)": "growing the tree: subtrees finished in memory",
+    "refine": "refining the leaves by Mondrian (levels)",  # [tree]
+    "refine (local)": "refining the leaves: subtrees finished in memory",
+    "representatives": "choosing the representatives",  # [representatives]
+    "recode_write": "recoding and writing the partitions",  # [recode_write]
+    "verify": "verifying the written dataset",  # [verify]
+}
+
+
+def _predict_task(part: pd.DataFrame, model: Any, features: list) -> np.ndarray:
+    """The model's guide labels for one partition (once per run; kept on the worker)."""
+    return np.asarray(model.predict(part[features]))
+
+
+def _guide(part: pd.DataFrame, label: Any, pred: Any) -> Any:
+    if pred is not None:
+        return pred
     if label is not None:
         return part[label]
     return None
 
 
-def _summary_task(part, numeric, categorical, label, model, features, max_bins, needed, sensitive,
+def _summary_task(part, numeric, categorical, label, pred, max_bins, needed, sensitive,
                   check=()):
     missing = [c for c in needed if c not in part.columns]
     if missing:
@@ -127,8 +148,8 @@ def _summary_task(part, numeric, categorical, label, model, features, max_bins, 
             "columns"
         )
     out = K.column_summary(part, numeric, categorical, None, max_bins)
-    g = _guide(part, label, model, features)
-    out["label"] = None if g is None else g.value_counts(dropna=False)
+    g = _guide(part, label, pred)
+    out["label"] = None if g is None else pd.Series(g).value_counts(dropna=False)
     if sensitive is not None:
         vc = part[sensitive].value_counts(dropna=False)
         vc.index = pd.Index(np.asarray(vc.index, dtype=object), dtype=object)
@@ -160,8 +181,8 @@ def _read_file(path: str, columns: list | None) -> pd.DataFrame:
             "fix: the file is damaged: rewrite it, or remove it from the dataset") from None
 
 
-def _bin_task(part, spec, label, model, features):
-    return K.bin_partition(part, spec, _guide(part, label, model, features))
+def _bin_task(part, spec, label, pred):
+    return K.bin_partition(part, spec, _guide(part, label, pred))
 
 
 _MERGED_KEYS = 32_000_000  # nonzero (group, bin) counts one reduction may hold (~0.5 GB)
@@ -192,7 +213,7 @@ def _reps_table(n_groups: int, qi: list, *picked: pd.DataFrame) -> pd.DataFrame:
 
 
 def _write_task(part, groups, reps, qi, folder, i, drop=()):
-    from anonml._io import write_parquet
+    from anonml._output import write_parquet
 
     if drop:
         part = part.drop(columns=list(drop), errors="ignore")
@@ -275,10 +296,11 @@ def anonymize_dataset(
         need not be the default one). Default: the current default client; use
         :func:`local_cluster` to start one.
     progress : callable, optional
-        ``progress(stage, done, total)``: stages "bins", "representatives", "recode_write"
-        (per partition, total = partitions), "tree" and "refine" (per level, total None until
-        the last call), "tree (local)" and "refine (local)" (per subtree batch finished in
-        memory), "verify".
+        ``progress(stage, done, total)`` (:mod:`anonml._progress`), each stage once, named by
+        its label in :data:`STAGES`: predicting the guide labels (with ``model``), scanning the
+        columns, binning, the representatives and the writing count partitions (total =
+        partitions); the tree and its refinement count levels (total None until the last
+        call), their subtrees finished in memory count batches; then the verification.
     no_workers_timeout : float, default 60
         Seconds the run waits while the cluster has no worker at all before it gives up with
         :class:`~anonml.dask._cluster.ClusterError`. A worker that dies while others live is
@@ -314,8 +336,8 @@ def anonymize_dataset(
     Notes
     -----
     Additions to the contract with the CLI: ``refine``, ``criterion`` and ``max_depth`` (as in
-    ``AccuracyGuidedAnonymizer``); ``DaskAnonymization.n_levels`` and ``.n_merges``; progress
-    stages "tree (local)" and "refine (local)". Each Parquet file is one partition.
+    ``AccuracyGuidedAnonymizer``); ``DaskAnonymization.n_levels`` and ``.n_merges``; the progress
+    stages of the subtrees finished in memory. Each Parquet file is one partition.
     """
     dask, dd, distributed = _require()
     seconds: dict = {}
@@ -441,7 +463,7 @@ def anonymize_dataset(
 
     def tick(stage: str, done: int, total: int | None) -> None:
         if progress is not None:
-            progress(stage, done, total)
+            progress(STAGES.get(stage, stage), done, total)
 
     def run_parts(stage: str, futures: list) -> list:
         """Wait for every future, checked (a failed or cancelled one raises here)."""
@@ -462,12 +484,17 @@ def anonymize_dataset(
         # ---- 1. global bins and codes, binned partitions kept on the workers
         t0 = time.perf_counter()
         read = list(dict.fromkeys(needed + check))
+        preds = [None] * len(parts)
+        if model is not None:  # predicted once, kept on the workers for both passes
+            preds = client.compute([dask.delayed(_predict_task)(p, model, features)
+                                    for p in parts_of(features)])
+            run_parts("predict", preds)
         summaries = client.compute([
-            dask.delayed(_summary_task)(p, numeric, categorical, label, model, features, max_bins,
-                                        needed, sensitive, check)
-            for p in (parts_of(read) if check else parts)
+            dask.delayed(_summary_task)(p, numeric, categorical, label, g, max_bins, needed,
+                                        sensitive, check)
+            for p, g in zip(parts_of(read) if check else parts, preds)
         ])
-        run_parts("bins", summaries)
+        run_parts("scan", summaries)
         import functools
 
         summary = client.gather(tree_reduce(client, summaries, functools.partial(_merge_task, max_bins)))
@@ -481,9 +508,10 @@ def anonymize_dataset(
         _refuse_identifiers(client, dd, parts_of, meta, summary.get("unique"), n_rows)
         spec_f = _put(client, spec)
         states = client.compute([
-            dask.delayed(_bin_task)(p, spec_f, label, model, features) for p in parts
+            dask.delayed(_bin_task)(p, spec_f, label, g) for p, g in zip(parts, preds)
         ])
         run_parts("bins", states)
+        del preds
         seconds["bins"] = time.perf_counter() - t0
 
         # ---- 2. the tree (and AG's Mondrian refinement)

@@ -165,6 +165,27 @@ ADULT_FEATURES = (
 )  # fmt: skip
 
 
+def _every_column_dataset(name: str, frame: pd.DataFrame, target: str, *,
+                          qi_sets: dict | None = None,
+                          missing_quasi_identifiers: tuple[str, ...] = (),
+                          **about: str) -> Dataset:
+    """A dataset without a published split whose features are every column but ``target``
+    (categorical by dtype); ``qi_sets`` gains ``"all"`` (every feature) after its own sets.
+    ``about`` holds the description, citation and license."""
+    features = tuple(c for c in frame.columns if c != target)
+    return Dataset(
+        name=name,
+        frame=frame,
+        target=target,
+        feature_names=features,
+        categorical_features=_categorical(frame, features),
+        qi_sets=MappingProxyType({**(qi_sets or {}), "all": features}),
+        split=None,
+        missing_quasi_identifiers=missing_quasi_identifiers,
+        **about,
+    )
+
+
 def load_adult() -> Dataset:
     """Load UCI Adult (census income), 48,842 rows, with its published train/test split.
 
@@ -222,17 +243,10 @@ def load_nursery() -> Dataset:
     Dataset
         A fresh dataset; modifying it does not affect later calls.
     """
-    frame = _load("nursery.csv.gz")
-    features = tuple(c for c in frame.columns if c != "class")
-    return Dataset(
-        name="nursery",
-        frame=frame,
-        target="class",
-        feature_names=features,
-        categorical_features=_categorical(frame, features),
-        qi_sets=MappingProxyType({"all": features}),
-        split=None,
-        missing_quasi_identifiers=(),
+    return _every_column_dataset(
+        "nursery",
+        _load("nursery.csv.gz"),
+        "class",
         description="UCI Nursery: rank applications to nursery schools (5 classes).",
         citation="Rajkovic, V. (1989). Nursery [Dataset]. UCI Machine Learning Repository. "
         "https://doi.org/10.24432/C5P88W",
@@ -279,15 +293,11 @@ def load_loan() -> Dataset:
     if bad.any():  # pragma: no cover - guards against a changed data file
         raise InputError(f"revol_util has non-percentage values, e.g. {util[bad].iloc[0]!r}.")
     frame["revol_util"] = pd.to_numeric(util.str.rstrip("%")).astype("float64")
-    features = tuple(c for c in frame.columns if c != "loan_status")
-    return Dataset(
-        name="loan",
-        frame=frame,
-        target="loan_status",
-        feature_names=features,
-        categorical_features=_categorical(frame, features),
-        qi_sets=MappingProxyType({"paper": LOAN_PAPER_QIS, "all": features}),
-        split=None,
+    return _every_column_dataset(
+        "loan",
+        frame,
+        "loan_status",
+        qi_sets={"paper": LOAN_PAPER_QIS},
         missing_quasi_identifiers=LOAN_MISSING_QIS,
         description="LendingClub accepted loans 2007-2011 (substitute for the 2015 excerpt "
         "of Goldsteen et al.): predict whether a loan is fully paid or charged off.",

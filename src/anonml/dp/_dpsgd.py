@@ -343,9 +343,7 @@ class DPSGDClassifier(MLPTorchClassifier):
             if self.noise_multiplier is None
             else check_real("noise_multiplier", self.noise_multiplier, example="1.0")
         )
-        delta = self.delta
-        if isinstance(delta, bool) or not isinstance(delta, numbers.Real) or not (0 < delta < 1):
-            raise InputError(f"delta={delta!r} must be in (0, 1), e.g. delta=1e-5 (well below 1/n)")
+        delta = check_real("delta", self.delta, high=1, example=1e-5, why="well below 1/n")
         if self.accountant not in ("prv", "rdp"):
             raise InputError(f"accountant={self.accountant!r} is not one of prv, rdp")
         clip = check_real("max_grad_norm", self.max_grad_norm, example="1.0")

@@ -30,7 +30,6 @@ References
 from __future__ import annotations
 
 import math
-import numbers
 import warnings
 from typing import Any
 
@@ -39,6 +38,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator
 
 from anonml._errors import AnonmlWarning, InputError
+from anonml._utils import check_real
 from anonml.dp._noise import check_epsilon
 from anonml.encoding import as_frame
 
@@ -399,16 +399,8 @@ class InputPerturbation(BaseEstimator):
             )
         if not isinstance(self.clip_output, (bool, np.bool_)):
             raise InputError(f"clip_output={self.clip_output!r} is not a bool; pass True or False")
-        share = self.label_share
-        if (
-            isinstance(share, bool)
-            or not isinstance(share, numbers.Real)
-            or not 0.0 < float(share) < 1.0
-        ):
-            raise InputError(
-                f"label_share={share!r} is not a number strictly between 0 and 1; pass the "
-                "fraction of epsilon spent on labels, e.g. label_share=0.1"
-            )
+        share = check_real("label_share", self.label_share, high=1, example=0.1,
+                           why="the fraction of epsilon spent on labels")
         protect = bool(self.protect_labels)
         index = _check_classes(self.classes) if protect else None
 

@@ -17,7 +17,6 @@ sensitivity bound). Multiclass problems are solved one-vs-rest, K binary problem
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import numpy as np
@@ -27,6 +26,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from anonml._errors import InputError
+from anonml._utils import check_real
 from anonml.dp._noise import check_epsilon, l2_laplace_noise
 
 __all__ = [
@@ -52,17 +52,11 @@ def check_data_norm(data_norm: Any) -> float:
             "clipped to it); it must not be read from the private data, e.g. data_norm=1.0 "
             "after scaling features to the unit ball"
         )
-    if isinstance(data_norm, bool) or not isinstance(data_norm, numbers.Real) or not (
-        np.isfinite(data_norm) and data_norm > 0
-    ):
-        raise InputError(f"data_norm={data_norm!r} must be a positive finite number")
-    return float(data_norm)
+    return check_real("data_norm", data_norm, example=1.0)
 
 
 def check_lam(lam: Any) -> float:
-    if isinstance(lam, bool) or not isinstance(lam, numbers.Real) or not (np.isfinite(lam) and lam > 0):
-        raise InputError(f"lam={lam!r} must be a positive finite number (the L2 penalty), e.g. 0.01")
-    return float(lam)
+    return check_real("lam", lam, example=0.01, why="the L2 penalty")
 
 
 def check_features(X: Any, what: str = "X") -> np.ndarray:

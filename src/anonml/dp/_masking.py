@@ -44,14 +44,13 @@ convexity), which the recorded ``gradient_norm_`` bounds. On a 6-dimensional toy
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import numpy as np
 from scipy.special import expit
 
 from anonml._errors import InputError
-from anonml._utils import check_int
+from anonml._utils import check_int, check_real
 from anonml.dp._logistic import (
     augment,
     check_data_norm,
@@ -154,8 +153,7 @@ class MaskedDataGenerator:
         B = check_data_norm(self.data_norm)
         n_samples = check_int("n_samples", self.n_samples, low=0)
         max_iter = check_int("max_iter", self.max_iter, low=1)
-        if not (isinstance(self.tol, numbers.Real) and self.tol > 0):
-            raise InputError(f"tol={self.tol!r} must be a positive number, e.g. 1e-6")
+        check_real("tol", self.tol, example=1e-6)
         X_raw = X
         X = check_features(X)
         y = np.asarray(y)

@@ -10,13 +10,12 @@ Per-coordinate Laplace noise of scale Δ₂/ε is *not* ε-DP for d > 1: its pri
 
 from __future__ import annotations
 
-import math
-import numbers
 from typing import Any
 
 import numpy as np
 
 from anonml._errors import InputError
+from anonml._utils import check_real
 
 __all__ = ["check_epsilon", "l2_laplace_noise", "uniform_ball"]
 
@@ -46,17 +45,8 @@ def l2_laplace_noise(d: int, scale: float, rng: np.random.Generator, size: int |
 
 def check_epsilon(epsilon: Any, what: str = "epsilon") -> float:
     """A privacy budget: a finite number > 0 (one-line error naming ``what`` otherwise)."""
-    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
-        raise InputError(
-            f"{what}={epsilon!r} is not a number; pass a privacy budget > 0, e.g. {what}=1.0"
-        )
-    eps = float(epsilon)
-    if not math.isfinite(eps) or eps <= 0:
-        raise InputError(
-            f"{what}={epsilon!r} is not a finite number > 0; pass a privacy budget such as "
-            f"{what}=1.0 (smaller is more private)"
-        )
-    return eps
+    return check_real(what, epsilon, example=1.0,
+                      why="the privacy budget (smaller is more private)")
 
 
 def uniform_ball(n: int, d: int, radius: float, rng: np.random.Generator) -> np.ndarray:

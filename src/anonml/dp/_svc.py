@@ -44,7 +44,6 @@ minimization. JMLR 12, 1069-1109.
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import numpy as np
@@ -53,6 +52,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.validation import check_is_fitted
 
 from anonml._errors import InputError, PrivacyViolationError
+from anonml._utils import check_int, check_real
 from anonml.dp._diffprivlib import check_bounds, check_classes, check_labels
 from anonml.dp._logistic import ScoresClassifierMixin, check_features, check_lam
 from anonml.dp._noise import check_epsilon, l2_laplace_noise
@@ -146,20 +146,14 @@ def _check_input(X: Any, n_features: int | None = None) -> np.ndarray:
 
 
 def _check_gamma(gamma: Any) -> float:
-    if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real) or not (
-            np.isfinite(gamma) and gamma > 0):
-        raise InputError(
-            f"gamma={gamma!r} must be a positive number fixed in advance (the RBF kernel on "
-            "features scaled to [0, 1] by their public bounds), e.g. gamma=0.1; 'scale' would "
-            "read the private data")
-    return float(gamma)
+    return check_real("gamma", gamma, example=0.1,
+                      why="fixed in advance (the RBF kernel on features scaled to [0, 1] by "
+                      "their public bounds); 'scale' would read the private data")
 
 
 def _check_components(n: Any) -> int:
-    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or not 1 <= n <= MAX_COMPONENTS:
-        raise InputError(f"n_components={n!r} must be a whole number from 1 to "
-                         f"{MAX_COMPONENTS:,} (random frequencies), e.g. n_components=100")
-    return int(n)
+    return check_int("n_components", n, high=MAX_COMPONENTS, example=100,
+                     why="the number of random frequencies")
 
 
 # ---------------------------------------------------------------------------------------------

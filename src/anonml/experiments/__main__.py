@@ -24,6 +24,14 @@ import time
 from anonml._errors import AnonmlError
 
 
+def _done(start: float, paths: dict, markdown: bool = True) -> int:
+    """Print the run's time and the files it wrote (and its Markdown summary); exit status 0."""
+    print(f"done in {time.perf_counter() - start:.0f}s; wrote " + ", ".join(str(v) for v in paths.values()))
+    if markdown:
+        print(paths["markdown"].read_text())
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m anonml.experiments", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -103,8 +111,7 @@ def main(argv=None) -> int:
                 n_jobs=args.n_jobs, table2=not args.no_table2, command=cmd,
                 progress=lambda msg: print(msg, file=sys.stderr),
             )
-            print(f"done in {time.perf_counter() - t:.0f}s; wrote " + ", ".join(str(v) for v in paths.values()))
-            return 0
+            return _done(t, paths, markdown=False)
         if args.command in ("classic-accuracy", "malle"):
             from anonml.experiments import classic_accuracy as ca_mod
 
@@ -116,9 +123,7 @@ def main(argv=None) -> int:
                 results = ca_mod.run(args.figures, args.k, args.seeds, args.n_jobs, args.methods,
                                      progress=lambda msg: print(msg, file=sys.stderr))
                 paths = ca_mod.write_outputs(results, args.out, args.name)
-            print(f"done in {time.perf_counter() - t:.0f}s; wrote " + ", ".join(str(v) for v in paths.values()))
-            print(paths["markdown"].read_text())
-            return 0
+            return _done(t, paths)
         if args.command == "dp-masking":
             from anonml.experiments import dp_masking
 
@@ -126,9 +131,7 @@ def main(argv=None) -> int:
             toy = dp_masking.run_toy(n_samples=args.toy_samples, seed=args.seed)
             digits = dp_masking.run_digits(n_samples=args.digits_samples, seed=args.seed)
             paths = dp_masking.write_outputs(toy, digits, args.out, args.name)
-            print(f"done in {time.perf_counter() - t:.0f}s; wrote " + ", ".join(str(v) for v in paths.values()))
-            print(paths["markdown"].read_text())
-            return 0
+            return _done(t, paths)
         if args.command == "dp-accuracy":
             from anonml.experiments import dp_accuracy
 
@@ -136,9 +139,7 @@ def main(argv=None) -> int:
             results = dp_accuracy.run(args.datasets or dp_accuracy.DATASETS, args.epsilons, args.lams,
                                       args.reps, n_samples=args.n_samples, n_jobs=args.n_jobs)
             paths = dp_accuracy.write_outputs(results, args.out, args.name)
-            print(f"done in {time.perf_counter() - t:.0f}s; wrote " + ", ".join(str(v) for v in paths.values()))
-            print(paths["markdown"].read_text())
-            return 0
+            return _done(t, paths)
 
         if args.command == "forgetting":
             from anonml.experiments import forgetting
@@ -147,9 +148,7 @@ def main(argv=None) -> int:
             results = forgetting.run(args.seeds, args.fractions, args.k, args.n_jobs, args.n_train,
                                      n_test=args.n_test)
             paths = forgetting.write_outputs(results, args.out, args.name)
-            print(f"done in {time.perf_counter() - t:.0f}s; wrote " + ", ".join(str(v) for v in paths.values()))
-            print(paths["markdown"].read_text())
-            return 0
+            return _done(t, paths)
         if args.command == "combine":
             import pandas as pd
 
@@ -164,12 +163,10 @@ def main(argv=None) -> int:
         results = paper_accuracy.run(args.qi_sets, args.k, args.seeds, args.variants,
                                      args.ablation_qi_sets, args.n_train, args.n_jobs)
         paths = paper_accuracy.write_outputs(results, args.out, args.name)
-        print(f"done in {time.perf_counter() - t:.0f}s; wrote " + ", ".join(str(v) for v in paths.values()))
-        print(paths["markdown"].read_text())
+        return _done(t, paths)
     except AnonmlError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
-    return 0
 
 
 if __name__ == "__main__":

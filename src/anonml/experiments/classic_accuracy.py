@@ -45,7 +45,8 @@ from sklearn.svm import LinearSVC
 from sklearn.tree import DecisionTreeClassifier
 
 from anonml._errors import InputError
-from anonml.datasets import load_adult, load_loan
+from anonml.datasets import load_loan
+from anonml.experiments._data import Split, adult_split
 from anonml._models import paper_nn, preprocessor
 
 __all__ = ["FIGURES", "METHODS", "run", "run_malle", "summarize", "write_outputs", "write_malle"]
@@ -63,25 +64,14 @@ MALLE_WEIGHTS = {
 
 # -- data and models --------------------------------------------------------------------------------
 @dataclass
-class _Data:
+class _Data(Split):
     name: str
-    X_train: pd.DataFrame
-    X_test: pd.DataFrame
-    y_train: pd.Series
-    y_test: pd.Series
-    categorical: list
-    numeric: list
     qi_sets: dict
 
 
 def _adult() -> _Data:
-    d = load_adult()
-    X_train, X_test, y_train, y_test = d.train_test_split()
-    y_train, y_test = (y_train == ">50K").astype(int), (y_test == ">50K").astype(int)
-    cat = list(d.categorical_features)
-    num = [c for c in d.feature_names if c not in set(cat)]
-    return _Data("adult", X_train, X_test, y_train, y_test, cat, num,
-                 {k: list(v) for k, v in d.qi_sets.items()})
+    d, split = adult_split()
+    return _Data(**vars(split), name="adult", qi_sets={k: list(v) for k, v in d.qi_sets.items()})
 
 
 def _loan() -> _Data:
@@ -96,8 +86,8 @@ def _loan() -> _Data:
     X_train, X_test, y_train, y_test = _split(X, y)
     cat = list(d.categorical_features)
     num = [c for c in X.columns if c not in set(cat)]
-    return _Data("loan", X_train, X_test, y_train, y_test, cat, num,
-                 {"paper": list(d.qi_sets["paper"])})
+    return _Data(X_train, X_test, y_train, y_test, cat, num, name="loan",
+                 qi_sets={"paper": list(d.qi_sets["paper"])})
 
 
 def _split(X: pd.DataFrame, y: pd.Series):
@@ -490,11 +480,9 @@ def _plot(summary: pd.DataFrame, plt):
 
 def write_outputs(results: pd.DataFrame, out_dir: str | Path, name: str = "classic_vs_ag") -> dict:
     """Raw rows (CSV), summary (CSV, Markdown) and one plot panel per figure cell (PNG)."""
-    from anonml.experiments._output import write_bundle
+    from anonml.experiments._output import write_summarized
 
-    summary = summarize(results)
-    return write_bundle(out_dir, name, results, summary.round(5), _markdown(summary),
-                        lambda plt: _plot(summary, plt))
+    return write_summarized(out_dir, name, results, summarize(results), _markdown, _plot)
 
 
 def summarize_malle(results: pd.DataFrame) -> pd.DataFrame:
@@ -547,8 +535,7 @@ def _malle_plot(summary: pd.DataFrame, plt):
 
 
 def write_malle(results: pd.DataFrame, out_dir: str | Path, name: str = "malle_sangreea") -> dict:
-    from anonml.experiments._output import write_bundle
+    from anonml.experiments._output import write_summarized
 
-    summary = summarize_malle(results)
-    return write_bundle(out_dir, name, results, summary.round(5), _malle_markdown(summary),
-                        lambda plt: _malle_plot(summary, plt))
+    return write_summarized(out_dir, name, results, summarize_malle(results), _malle_markdown,
+                            _malle_plot)

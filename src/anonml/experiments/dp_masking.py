@@ -193,6 +193,25 @@ def _target_in_hull(W: np.ndarray, lam: float, B: float, n_classes: int, grid: i
 # ---------------------------------------------------------------------------------------------
 # the experiments
 # ---------------------------------------------------------------------------------------------
+def _sweep(result: MaskingResult, experiment: str, epsilons: Sequence[float], X_test: Any,
+           y_test: Any, n_samples: int, seed: int, in_hull: Any) -> MaskingResult:
+    """Mask ``result``'s private set at every epsilon and record each run in ``result``: its
+    table row (``experiment``; ``target_in_hull`` from ``in_hull(dp_coef)``), the masked set,
+    the model retrained on it and the DP coefficients."""
+    rows = []
+    for eps in epsilons:
+        row, gen, retrained = _mask_one(eps, result.X_private, result.y_private, X_test, y_test,
+                                        result.X_init, result.y_init, result.lam,
+                                        result.data_norm, n_samples, seed, result.nonprivate)
+        row["target_in_hull"] = in_hull(gen.coef_)
+        rows.append({"experiment": experiment, **row})
+        result.masked[float(eps)] = (gen.X_masked_, gen.y_masked_)
+        result.retrained[float(eps)] = retrained
+        result.dp_coef[float(eps)] = gen.coef_
+    result.table = pd.DataFrame(rows)
+    return result
+
+
 def run_toy(
     epsilons: Sequence[float] = (1.0, 100.0),
     *,
@@ -222,17 +241,8 @@ def run_toy(
     X0, y0 = draw(n_init, offsets)  # fresh public draws; class 2 from the shifted distribution
     nonprivate = RegularizedLogisticRegression(lam, data_norm).fit(X, y)
     result = MaskingResult(pd.DataFrame(), X, y, X0, y0, data_norm, lam, nonprivate=nonprivate)
-    rows = []
-    for eps in epsilons:
-        row, gen, retrained = _mask_one(eps, X, y, X_test, y_test, X0, y0, lam, data_norm,
-                                        n_samples, seed, nonprivate)
-        row["target_in_hull"] = _target_in_hull(gen.coef_, lam, data_norm, K, hull_grid)
-        rows.append({"experiment": "toy", **row})
-        result.masked[float(eps)] = (gen.X_masked_, gen.y_masked_)
-        result.retrained[float(eps)] = retrained
-        result.dp_coef[float(eps)] = gen.coef_
-    result.table = pd.DataFrame(rows)
-    return result
+    return _sweep(result, "toy", epsilons, X_test, y_test, n_samples, seed,
+                  lambda coef: _target_in_hull(coef, lam, data_norm, K, hull_grid))
 
 
 def run_digits(
@@ -267,17 +277,9 @@ def run_digits(
     result = MaskingResult(pd.DataFrame(), X, y, X0, y0, data_norm, lam, nonprivate=nonprivate,
                            extra={"pca": pca, "public_max_norm": float(np.linalg.norm(
                                pca.transform(pixels[~private]), axis=1).max())})
-    rows = []
-    for eps in epsilons:
-        row, gen, retrained = _mask_one(eps, X, y, X_test, y_test, X0, y0, lam, data_norm,
-                                        n_samples, seed, nonprivate)
-        row["target_in_hull"] = np.nan  # not checkable by a grid in 25 dimensions
-        rows.append({"experiment": "digits", **row})
-        result.masked[float(eps)] = (gen.X_masked_, gen.y_masked_)
-        result.retrained[float(eps)] = retrained
-        result.dp_coef[float(eps)] = gen.coef_
-    result.table = pd.DataFrame(rows)
-    return result
+    # target_in_hull: not checkable by a grid in 25 dimensions
+    return _sweep(result, "digits", epsilons, X_test, y_test, n_samples, seed,
+                  lambda coef: np.nan)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -411,7 +413,7 @@ def _plot_digits(res: MaskingResult, plt, per_class: int = 3):
 def write_outputs(toy: MaskingResult | None, digits: MaskingResult | None, out_dir: str | Path,
                   name: str = "dp_masking") -> dict[str, Path]:
     """Write ``{name}_toy.csv``, ``{name}_digits.csv``, a Markdown table and PNGs (if matplotlib)."""
-    from anonml._io import atomic_write, write_table
+    from anonml._output import atomic_write, write_table
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)

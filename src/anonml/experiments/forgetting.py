@@ -79,6 +79,7 @@ from sklearn.svm import LinearSVC
 
 from anonml._errors import InputError, names_list
 from anonml._models import preprocessor
+from anonml.experiments._data import Split, adult_split
 
 __all__ = [
     "CLASSIFIERS",
@@ -308,31 +309,18 @@ def anonymize(X: pd.DataFrame, y: Any, k: int, quasi_identifiers: Sequence[str],
 
 # -- the grid ---------------------------------------------------------------------------------
 @dataclass
-class _Data:
-    X_train: pd.DataFrame
-    X_test: pd.DataFrame
-    y_train: np.ndarray
-    y_test: np.ndarray
-    categorical: list
-    numeric: list
+class _Data(Split):
+    """Adult's split (labels as arrays), the 12 quasi-identifiers and the value ranking."""
+
     qi: list
     ranking: pd.DataFrame
 
 
 def _load(n_train: int | None, n_test: int | None, top: int, min_support: float) -> _Data:
-    from anonml.datasets import load_adult
-
-    d = load_adult()
-    X_train, X_test, y_train, y_test = d.train_test_split()
-    y_train, y_test = (y_train == ">50K").astype(int), (y_test == ">50K").astype(int)
-    if n_train is not None and n_train < len(X_train):
-        X_train, y_train = X_train.iloc[:n_train], y_train.iloc[:n_train]
-    if n_test is not None and n_test < len(X_test):
-        X_test, y_test = X_test.iloc[:n_test], y_test.iloc[:n_test]
-    cat = list(d.categorical_features)
-    num = [c for c in d.feature_names if c not in set(cat)]
-    ranking = rank_values(X_train, y_train.to_numpy(), cat, top=top, min_support=min_support)
-    return _Data(X_train, X_test, y_train.to_numpy(), y_test.to_numpy(), cat, num,
+    d, s = adult_split(n_train, n_test)
+    y_train, y_test = s.y_train.to_numpy(), s.y_test.to_numpy()
+    ranking = rank_values(s.X_train, y_train, s.categorical, top=top, min_support=min_support)
+    return _Data(s.X_train, s.X_test, y_train, y_test, s.categorical, s.numeric,
                  list(d.qi_sets["12"]), ranking)
 
 
@@ -580,24 +568,14 @@ def _markdown(df: pd.DataFrame, summary: pd.DataFrame) -> str:
     ]
     for title, mean, std, delta in blocks:
         lines += [f"\n## {title} (anonymized: raw test rows)\n", head, rule]
-        for key, part in _table_rows(shown):
-            cells = []
-            for c in classifiers:
-                row = part[part.classifier == c]
-                cells.append(_cell(row[mean].iloc[0], row[std].iloc[0], row[delta].iloc[0])
-                             if len(row) else "")
-            lines.append(f"| {key} | {part.n_train.iloc[0]:,.0f} | " + " | ".join(cells) + " |")
+        lines += _table_lines(shown, classifiers, lambda row, mean=mean, std=std, delta=delta:
+                              _cell(row[mean].iloc[0], row[std].iloc[0], row[delta].iloc[0]))
     anon = summary[summary.setting == "anonymized"]
     if len(anon):
         lines += ["\n## Test accuracy of the anonymized models on test rows mapped by the anonymizer\n",
                   head, rule]
-        for key, part in _table_rows(anon):
-            cells = []
-            for c in classifiers:
-                row = part[part.classifier == c]
-                cells.append(_cell(row.mapped_mean.iloc[0], row.mapped_std.iloc[0],
-                                   row.delta_accuracy_mapped.iloc[0]) if len(row) else "")
-            lines.append(f"| {key} | {part.n_train.iloc[0]:,.0f} | " + " | ".join(cells) + " |")
+        lines += _table_lines(anon, classifiers, lambda row: _cell(
+            row.mapped_mean.iloc[0], row.mapped_std.iloc[0], row.delta_accuracy_mapped.iloc[0]))
         kv = anon.groupby("k").k_verified_min.min()
         lines.append("\nSmallest equivalence class, re-checked with `anonml.privacy.k_anonymity`: "
                      + ", ".join(f"k={int(k)}: {int(v)}" for k, v in kv.items()) + ".")
@@ -605,16 +583,24 @@ def _markdown(df: pd.DataFrame, summary: pd.DataFrame) -> str:
     if len(dele):
         lines += ["\n## Accuracy on the test rows that carry the deleted value / on the others\n",
                   head, rule]
-        for key, part in _table_rows(dele):
-            cells = []
-            for c in classifiers:
-                row = part[part.classifier == c]
-                cells.append(f"{row.value_rows_mean.iloc[0]:.4f} / {row.other_rows_mean.iloc[0]:.4f}"
-                             if len(row) else "")
-            lines.append(f"| {key} | {part.n_train.iloc[0]:,.0f} | " + " | ".join(cells) + " |")
+        lines += _table_lines(dele, classifiers, lambda row: (
+            f"{row.value_rows_mean.iloc[0]:.4f} / {row.other_rows_mean.iloc[0]:.4f}"))
     lines.append("\nSaNGreeA, the anonymizer of Malle et al., is not implemented in anonml; the "
                  "anonymized rows above use accuracy-guided anonymization (AG) on the true labels.")
     return "\n".join(lines) + "\n"
+
+
+def _table_lines(summary: pd.DataFrame, classifiers: list, cell) -> list[str]:
+    """The Markdown rows of one table: a row label, the training rows and one cell per
+    classifier (``cell(rows of that classifier)``, empty when it has none)."""
+    lines = []
+    for key, part in _table_rows(summary):
+        cells = []
+        for c in classifiers:
+            row = part[part.classifier == c]
+            cells.append(cell(row) if len(row) else "")
+        lines.append(f"| {key} | {part.n_train.iloc[0]:,.0f} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def _table_rows(summary: pd.DataFrame):
@@ -634,14 +620,15 @@ def write_outputs(df: pd.DataFrame, out_dir: str | Path, name: str = "forgetting
     dict
         Paths by kind: ``raw``, ``summary``, ``markdown`` and ``plot``.
     """
-    from anonml.experiments._output import write_bundle
+    from anonml.experiments._output import write_summarized
 
-    summary = summarize(df)
-    return write_bundle(out_dir, name, df, summary.round(5), _markdown(df, summary),
-                        lambda plt: _plot(summary, plt), dpi=110)
+    return write_summarized(out_dir, name, df, summarize(df),
+                            lambda summary: _markdown(df, summary), _plot)
 
 
 def _plot(summary: pd.DataFrame, plt):
+    from anonml.experiments._output import finish_k_panel, plot_raw_and_mapped
+
     classifiers = [c for c in CLASSIFIERS if c in set(summary.classifier)]
     anon = summary[summary.setting == "anonymized"]
     n_rows = 2 if len(anon) else 1
@@ -667,15 +654,9 @@ def _plot(summary: pd.DataFrame, plt):
         if len(anon):
             ax2 = axes[1][j]
             part = anon[anon.classifier == c].sort_values("k")
-            ax2.errorbar(part.k, part.accuracy_mean, yerr=part.accuracy_std, marker="o", ms=4,
-                         capsize=2, color="tab:gray", label="AG, raw test rows")
-            ax2.errorbar(part.k, part.mapped_mean, yerr=part.mapped_std, marker="s", ms=4, capsize=2,
-                         color="tab:gray", ls="--", label="AG, test rows mapped")
-            ax2.axhline(base.accuracy_mean, color="black", ls=":", label="baseline (all rows)")
-            ax2.set_xscale("log")
-            ax2.set_xlabel("k (12 quasi-identifiers)")
-            ax2.set_title(f"{_SHORT[c]}: anonymized instead")
-            ax2.grid(alpha=0.3)
+            plot_raw_and_mapped(ax2, part, "AG", "tab:gray", ms=4, capsize=2)
+            finish_k_panel(ax2, base.accuracy_mean, "baseline (all rows)",
+                           "k (12 quasi-identifiers)", f"{_SHORT[c]}: anonymized instead")
     axes[0][0].set_ylabel("test accuracy")
     axes[0][0].legend(loc="lower left", fontsize=7)
     if len(anon):

@@ -45,7 +45,7 @@ from sklearn.exceptions import ConvergenceWarning
 
 from anonml._errors import InputError
 from anonml.anonymize import AccuracyGuidedAnonymizer
-from anonml.datasets import load_adult
+from anonml.experiments._data import Split, adult_split
 from anonml._models import paper_nn
 
 __all__ = ["VARIANTS", "run", "summarize", "write_outputs"]
@@ -72,26 +72,13 @@ VARIANTS: dict[str, dict[str, Any]] = {
 
 
 @dataclass
-class _Data:
-    X_train: pd.DataFrame
-    X_test: pd.DataFrame
-    y_train: pd.Series
-    y_test: pd.Series
-    categorical: list
-    numeric: list
+class _Data(Split):
     qi_sets: dict
 
 
 def _load(n_train: int | None) -> _Data:
-    d = load_adult()
-    X_train, X_test, y_train, y_test = d.train_test_split()
-    # integer labels (1 = income >50K): the network's early stopping needs them before sklearn 1.9
-    y_train, y_test = (y_train == ">50K").astype(int), (y_test == ">50K").astype(int)
-    if n_train is not None and n_train < len(X_train):
-        X_train, y_train = X_train.iloc[:n_train], y_train.iloc[:n_train]
-    cat = list(d.categorical_features)
-    num = [c for c in d.feature_names if c not in set(cat)]
-    return _Data(X_train, X_test, y_train, y_test, cat, num, {k: list(v) for k, v in d.qi_sets.items()})
+    d, split = adult_split(n_train)
+    return _Data(**vars(split), qi_sets={k: list(v) for k, v in d.qi_sets.items()})
 
 
 def _fit_quiet(model, X, y):
@@ -208,14 +195,14 @@ def _markdown(summary: pd.DataFrame) -> str:
 
 def write_outputs(results: pd.DataFrame, out_dir: str | Path, name: str = "accuracy_vs_k") -> dict[str, Path]:
     """Write the raw rows (CSV), the summary (CSV and Markdown) and a plot (PNG, if matplotlib)."""
-    from anonml.experiments._output import write_bundle
+    from anonml.experiments._output import write_summarized
 
-    summary = summarize(results)
-    return write_bundle(out_dir, name, results, summary.round(5), _markdown(summary),
-                        lambda plt: _plot(summary, plt), dpi=110)
+    return write_summarized(out_dir, name, results, summarize(results), _markdown, _plot)
 
 
 def _plot(summary: pd.DataFrame, plt):
+    from anonml.experiments._output import finish_k_panel, plot_raw_and_mapped
+
     shown = [v for v in ("paper", "anonml") if v in set(summary.variant)]
     if not shown:
         return None
@@ -228,16 +215,9 @@ def _plot(summary: pd.DataFrame, plt):
             if part.empty:
                 continue
             color, label = styles[v]
-            ax.errorbar(part.k, part.accuracy_mean, yerr=part.accuracy_std, marker="o", capsize=3,
-                        color=color, label=f"{label}, raw test rows")
-            ax.errorbar(part.k, part.mapped_mean, yerr=part.mapped_std, marker="s", capsize=3,
-                        color=color, ls="--", label=f"{label}, test rows mapped")
-        ax.axhline(summary[summary.qi_set == q].baseline_mean.iloc[0], color="black", ls=":",
-                   label="baseline (no anonymization)")
-        ax.set_xscale("log")
-        ax.set_xlabel("k")
-        ax.set_title(f"Adult, NN, {q} quasi-identifiers")
-        ax.grid(alpha=0.3)
+            plot_raw_and_mapped(ax, part, label, color, capsize=3)
+        finish_k_panel(ax, summary[summary.qi_set == q].baseline_mean.iloc[0],
+                       "baseline (no anonymization)", "k", f"Adult, NN, {q} quasi-identifiers")
     axes[0][0].set_ylabel("test accuracy")
     axes[0][0].legend(loc="lower left", fontsize=8)
     fig.tight_layout()

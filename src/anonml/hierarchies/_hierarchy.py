@@ -36,7 +36,8 @@ import numpy as np
 import pandas as pd
 
 from anonml._errors import InputError
-from anonml._io import atomic_write
+from anonml._output import atomic_write
+from anonml._utils import check_int, check_real
 
 __all__ = ["Hierarchy"]
 
@@ -265,17 +266,8 @@ class Hierarchy:
 
     # -- structure -----------------------------------------------------------------------------
     def _check_level(self, level: Any) -> int:
-        if isinstance(level, bool) or not isinstance(level, (int, np.integer)):
-            raise InputError(
-                f"level={level!r} for {self._where()} is not an integer; pass 0 (leaves) .. "
-                f"{self.height} (root)"
-            )
-        if not 0 <= level <= self.height:
-            raise InputError(
-                f"level={level} is out of range for {self._where()} of height {self.height}; "
-                f"pass 0 (leaves) .. {self.height} (root)"
-            )
-        return int(level)
+        return check_int("level", level, low=0, high=self.height,
+                         why=f"{self._where()} has 0 (leaves) .. {self.height} (root)")
 
     def n_nodes(self, level: int) -> int:
         """Number of nodes at ``level`` (``n_leaves`` at level 0, 1 at the root level)."""
@@ -655,10 +647,7 @@ class Hierarchy:
         if not fans:
             raise InputError("fanouts is empty; pass at least one group size, e.g. [2, 2]")
         for f in fans:
-            if isinstance(f, bool) or not isinstance(f, (int, np.integer)) or f < 2:
-                raise InputError(
-                    f"fanout {f!r} must be an integer >= 2 (nodes per parent), e.g. fanouts=[2, 2]"
-                )
+            check_int("fanout", f, low=2, why="nodes per parent, e.g. fanouts=[2, 2]")
         n = len(leaves)
         leaf_arr = _as_leaf_array(leaves)
         text = np.array([str(v) for v in leaf_arr], dtype=object)
@@ -707,10 +696,7 @@ def _check_widths(widths: Sequence[float]) -> list[float]:
         raise InputError(f"widths={widths!r} must be a non-empty list of numbers, e.g. [5, 10, 20]")
     w = []
     for v in widths:
-        if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)):
-            raise InputError(f"width {v!r} is not a number; pass e.g. widths=[5, 10, 20]")
-        if not (math.isfinite(float(v)) and float(v) > 0):
-            raise InputError(f"width {v!r} must be a positive number; pass e.g. widths=[5, 10, 20]")
+        check_real("width", v, why="e.g. widths=[5, 10, 20]")
         w.append(float(v))
     for a, b in itertools.pairwise(w):
         ratio = b / a

@@ -15,7 +15,6 @@ what lets a partitioner repair a violating group by merging it into a neighbour.
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
@@ -23,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from anonml._errors import InputError, names_list
+from anonml._utils import check_real
 from anonml.privacy._diversity import (
     L_KINDS,
     check_c,
@@ -152,12 +152,7 @@ class PrivacyModel:
 
 
 def _check_number(name: str, value: Any, low: float, high: float | None, example: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value):
-        raise InputError(f"{name}={value!r} is not a number; pass e.g. {name}={example}")
-    if value < low or (high is not None and value > high):
-        rng = f">= {low:g}" if high is None else f"in [{low:g}, {high:g}]"
-        raise InputError(f"{name}={value!r} is out of range; pass a value {rng}, e.g. {example}")
-    return float(value)
+    return check_real(name, value, low=low, high=high, closed="both", example=example)
 
 
 def build_privacy_model(

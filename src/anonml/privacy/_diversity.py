@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 from anonml._errors import InputError, names_list
+from anonml._utils import check_real
 from anonml.encoding import as_frame, resolve_columns
 
 __all__ = [
@@ -265,13 +266,9 @@ def t_closeness(
 
     Parameters
     ----------
-    table : DataFrame or 2-D array
-        The released table.
-    quasi_identifiers : list
-        QI columns; they define the equivalence classes.
-    sensitive : column name
-        The sensitive attribute (not a QI); its distribution over the whole table is the
-        reference.
+    table, quasi_identifiers, sensitive
+        As in :func:`l_diversity`; the distribution of ``sensitive`` over the whole table is
+        the reference.
     distance : {"auto", "equal", "ordered", "hierarchical"}, default "auto"
         Ground distance of the EMD (module docstring). ``"auto"``: ordered for a numeric
         attribute, hierarchical when a hierarchy is given, else equal.
@@ -323,8 +320,4 @@ def check_c(c: Any) -> float:
     """Validate the c of recursive (c, l)-diversity."""
     if c is None:
         raise InputError("recursive (c, l)-diversity needs c; pass e.g. c=3")
-    if isinstance(c, bool) or not isinstance(c, (int, float, np.integer, np.floating)) or not (
-        np.isfinite(c) and c > 0
-    ):
-        raise InputError(f"c={c!r}; pass a positive number, e.g. c=3")
-    return float(c)
+    return check_real("c", c, example=3)

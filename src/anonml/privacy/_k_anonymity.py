@@ -72,10 +72,8 @@ def k_anonymity(
 
     Parameters
     ----------
-    table : DataFrame or 2-D array
-        The released table.
-    quasi_identifiers : list
-        Column names (integer positions for an array); None means every column.
+    table, quasi_identifiers
+        As in :func:`equivalence_classes`.
     k : int, optional
         Required with ``return_violations``: classes smaller than ``k`` are violations.
     return_violations : bool, default False

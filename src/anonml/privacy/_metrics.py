@@ -67,6 +67,7 @@ import numpy as np
 import pandas as pd
 
 from anonml._errors import InputError
+from anonml._utils import check_int
 from anonml.encoding import as_frame, detect_categorical, resolve_columns, scaled_values
 
 __all__ = [
@@ -513,8 +514,8 @@ def discernibility(groups: Any, *, suppressed: Any = None, k: int | None = None)
     >>> discernibility([0, 0, 0, 1], k=2)  # 3^2 + one row of a too small class: 4
     13
     """
-    if k is not None and (isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1):
-        raise InputError(f"k={k!r} must be a positive integer, the k the table was anonymized for")
+    if k is not None:
+        check_int("k", k, why="the k the table was anonymized for")
     cls, _, n_classes = _classes(groups, suppressed)
     sizes = np.bincount(cls[cls >= 0], minlength=n_classes).astype(np.int64)
     n = cls.shape[0]
@@ -534,8 +535,7 @@ def average_class_size(groups: Any, k: int, *, suppressed: Any = None) -> float:
     >>> average_class_size([0, 0, 0, 1, 1, 1, 1], 3)  # (7 / 2) / 3
     1.1666666666666667
     """
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise InputError(f"k={k!r} must be a positive integer, the k the table was anonymized for")
+    check_int("k", k, why="the k the table was anonymized for")
     cls, _, n_classes = _classes(groups, suppressed)
     if n_classes == 0:
         return float("nan")

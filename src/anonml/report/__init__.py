@@ -95,7 +95,7 @@ def write_report(
 
     Everything is validated and rendered in memory first, so a bad report or a failing
     renderer writes nothing. The files are then written as a set (see
-    :func:`anonml._io.atomic_write_set`): into a temporary folder first, then renamed into
+    :func:`anonml._output.atomic_write_set`): into a temporary folder first, then renamed into
     place, so after a failure (a full disk while writing the PDF, SIGTERM) the folder holds
     either the whole new set or what it held before.
 
@@ -128,7 +128,7 @@ def write_report(
     anonml.OutputError
         If writing failed (disk full, permission denied); nothing was changed.
     """
-    from anonml._io import atomic_write_set
+    from anonml._output import atomic_write_set
 
     wanted = check_formats(formats)
     folder = Path(out_dir)

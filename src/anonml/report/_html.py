@@ -340,16 +340,26 @@ def _labelled(text: str, labels: dict, keys: bool = True) -> str:
     return html_text
 
 
+def _section_head(section_id: str, title: str, intro: str) -> str:
+    """A section's opening tag, its heading and its muted introduction (``intro`` is HTML)."""
+    return f'<section id="{section_id}"><h2>{title}</h2><p class="muted small">{intro}</p>'
+
+
+def _empty_section(head: str, text: str) -> str:
+    """``head`` closed with the one line saying the section has nothing to show."""
+    return head + f'<p class="empty">{text}</p></section>'
+
+
 def _evidence(report: dict) -> str:
     rules = report["rules"]
     labels = report.get("labels") or {}
-    head = (
-        '<section id="evidence"><h2>Evidence</h2>'
-        f'<p class="muted small">Every rule of the rule set <strong>{_e(rules["name"])}</strong> '
-        f"(version {_e(rules['version'])}, from {_e(rules['origin'])}), failing rules first.</p>"
+    head = _section_head(
+        "evidence", "Evidence",
+        f"Every rule of the rule set <strong>{_e(rules['name'])}</strong> "
+        f"(version {_e(rules['version'])}, from {_e(rules['origin'])}), failing rules first.",
     )
     if not report["evidence"]:
-        return head + '<p class="empty">No rule was evaluated.</p></section>'
+        return _empty_section(head, "No rule was evaluated.")
     rows = []
     for outcome, title, members in evidence_groups(report["evidence"]):
         rows.append(f'<tr class="group"><th colspan="5">{_e(title)}</th></tr>')
@@ -476,15 +486,14 @@ def _roc_svg(attacks: list[dict]) -> str:
 
 def _attacks(report: dict) -> str:
     attacks = report["attacks"]
-    head = (
-        '<section id="attacks"><h2>Membership attacks</h2>'
-        '<p class="muted small">Each attack tries to tell whether a person was in the training '
-        "data. "
+    head = _section_head(
+        "attacks", "Membership attacks",
+        "Each attack tries to tell whether a person was in the training data. "
         "An AUC of 0.5 and a curve on the chance line mean the attack does no better than a guess; "
-        "what matters most is the true positive rate at a low false positive rate.</p>"
+        "what matters most is the true positive rate at a low false positive rate.",
     )
     if not attacks:
-        return head + '<p class="empty">No membership attack was run.</p></section>'
+        return _empty_section(head, "No membership attack was run.")
     def tpr(a: dict, rate: str) -> str:
         fpr_min = a.get("fpr_min")
         if fpr_min and fpr_min > float(rate) * (1 + 1e-9):
@@ -609,15 +618,15 @@ def _arr_svg(rows: list[dict]) -> str:
 
 def _attribute(report: dict) -> str:
     rows = report["attribute_risk"]
-    head = (
-        '<section id="attribute-risk"><h2>Attribute inference</h2>'
-        '<p class="muted small">For each feature, how much better an attacker who has the model '
-        "guesses its value for people in the training data than for other people (attribute risk "
-        "ratio, ARR). An ARR of 1 means no extra risk; filled red dots mark features where the "
-        "extra risk is statistically significant.</p>"
+    head = _section_head(
+        "attribute-risk", "Attribute inference",
+        "For each feature, how much better an attacker who has the model guesses its value for "
+        "people in the training data than for other people (attribute risk ratio, ARR). An ARR "
+        "of 1 means no extra risk; filled red dots mark features where the extra risk is "
+        "statistically significant.",
     )
     if not rows:
-        return head + '<p class="empty">No attribute inference attack was run.</p></section>'
+        return _empty_section(head, "No attribute inference attack was run.")
     significant = '<strong class="o-fail">significant</strong>'
     def note(r: dict) -> str:
         if r["arr"] is not None:

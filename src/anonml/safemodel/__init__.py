@@ -12,7 +12,7 @@ Based on SACRO-ML (AI-SDC) ``safemodel`` and its attack suite; see ``docs/releas
 """
 
 from anonml._lazy import lazy_attributes
-from anonml.safemodel._family import model_family
+from anonml.modelfile._family import model_family
 from anonml.safemodel._rules import (
     FAMILIES,
     MEASURES,
@@ -46,17 +46,17 @@ _LAZY = {
     "SafeXGBClassifier": "anonml.safemodel._optional",
     "request_release": "anonml.safemodel._release",
     "ReleaseDecision": "anonml.safemodel._release",
-    "fingerprint": "anonml.safemodel._fingerprint",
-    "diff_fingerprints": "anonml.safemodel._fingerprint",
-    "structural_measures": "anonml.safemodel._structure",
-    "load_model": "anonml.safemodel._model_file",
-    "save_model": "anonml.safemodel._model_file",
-    "open_model": "anonml.safemodel._sandbox",
-    "SandboxedModel": "anonml.safemodel._sandbox",
-    "SandboxedEstimator": "anonml.safemodel._sandbox",
-    "verify_mapping": "anonml.safemodel._mapping",
-    "release_pipeline": "anonml.safemodel._mapping",
-    "inventory": "anonml.safemodel._inventory",
+    "fingerprint": "anonml.modelfile",
+    "diff_fingerprints": "anonml.modelfile",
+    "structural_measures": "anonml.modelfile",
+    "load_model": "anonml.modelfile",
+    "save_model": "anonml.modelfile",
+    "open_model": "anonml.modelfile",
+    "SandboxedModel": "anonml.modelfile",
+    "SandboxedEstimator": "anonml.modelfile",
+    "verify_mapping": "anonml.modelfile",
+    "release_pipeline": "anonml.modelfile",
+    "inventory": "anonml.modelfile",
 }
 
 __all__ = [

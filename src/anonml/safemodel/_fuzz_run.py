@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from anonml.safemodel._fuzz import MARKER_MODULE, mutants
+from anonml.modelfile._fuzz import MARKER_MODULE, mutants
 
 #: every outcome of a mutant; the last five are findings
 OUTCOMES = ("ok", "refused", "bad_answer", "signal", "hang", "traceback", "code_ran")
@@ -375,10 +375,10 @@ def _batch(job: dict) -> int:  # pragma: no cover - runs in the batch process
 
     import pandas as pd
 
-    from anonml.safemodel import _sandbox
+    from anonml.modelfile import _sandbox_process
 
     # the sandbox's call budget a little under the fuzzer's: a hang it stops is a refusal
-    _sandbox._Worker.request.__defaults__ = (float(job["timeout"]),)
+    _sandbox_process._Worker.request.__defaults__ = (float(job["timeout"]),)
     tables: dict = {}
     for name in set(job["rows"]):
         table = pd.read_pickle(name)

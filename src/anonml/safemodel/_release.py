@@ -29,12 +29,15 @@ import numpy as np
 import pandas as pd
 
 from anonml._errors import InputError
-from anonml.attacks._core import Target, json_safe
-from anonml.safemodel._family import _is_pipeline, model_family
+from anonml._progress import check_progress
+from anonml._utils import json_safe
+from anonml.attacks._core import Target
+from anonml.modelfile._facts import posthoc_facts
+from anonml.modelfile._sandbox import is_sandboxed
+from anonml.modelfile._family import _is_pipeline, model_family
 from anonml.safemodel._rules import evaluate_rules, resolve_rules
-from anonml.safemodel._sandbox import is_sandboxed
 from anonml.safemodel._verdict import Verdict, decide
-from anonml.safemodel._wrappers import SafeModelMixin, posthoc_facts
+from anonml.safemodel._wrappers import SafeModelMixin
 
 ATTACKS = ("worst_case", "rmia", "lira", "attribute")
 DEFAULT_ATTACKS = ("worst_case", "rmia", "attribute")
@@ -92,7 +95,7 @@ def plain_estimator(model: Any) -> Any:
     which must not warn or fingerprint at every fit)."""
     from sklearn.base import clone
 
-    from anonml.safemodel._sandbox import is_sandboxed
+    from anonml.modelfile._sandbox import is_sandboxed
 
     if is_sandboxed(model):  # rebuilt from the bounded refit schema, fitted in a worker
         return clone(model)
@@ -378,10 +381,11 @@ def mapping_details(mapping: dict) -> dict:
 
 
 class _Stages:
-    """Times the steps and tells ``progress(message)`` when each starts and ends."""
+    """Times the steps and announces each to ``progress`` as it starts and ends
+    (``progress("<step> ...", 0, None)``, then ``progress("<step>: 1.2 s", 0, None)``)."""
 
     def __init__(self, progress: Callable | None):
-        self.progress = progress
+        self.progress = check_progress(progress)
         self.times: dict = {}
 
     def __call__(self, name: str) -> _Stages:
@@ -390,14 +394,13 @@ class _Stages:
 
     def __enter__(self) -> None:
         self._t0 = time.perf_counter()
-        if self.progress is not None:
-            self.progress(f"{self._name} ...")
+        self.progress(f"{self._name} ...", 0, None)
 
     def __exit__(self, *exc: object) -> None:
         dt = time.perf_counter() - self._t0
         self.times[self._name] = round(dt, 3)
-        if self.progress is not None and exc[0] is None:
-            self.progress(f"{self._name}: {dt:.1f} s")
+        if exc[0] is None:
+            self.progress(f"{self._name}: {dt:.1f} s", 0, None)
 
 
 def request_release(
@@ -472,14 +475,17 @@ def request_release(
     n_jobs, random_state :
         Passed to the attacks.
     progress : callable, optional
-        Called with one line of text as each step starts and ends.
+        The one progress protocol (:mod:`anonml._progress`): ``progress(step, 0, None)`` as
+        each step starts and ends (``"worst-case membership attack ..."``, ``"...: 1.2 s"``),
+        and ``progress(label, done, total)`` inside the long steps: ``done = 0`` when the
+        step's counted parts begin, then as each finishes, up to ``total``: the worst-case
+        attack's repetitions (``"worst-case attack repetitions"``), RMIA's or LiRA's reference
+        models (``"RMIA reference models"``, ``"LiRA shadow models"``) and the attribute
+        attack's features (``"attribute attack features"``). Called from the calling thread,
+        never from a worker. The command line shows a progress bar with it.
     progress_count : callable, optional
-        Called as ``progress_count(label, done, total)`` inside the long steps: ``done = 0``
-        when the step's counted parts begin, then as each finishes, up to ``total``: the
-        worst-case attack's repetitions (``"worst-case attack repetitions"``), RMIA's or
-        LiRA's reference models (``"RMIA reference models"``, ``"LiRA shadow models"``) and
-        the attribute attack's features (``"attribute attack features"``). Called from the
-        calling thread, never from a worker. The command line shows a progress bar with it.
+        Receives the counted calls instead of ``progress`` (same protocol); kept for callers
+        that want the counts apart.
     started : float, optional
         ``time.perf_counter()`` when the run began, if before this call (the command line
         reads the tables and the model first): the report's time taken counts from it.
@@ -557,7 +563,8 @@ def request_release(
         target, model, attacks, n_reference=n_reference, attribute_features=attribute_features,
         attribute_label=attribute_label,
         max_attribute_records=max_attribute_records, categorical_features=categorical_features,
-        n_jobs=n_jobs, random_state=random_state, stage=stage, progress=progress_count)
+        n_jobs=n_jobs, random_state=random_state, stage=stage,
+        progress=progress if progress_count is None else progress_count)
     facts["measures"].update(attack_measures)
     facts["measures"] = json_safe(facts["measures"])
     facts["measures"] = {k: v for k, v in facts["measures"].items() if v is not None}

@@ -10,10 +10,10 @@ from typing import Any
 
 import pandas as pd
 
-from anonml.attacks._core import json_safe
-from anonml.safemodel._family import describe_model, model_params, unwrap
+from anonml._utils import json_safe
+from anonml.modelfile._facts import fingerprint_holder
+from anonml.modelfile._family import describe_model, model_params, unwrap
 from anonml.safemodel._rules import MEASURE_LABELS
-from anonml.safemodel._wrappers import fingerprint_holder
 
 SCHEMA_VERSION = "1.0"
 

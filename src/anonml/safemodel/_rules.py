@@ -257,7 +257,7 @@ def _check_subject(kind: str, subject: str, families: tuple, where: str) -> None
             groups = ", ".join(dict.fromkeys(m.split(".")[0] for m in MEASURES))
             fix = f"name a measure of {groups} (anonml.safemodel.MEASURES lists them)"
         raise _bad(where, f"measure {subject!r} is not one anonml produces{close}", fix)
-    from anonml.safemodel._family import family_param_names
+    from anonml.modelfile._family import family_param_names
 
     targets = [f for f in FAMILIES if f != "generic"] if "any" in families else list(families)
     known: set = set()

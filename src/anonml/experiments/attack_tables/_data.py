@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from anonml._errors import InputError
+from anonml.experiments._data import Split
 from anonml.experiments.attack_tables._constants import _TARGETS, PUBLIC_RANGES
 
 
@@ -16,7 +17,7 @@ from anonml.experiments.attack_tables._constants import _TARGETS, PUBLIC_RANGES
 # data
 # =============================================================================================
 @dataclass
-class TableData:
+class TableData(Split):
     """One dataset of the tables: a fixed split plus what the encoders may know publicly.
 
     Attributes
@@ -38,12 +39,6 @@ class TableData:
     """
 
     name: str
-    X_train: pd.DataFrame
-    X_test: pd.DataFrame
-    y_train: np.ndarray
-    y_test: np.ndarray
-    categorical: list
-    numeric: list
     qi: list
     classes: list
     categories: dict = field(default_factory=dict)

@@ -75,9 +75,7 @@ def _membership_attacks(
             attack_model=cfg.mia_model, random_state=seed, n_jobs=1
         ).run(target)
         out.update(
-            mia_accuracy=r.accuracy,
-            mia_precision=r.precision,
-            mia_recall=r.recall,
+            **_classification_figures("mia", r),
             mia_auc=r.auc,
             mia_advantage=r.advantage,
             mia_tpr_fpr0_1pct=r.tpr_at_fpr(0.001),
@@ -141,6 +139,11 @@ def _accuracies(model: Any, data: TableData) -> dict:
         "test_acc": float(np.mean(model.predict(data.X_test) == data.y_test)),
         "test_majority_acc": majority_share(data.y_test),
     }
+
+
+def _classification_figures(prefix: str, result: Any) -> dict:
+    """An attack's accuracy, precision and recall as ``<prefix>_accuracy`` ... (table columns)."""
+    return {f"{prefix}_{name}": getattr(result, name) for name in ("accuracy", "precision", "recall")}
 
 
 def _model_kwargs(cfg: _Config) -> dict:

@@ -14,7 +14,13 @@ from anonml._errors import InputError
 from anonml.experiments.attack_tables._constants import AG_PAPER
 from anonml.experiments.attack_tables._data import TableData, load_data
 from anonml.experiments.attack_tables._models import make_model
-from anonml.experiments.attack_tables.table1 import _accuracies, _check_ints, _order, _run_tasks
+from anonml.experiments.attack_tables.table1 import (
+    _accuracies,
+    _check_ints,
+    _classification_figures,
+    _order,
+    _run_tasks,
+)
 
 
 # =============================================================================================
@@ -49,21 +55,15 @@ def _attribute_row(data: TableData, seed: int, k: int, cfg_feature: str, positiv
         )
     row.update(_accuracies(model, data), seconds_train=round(time.perf_counter() - t0, 2))
     target = Target(model, data.X_train, data.y_train, data.X_test, data.y_test)
-    bb = AttributeInferenceBlackBox(
-        cfg_feature, positive_value=positive, random_state=seed, n_jobs=1
-    ).run(target)
-    base = AttributeInferenceBaseline(
-        cfg_feature, positive_value=positive, random_state=seed, n_jobs=1
-    ).run(target)
+    bb, base = (
+        attack(cfg_feature, positive_value=positive, random_state=seed, n_jobs=1).run(target)
+        for attack in (AttributeInferenceBlackBox, AttributeInferenceBaseline)
+    )
     wc = WorstCaseAttribute(features=[cfg_feature]).run(target)[cfg_feature]
     row.update(
-        attr_accuracy=bb.accuracy,
-        attr_precision=bb.precision,
-        attr_recall=bb.recall,
+        **_classification_figures("attr", bb),
         attr_nonmember_accuracy=bb.nonmember_accuracy,
-        attr_baseline_accuracy=base.accuracy,
-        attr_baseline_precision=base.precision,
-        attr_baseline_recall=base.recall,
+        **_classification_figures("attr_baseline", base),
         attr_majority_accuracy=bb.baseline_accuracy,
         arr=wc.arr,
         arr_pvalue=wc.pvalue,

@@ -1,0 +1,557 @@
+"""Building the :class:`~anonml.anonymize._routing.RoutingTree` of a fitted anonymizer.
+
+At the end of ``fit`` the anonymizer's own routing (the accuracy-guided exact or histogram tree
+and its Mondrian refinement, Mondrian's cuts, the R+-tree's splits; a Hilbert run, or a
+Mondrian relaxed or hierarchy cut, first learnt as a tree of pure leaves over the training
+groups by :func:`_fit_partition_tree`) is rewritten on the raw column values: every numeric
+threshold by the rounding rule of :mod:`anonml.anonymize._routing`, every categorical split as
+a named set of categories; then splits that change nothing are collapsed (:func:`_simplify`)
+and the tree is checked to route every training row to its group.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from anonml.anonymize._routing import RoutingTree, _text_between, _threshold_avoiding
+from anonml.anonymize._routing_leaves import (
+    LeafSummary,
+    boxes_route_to_groups,
+    encoded_leaves,
+    split_bounds,
+)
+
+__all__ = ["anonymizer_routing", "build_routing"]
+
+
+def _plain(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value
+
+
+
+def build_routing(
+    frame: pd.DataFrame,
+    columns: Sequence[Any],
+    categorical: Sequence[Any],
+    E: np.ndarray,
+    efeat_col: np.ndarray,
+    tree: dict,
+    shown: dict | None = None,
+) -> RoutingTree:
+    """Rewrite a fitted tree on encoded values as a :class:`RoutingTree` on raw values.
+
+    Parameters
+    ----------
+    frame : DataFrame
+        The training rows.
+    columns, categorical : list
+        The columns the routing reads, and the categorical ones among them.
+    E : ndarray, shape (n_rows, n_encoded)
+        The encoded training rows the tree routes by (ranks, bins, one-hot indicators, codes).
+    efeat_col : ndarray of int
+        For each encoded column, the position in ``columns`` of the raw column it encodes.
+    tree : dict of ndarrays
+        ``feature`` (encoded column, -1 at a leaf), ``threshold`` (left when
+        ``E[:, feature] <= threshold``), ``mask_offset`` (-1, or the start in ``flat`` of a
+        per-code boolean mask: left when ``flat[offset + E[:, feature]]``), ``flat``,
+        ``left``, ``right``, ``group`` (each leaf's group).
+    shown : dict, optional
+        Per categorical column, the set of values the anonymized table shows: a split names
+        the side whose categories are all shown when it can.
+
+    Returns
+    -------
+    RoutingTree
+    """
+    return _build(frame, columns, categorical, E, efeat_col, tree, shown)[0]
+
+
+def _build(frame: pd.DataFrame, columns: Sequence[Any], categorical: Sequence[Any],
+           E: np.ndarray | None, efeat_col: np.ndarray, tree: dict, shown: dict | None = None,
+           leaf: np.ndarray | None = None, factorized: dict | None = None,
+           distinct: dict | None = None) -> tuple[RoutingTree, LeafSummary, dict]:
+    """:func:`build_routing`, given each row's leaf if known (else routed through ``E``), the
+    categorical columns' ``pd.factorize`` and the numeric columns' sorted distinct values
+    (``np.unique``) if known; also returns the per-leaf summary and each categorical column's
+    distinct values (for :func:`_check_routes`)."""
+    feature = np.asarray(tree["feature"], dtype=np.int64)
+    thr = np.asarray(tree["threshold"], dtype=np.float64)
+    moff = np.asarray(tree.get("mask_offset", np.full(feature.size, -1)), dtype=np.int64)
+    flat = np.asarray(tree.get("flat", np.zeros(0, dtype=bool)), dtype=bool)
+    left = np.asarray(tree["left"], dtype=np.int64)
+    right = np.asarray(tree["right"], dtype=np.int64)
+    group = np.asarray(tree["group"], dtype=np.int64)
+    efeat_col = np.asarray(efeat_col, dtype=np.int64)
+    columns = list(columns)
+    cat_set = set(categorical)
+    is_cat = np.array([c in cat_set for c in columns], dtype=bool)
+    n_nodes = feature.size
+
+    # raw numbers and category codes of the training rows, per routed column
+    R: dict[int, np.ndarray] = {}
+    n_codes: dict[int, int] = {}
+    cat_values: dict[int, np.ndarray] = {}
+    factorized = factorized or {}
+    for j, c in enumerate(columns):
+        if is_cat[j]:
+            got = factorized.get(c)
+            codes, uniques = got if got is not None else \
+                pd.factorize(frame[c], use_na_sentinel=True)
+            cat_values[j] = np.asarray(uniques, dtype=object)
+            R[j] = np.where(codes < 0, len(uniques), codes)  # missing: the last code
+            n_codes[j] = len(uniques) + 1
+        else:
+            R[j] = frame[c].to_numpy(dtype=np.float64)
+
+    # each row's leaf once; per leaf its values; per split the values each side receives
+    # (the rows going left at a node are those whose leaf is in its left subtree)
+    if leaf is None:
+        leaf = encoded_leaves(E, feature, thr, moff, flat, left, right)
+    summary = LeafSummary(np.asarray(leaf, dtype=np.int64), R, n_codes)
+    inner = feature >= 0
+    out_feature = np.where(inner, efeat_col[np.maximum(feature, 0)], -1)
+    lo, hi, tn, tc, tl = split_bounds(summary, out_feature, is_cat, np.where(inner, left, -1),
+                                      np.where(inner, right, -1))
+
+    out_thr = np.full(n_nodes, np.nan)
+    for j in np.flatnonzero(~is_cat):
+        nodes = np.flatnonzero(inner & (out_feature == j))
+        if nodes.size:
+            got = (distinct or {}).get(columns[j])
+            values = np.asarray(got, dtype=np.float64) if got is not None else np.unique(R[j])
+            out_thr[nodes] = _threshold_avoiding(lo[nodes], hi[nodes], values)
+    specs: dict[int, tuple] = {}  # categorical split -> (column, left values, right values,
+    #                                  side of the missing value or None)
+    if tn.size:
+        width = int(tc.max()) + 2
+        flat_key = np.unique((tn * width + tc) * 2 + tl.astype(np.int64))
+        key = np.stack([flat_key // 2 // width, flat_key // 2 % width, flat_key % 2], axis=1)
+        starts = np.flatnonzero(np.r_[True, key[1:, 0] != key[:-1, 0]])
+        ends = np.r_[starts[1:], key.shape[0]]
+        for s, t in zip(starts, ends):
+            i = int(key[s, 0])
+            j = int(out_feature[i])
+            vals = cat_values[j]
+            sides: dict[int, list] = {1: [], 0: []}
+            miss = None
+            for code, is_left in key[s:t, 1:]:
+                if code >= len(vals):
+                    miss = "left" if is_left else "right"
+                else:
+                    sides[int(is_left)].append(_plain(vals[code]))
+            specs[i] = (j, sides[1], sides[0], miss)
+    all_cats = {j: {_plain(v) for v in cat_values[j]} for j in cat_values}
+    rt = RoutingTree(columns, categorical)
+    _set_nodes(rt, out_feature, out_thr, np.where(inner, left, -1), np.where(inner, right, -1),
+               np.where(inner, -1, group), inner & is_cat[np.maximum(out_feature, 0)], specs,
+               shown or {}, all_cats)
+    return _simplify(rt), summary, cat_values
+
+
+def _set_nodes(rt: RoutingTree, feature: np.ndarray, thr: np.ndarray, left: np.ndarray,
+               right: np.ndarray, group: np.ndarray, is_cat_node: np.ndarray, specs: dict,
+               shown: dict, all_cats: dict) -> None:
+    """Fill the routing tree's node arrays. A categorical split names the categories of one
+    side, the side whose categories the anonymized table shows (``shown``) when it can, else
+    the smaller one. When both sides hold categories the table does not show, the split
+    becomes a small subtree: the shown categories of each side are named, and the hidden ones
+    are told apart by text thresholds between them in string order (the shortest strings that
+    separate them, never a category of the column), so no hidden category is named."""
+    feature, thr = list(feature), list(thr)
+    left, right, group = list(left), list(right), list(group)
+    n = len(feature)
+    off, cnt = [-1] * n, [0] * n
+    miss_named, named_left, text_idx = [False] * n, [False] * n, [-1] * n
+    cats: list = []
+    texts: list = []
+
+    def new_node(j: int) -> int:
+        for arr, v in ((feature, j), (thr, np.nan), (left, -1), (right, -1), (group, -1),
+                       (off, -1), (cnt, 0), (miss_named, False), (named_left, False),
+                       (text_idx, -1)):
+            arr.append(v)
+        return len(feature) - 1
+
+    def name(i: int, values: list, missing: bool, to_left: bool) -> None:
+        off[i], cnt[i] = len(cats), len(values)
+        cats.extend(values)
+        miss_named[i], named_left[i] = missing, to_left
+
+    for i in np.flatnonzero(is_cat_node):
+        i = int(i)
+        if i not in specs:  # no training row reached it: names nothing, all go right
+            name(i, [], False, False)
+            continue
+        j, lv, rv, miss = specs[i]
+        if lv and rv:  # sides apart in text order: one text threshold, no category named
+            ls, rs = sorted(str(v) for v in lv), sorted(str(v) for v in rv)
+            if ls[-1] < rs[0] and miss != "left":
+                text_idx[i] = len(texts)
+                texts.append(_text_between(ls[-1], rs[0], all_cats.get(j, set())))
+                name(i, [], False, False)
+                continue
+            if rs[-1] < ls[0] and miss != "right":  # right side first: children swapped
+                text_idx[i] = len(texts)
+                texts.append(_text_between(rs[-1], ls[0], all_cats.get(j, set())))
+                name(i, [], False, False)
+                left[i], right[i] = right[i], left[i]
+                continue
+        seen = shown.get(rt.columns[j])
+        hid_l = [v for v in lv if seen is not None and v not in seen]
+        hid_r = [v for v in rv if seen is not None and v not in seen]
+        if not (hid_l and hid_r):
+            name_left = (len(hid_l), len(lv)) <= (len(hid_r), len(rv))
+            if name_left:
+                name(i, lv, miss == "left", True)
+            else:
+                name(i, rv, miss == "right", False)
+            continue
+        l_child, r_child = left[i], right[i]
+        # i: the shown categories of the left side go left; the rest on to b
+        b = new_node(j)
+        name(i, [v for v in lv if v in seen], miss == "left", True)
+        left[i], right[i] = l_child, b
+        # b: the shown categories of the right side go right; the hidden ones on to the chain
+        name(b, [v for v in rv if v in seen], miss == "right", False)
+        right[b] = r_child
+        chain = sorted([(str(v), l_child) for v in hid_l] + [(str(v), r_child) for v in hid_r])
+        runs = [chain[0]]
+        bounds = []
+        for prev, cur in zip(chain, chain[1:]):
+            if cur[1] != runs[-1][1]:
+                bounds.append(_text_between(prev[0], cur[0], all_cats.get(j, set())))
+                runs.append(cur)
+        parent, side = b, "left"
+        for t, run in zip(bounds, runs):
+            c = new_node(j)
+            name(c, [], False, False)
+            text_idx[c] = len(texts)
+            texts.append(t)
+            if side == "left":
+                left[parent] = c
+            else:
+                right[parent] = c
+            left[c] = run[1]
+            parent, side = c, "right"
+        right[parent] = runs[-1][1]
+    rt.feature_ = np.asarray(feature, dtype=np.int64)
+    rt.threshold_ = np.asarray(thr, dtype=np.float64)
+    rt.left_ = np.asarray(left, dtype=np.int64)
+    rt.right_ = np.asarray(right, dtype=np.int64)
+    rt.group_ = np.asarray(group, dtype=np.int64)
+    rt.cat_offset_ = np.asarray(off, dtype=np.int64)
+    rt.cat_count_ = np.asarray(cnt, dtype=np.int64)
+    rt.cat_missing_ = np.asarray(miss_named, dtype=bool)
+    rt.named_left_ = np.asarray(named_left, dtype=bool)
+    rt.text_index_ = np.asarray(text_idx, dtype=np.int64)
+    rt.categories_ = cats
+    rt.text_thresholds_ = texts
+
+
+def _simplify(rt: RoutingTree) -> RoutingTree:
+    """Collapse splits whose two children are leaves of one group, then renumber the reachable
+    nodes in breadth-first order (children after parents) and drop the rest."""
+    feature, left, right, group = rt.feature_.copy(), rt.left_.copy(), rt.right_.copy(), \
+        rt.group_.copy()
+    while True:
+        inner = np.flatnonzero(feature >= 0)
+        if not inner.size:
+            break
+        lc, rc = left[inner], right[inner]
+        same = (feature[lc] < 0) & (feature[rc] < 0) & (group[lc] == group[rc])
+        if not same.any():
+            break
+        i = inner[same]
+        group[i] = group[lc[same]]
+        feature[i] = -1
+        left[i] = right[i] = -1
+    order = [0]
+    head = 0
+    while head < len(order):
+        i = order[head]
+        head += 1
+        if feature[i] >= 0:
+            order += [int(left[i]), int(right[i])]
+    order = np.asarray(order, dtype=np.int64)
+    new_id = np.full(feature.size, -1, dtype=np.int64)
+    new_id[order] = np.arange(order.size)
+    inner = feature[order] >= 0
+    cats = list(rt.categories_)
+    new_cats: list = []
+    off = rt.cat_offset_[order].copy()
+    cnt = rt.cat_count_[order].copy()
+    for p in np.flatnonzero(off >= 0):
+        if not inner[p]:
+            off[p], cnt[p] = -1, 0
+            continue
+        start = len(new_cats)
+        new_cats.extend(cats[off[p]: off[p] + cnt[p]])
+        off[p] = start
+    out = RoutingTree(rt.columns, rt.categorical)
+    out.feature_ = feature[order]
+    out.threshold_ = np.where(inner, rt.threshold_[order], np.nan)
+    out.left_ = np.where(inner, new_id[np.maximum(left[order], 0)], -1)
+    out.right_ = np.where(inner, new_id[np.maximum(right[order], 0)], -1)
+    out.group_ = np.where(inner, -1, group[order])
+    out.cat_offset_ = off
+    out.cat_count_ = cnt
+    out.cat_missing_ = rt.cat_missing_[order] & inner
+    out.named_left_ = rt.named_left_[order] & inner
+    out.categories_ = new_cats
+    texts = list(getattr(rt, "text_thresholds_", []))
+    tidx = np.asarray(getattr(rt, "text_index_", np.full(feature.size, -1)),
+                      dtype=np.int64)[order]
+    tidx = np.where(inner, tidx, -1)
+    new_texts: list = []
+    for p in np.flatnonzero(tidx >= 0):
+        new_texts.append(texts[tidx[p]])
+        tidx[p] = len(new_texts) - 1
+    out.text_index_ = tidx
+    out.text_thresholds_ = np.asarray(new_texts, dtype=str) if new_texts else \
+        np.zeros(0, dtype="<U1")
+    if order.size < 2**31 - 1 and len(new_cats) < 2**31 - 1:  # ids in 4 bytes: half the file
+        for name in ("feature_", "left_", "right_", "group_", "cat_offset_", "cat_count_",
+                     "text_index_"):
+            setattr(out, name, getattr(out, name).astype(np.int32))
+    if new_cats and all(type(v) is str for v in new_cats):  # text in one array (compact)
+        out.categories_ = np.asarray(new_cats, dtype=str)
+    return out
+
+
+def _sklearn_parts(est: Any) -> dict:
+    t = est.tree_
+    left = np.asarray(t.children_left, dtype=np.int64)
+    return {"feature": np.where(left >= 0, np.asarray(t.feature, dtype=np.int64), -1),
+            "threshold": np.asarray(t.threshold, dtype=np.float64),
+            "left": left, "right": np.asarray(t.children_right, dtype=np.int64)}
+
+
+def _onehot_columns(encoder: Any, columns: Sequence[Any]) -> np.ndarray:
+    """Position in ``columns`` of the raw column of each of ``encoder.onehot``'s columns."""
+    pos = {c: j for j, c in enumerate(columns)}
+    out = [pos[c] for c in encoder.numeric]
+    for c in encoder.categorical:
+        spec = encoder.cats_[c]
+        width = spec.n_codes if spec.has_missing else spec.n_codes - 1
+        out += [pos[c]] * width
+    return np.asarray(out, dtype=np.int64)
+
+
+def _fit_partition_tree(anonymizer: Any, frame: pd.DataFrame, groups: np.ndarray) -> dict:
+    """A tree of pure leaves over the training rows' groups (for partitions that are not
+    axis-aligned trees on raw values: a Hilbert run, Mondrian's relaxed or hierarchy cuts).
+
+    It reads numeric columns by rank and categorical ones by category code (a split on a
+    range of codes becomes a named set of categories): on Adult's Hilbert mapping (k = 100)
+    this gives 8,719 nodes where one-hot indicators give 21,905."""
+    from sklearn.tree import DecisionTreeClassifier
+
+    enc = anonymizer.encoder_
+    cols = list(enc.columns)
+    cat = set(enc.categorical)
+    E = np.column_stack([enc.codes(frame, c) if c in cat else enc.ranks(frame, c)
+                         for c in cols]).astype(np.float64)
+    est = DecisionTreeClassifier(random_state=0).fit(E, groups)
+    parts = _sklearn_parts(est)
+    leaf_class = np.argmax(est.tree_.value[:, 0, :], axis=1)
+    parts["group"] = np.where(parts["left"] >= 0, -1, est.classes_[leaf_class])
+    spec = {"E": E}
+    if np.array_equal(E.astype(np.float32), E):  # sklearn's float32 view is exact: its apply
+        spec = {"leaf": np.asarray(est.apply(E), dtype=np.int64)}
+    return {**spec, "efeat_col": np.arange(len(cols), dtype=np.int64), "tree": parts,
+            "columns": cols, "categorical": list(enc.categorical)}
+
+
+def _check_pure(rt: RoutingTree, frame: pd.DataFrame, groups: np.ndarray) -> None:
+    got = rt.apply(frame)
+    if not np.array_equal(got, groups):  # pragma: no cover - an internal invariant
+        raise RuntimeError("the routing tree does not reproduce the training groups")
+
+
+def _check_routes(rt: RoutingTree, frame: pd.DataFrame, groups: np.ndarray,
+                  summary: LeafSummary, uniques: dict) -> None:
+    """Every training row is routed to its group: shown on the boxes of the rows of each leaf
+    of the fitted tree when they fall wholly on one side of every split (cheap), else by
+    routing every row (:func:`_check_pure`)."""
+    if not boxes_route_to_groups(rt, summary, groups, uniques):
+        _check_pure(rt, frame, groups)
+
+
+def anonymizer_routing(anonymizer: Any, frame: pd.DataFrame, groups: np.ndarray,
+                       merge_map: np.ndarray | None,
+                       factorized: dict | None = None) -> RoutingTree | None:
+    """The :class:`RoutingTree` of a fitted anonymizer, from its training rows and groups
+    (``groups`` after any merge; ``merge_map`` maps the partition's groups to them;
+    ``factorized``: ``pd.factorize`` of categorical columns of ``frame`` already done)."""
+    name = type(anonymizer).__name__
+    if name not in ("AccuracyGuidedAnonymizer", "MondrianAnonymizer", "RTreeAnonymizer",
+                    "HilbertAnonymizer"):
+        return None
+    shown = _shown_categories(anonymizer)
+    final = (lambda g: g) if merge_map is None else (lambda g: np.where(
+        g >= 0, np.asarray(merge_map)[np.maximum(g, 0)], -1))
+    enc = anonymizer.encoder_
+    # each categorical column factorized once, for the encoder's codes, the build and the check
+    cat_cols = [c for c in dict.fromkeys([*enc.categorical, *anonymizer.categorical_])
+                if c in frame.columns]
+    factorized = dict(factorized or {})
+    for c in cat_cols:
+        if c not in factorized:
+            factorized[c] = pd.factorize(frame[c], use_na_sentinel=True)
+    with enc.memoize(frame, factorized):
+        spec = None
+        if name == "AccuracyGuidedAnonymizer":
+            spec = _ag_spec(anonymizer, frame, final)
+        elif name == "MondrianAnonymizer":
+            spec = _mondrian_spec(anonymizer, frame, final)
+        elif name == "RTreeAnonymizer":
+            spec = _rtree_spec(anonymizer, frame, final)
+        if spec is None:
+            spec = _fit_partition_tree(anonymizer, frame, groups)
+    rt, summary, uniques = _build(frame, spec["columns"], spec["categorical"], spec.get("E"),
+                                  spec["efeat_col"], spec["tree"], shown,
+                                  leaf=spec.get("leaf"), factorized=factorized,
+                                  distinct=getattr(enc, "values_", None))
+    _check_routes(rt, frame, groups, summary, uniques)
+    return rt
+
+
+def _shown_categories(anonymizer: Any) -> dict:
+    reps = anonymizer.representatives_ if "representatives_" in anonymizer.__dict__ else None
+    out: dict = {}
+    if reps is None:
+        return out
+    for c in anonymizer.categorical_:
+        if c in reps.columns:
+            out[c] = {_plain(v) for v in reps[c].dropna().tolist()}
+    return out
+
+
+def _ag_spec(m: Any, frame: pd.DataFrame, final: Any) -> dict:
+    enc = m.encoder_
+    columns = list(enc.columns)
+    # the rows' leaves in the first tree and in the refinement, as the fit found them
+    fit_leaf, fit_refined = m.__dict__.pop("_fit_leaves", (None, None))
+    if fit_leaf is not None and len(fit_leaf) != frame.shape[0]:
+        fit_leaf = fit_refined = None
+    if m.tree_method_ == "exact":
+        # the one-hot view in float32, as sklearn compares it: its own apply gives the leaves
+        parts = _sklearn_parts(m.tree_)
+        efeat = _onehot_columns(enc, columns)
+        E = None if fit_leaf is not None else enc.onehot(frame)
+        leaf = np.asarray(fit_leaf if fit_leaf is not None else m.tree_.apply(E),
+                          dtype=np.int64)
+        w1 = int(m.tree_.n_features_in_)
+        parts["mask_offset"] = np.full(parts["feature"].size, -1, dtype=np.int64)
+        parts["flat"] = np.zeros(0, dtype=bool)
+    else:
+        E = B = None
+        if fit_leaf is None or (m.__dict__.get("refine_tree_") is not None
+                                and fit_refined is None):
+            B, _, _ = enc.bins(frame)
+            E = B
+        w1 = len(columns)
+        t = m.tree_
+        parts = {"feature": np.asarray(t.feature_, dtype=np.int64),
+                 "threshold": np.asarray(t.threshold_, dtype=np.float64),
+                 "left": np.asarray(t.children_left_, dtype=np.int64),
+                 "right": np.asarray(t.children_right_, dtype=np.int64),
+                 "mask_offset": np.asarray(t.offset_, dtype=np.int64),
+                 "flat": np.asarray(t.flat_, dtype=bool)}
+        efeat = np.arange(len(columns), dtype=np.int64)
+        leaf = np.asarray(fit_leaf, dtype=np.int64) if fit_leaf is not None else \
+            encoded_leaves(B, parts["feature"], parts["threshold"], parts["mask_offset"],
+                           parts["flat"], parts["left"], parts["right"])
+    l2g = np.asarray(m.leaf_to_group_, dtype=np.int64)
+    leaf_group = l2g.copy()
+    refine = m.__dict__.get("refine_tree_")
+    if refine is None:
+        parts["group"] = np.where(parts["left"] >= 0, -1, final(leaf_group))
+        return {"leaf": leaf, "efeat_col": efeat, "tree": parts, "columns": columns,
+                "categorical": list(enc.categorical)}
+    # graft the refinement tree under each leaf of the first tree (its roots are the groups)
+    n1 = parts["feature"].size
+    pos = {c: j for j, c in enumerate(columns)}
+    efeat = np.concatenate([efeat, np.array([pos[c] for c in m.qi_], dtype=np.int64)])
+    r = refine
+    rf = np.asarray(r.feature_, dtype=np.int64)
+    rl = np.asarray(r.children_left_, dtype=np.int64)
+    rr = np.asarray(r.children_right_, dtype=np.int64)
+    roff = np.asarray(r.offset_, dtype=np.int64)
+    r2g = np.asarray(m.refined_leaf_to_group_, dtype=np.int64)
+    flat1 = parts["flat"]
+    feature = np.concatenate([parts["feature"], np.where(rf >= 0, rf + w1, -1)])
+    threshold = np.concatenate([parts["threshold"], np.asarray(r.threshold_, dtype=np.float64)])
+    left = np.concatenate([parts["left"], np.where(rl >= 0, rl + n1, -1)])
+    right = np.concatenate([parts["right"], np.where(rr >= 0, rr + n1, -1)])
+    moff = np.concatenate([parts["mask_offset"], np.where(roff >= 0, roff + flat1.size, -1)])
+    flat = np.concatenate([flat1, np.asarray(r.flat_, dtype=bool)])
+    group = np.concatenate([np.full(n1, -1, dtype=np.int64),
+                            np.where(rf >= 0, -1, final(r2g))])
+    # each first-tree leaf becomes its group's refinement root (one leaf per group)
+    leaves1 = np.flatnonzero(parts["feature"] < 0)
+    g = l2g[leaves1]
+    group[leaves1[g < 0]] = -1
+    lv, src = leaves1[g >= 0], n1 + g[g >= 0]
+    feature[lv], threshold[lv], moff[lv] = feature[src], threshold[src], moff[src]
+    left[lv], right[lv], group[lv] = left[src], right[src], group[src]
+    feature[src] = -1  # the copied root is no longer reached
+    if fit_refined is not None:  # a refinement root is its first-tree leaf, grafted
+        r = np.asarray(fit_refined, dtype=np.int64)
+        leaf = np.where(r == l2g[leaf], leaf, n1 + r)
+    else:  # rows go on from their first-tree leaf down the refinement, reading the QIs' bins
+        if m.tree_method_ == "hist" and list(m.qi_) == columns and E is not None:
+            qB = E  # the tree's bins are the QIs' bins
+        else:
+            qB, _, _ = enc.bins(frame, columns=m.qi_)
+        leaf = encoded_leaves(qB, feature, threshold, moff, flat, left, right, init=leaf,
+                              col_offset=w1)
+    tree = {"feature": feature, "threshold": threshold, "left": left, "right": right,
+            "mask_offset": moff, "flat": flat, "group": group}
+    return {"leaf": leaf, "efeat_col": efeat, "tree": tree, "columns": columns,
+            "categorical": list(enc.categorical)}
+
+
+def _mondrian_spec(m: Any, frame: pd.DataFrame, final: Any) -> dict | None:
+    t = m.tree_
+    kind = np.asarray(t.kind_, dtype=np.int64)
+    feature = np.asarray(t.feature_, dtype=np.int64)
+    fit_leaf = m.__dict__.pop("_fit_leaves", None)  # each row's leaf, as the fit found it
+    if (kind[feature >= 0] != 0).any():
+        return None  # relaxed or hierarchy cuts: learnt as a tree of pure leaves
+    if fit_leaf is not None and len(fit_leaf) == frame.shape[0]:
+        spec = {"leaf": np.asarray(fit_leaf, dtype=np.int64)}
+    else:
+        spec = {"E": m._values(frame, "error")}
+    off = np.asarray(t.child_offset_, dtype=np.int64)
+    nodes = np.asarray(t.child_nodes_, dtype=np.int64)
+    inner = feature >= 0
+    padded = np.append(nodes, [-1, -1])  # a tree without cuts has no child array
+    left = np.where(inner, padded[np.where(inner, off, nodes.size)], -1)
+    right = np.where(inner, padded[np.where(inner, off + 1, nodes.size)], -1)
+    l2g = np.asarray(m.leaf_to_group_, dtype=np.int64)
+    tree = {"feature": feature, "threshold": np.asarray(t.threshold_, dtype=np.float64),
+            "left": left, "right": right, "group": np.where(inner, -1, final(l2g))}
+    return {**spec, "efeat_col": np.arange(len(m.qi_), dtype=np.int64), "tree": tree,
+            "columns": list(m.qi_), "categorical": list(m.categorical_)}
+
+
+def _rtree_spec(m: Any, frame: pd.DataFrame, final: Any) -> dict:
+    tree = m._tree
+    fit_leaf = m.__dict__.pop("_fit_leaves", None)  # each row's leaf, as the fit found it
+    if fit_leaf is not None and len(fit_leaf) == frame.shape[0]:
+        spec = {"leaf": np.asarray(fit_leaf, dtype=np.int64)}
+    else:
+        spec = {"E": np.asarray(m._grid.ranks(frame, "error"))}  # read as float64 one by one
+    axis = np.asarray(tree["axis"], dtype=np.int64)
+    inner = axis >= 0
+    parts = {"feature": axis, "threshold": np.asarray(tree["thr"], dtype=np.float64),
+             "left": np.asarray(tree["left"], dtype=np.int64),
+             "right": np.asarray(tree["right"], dtype=np.int64),
+             "group": np.where(inner, -1, final(np.asarray(tree["group"], dtype=np.int64)))}
+    return {**spec, "efeat_col": np.arange(len(m.qi_), dtype=np.int64), "tree": parts,
+            "columns": list(m.qi_), "categorical": list(m.categorical_)}

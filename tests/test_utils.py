@@ -1,0 +1,56 @@
+"""The private utilities layer (anonml._utils): the one JSON conversion and the scalar checks."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from anonml._errors import InputError
+from anonml._utils import check_int, check_real, json_safe
+
+
+@dataclasses.dataclass
+class _Point:
+    k: int
+    auc: float
+
+
+def test_json_safe_makes_strict_json_of_what_the_summaries_hold():
+    value = {
+        1: np.int64(3), "f": np.float32(0.5), "nan": float("nan"), "inf": -np.inf,
+        "b": np.bool_(False), "arr": np.array([[1, 2], [3, 4]]), "t": (np.int8(1), None),
+        "path": Path("out") / "a.csv", "point": _Point(np.int64(5), np.nan),
+        "na": pd.NA, "nat": pd.NaT, "series": pd.Series([1.5, np.nan]), "obj": object,
+    }
+    out = json_safe(value)
+    text = json.dumps(out, allow_nan=False)  # strict JSON: no NaN, no numpy type left
+    assert json.loads(text) == {
+        "1": 3, "f": 0.5, "nan": None, "inf": None, "b": False, "arr": [[1, 2], [3, 4]],
+        "t": [1, None], "path": str(Path("out") / "a.csv"), "point": {"k": 5, "auc": None},
+        "na": None, "nat": None, "series": [1.5, None], "obj": str(object),
+    }
+    assert type(out["1"]) is int and type(out["b"]) is bool
+
+
+def test_json_safe_is_the_one_the_attacks_export():
+    from anonml.attacks import _core
+
+    assert _core.json_safe is json_safe
+
+
+@pytest.mark.parametrize("value", [0, 1.5, True, "3", None])
+def test_check_int_refuses_in_the_house_wording(value):
+    with pytest.raises(InputError, match=r"^n=.* must be a positive integer, e\.g\. n=4$"):
+        check_int("n", value, example=4)
+
+
+def test_check_real_refuses_in_the_house_wording():
+    for value in (0, -1.0, float("inf"), float("nan"), True, "1"):
+        with pytest.raises(InputError, match=r"must be a positive finite number"):
+            check_real("epsilon", value)
+    assert check_real("epsilon", np.float32(0.5)) == 0.5
