@@ -50,12 +50,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _start_sandbox(args: argparse.Namespace) -> None:
+    """Start the sandbox worker for ``--model`` / ``--mapping`` now, before this process
+    imports pandas and scikit-learn, so that the two sets of imports run side by side; the
+    command's :func:`~anonml.safemodel.open_model` of that file then takes it (one worker for
+    that one file, as before: :mod:`anonml.modelfile._sandbox_start`)."""
+    path = getattr(args, "mapping", None) or getattr(args, "model", None)
+    if not isinstance(path, str):
+        return
+    suffix = os.path.splitext(path)[1].lower()
+    if suffix in (".skops", ".json", ".ubj") or (
+            suffix in (".pkl", ".pickle", ".joblib") and getattr(args, "trust_model", False)):
+        from anonml.modelfile._sandbox_start import prestart
+
+        prestart(path)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help(sys.stderr)
         return 2
+    _start_sandbox(args)
     import warnings
 
     from anonml._errors import AnonmlWarning

@@ -12,6 +12,8 @@ against the release rules and never reads a file itself.
 * :func:`open_model`: the same reading in a separate, limited process (no network, no new
   processes, no file writes, a seccomp filter, memory and CPU limits), answering calls as a
   :class:`SandboxedModel`; :class:`SandboxedEstimator` refits it from a bounded schema.
+  :func:`prestart` starts that process for a named file before the caller's own imports (the
+  CLI does, for ``--model`` / ``--mapping``): one process for that one file, never reused.
 * :func:`verify_mapping`, :func:`release_pipeline`: a released anonymizer (the mapping) and
   the ``Pipeline(mapping, model)`` it ships in, re-verified from the file (k, l, t, routes).
 * Measurements of a fitted model: :func:`model_family`, :func:`fingerprint` and
@@ -35,6 +37,7 @@ _LAZY = {
     "load_model": "anonml.modelfile._model_file",
     "save_model": "anonml.modelfile._model_file",
     "open_model": "anonml.modelfile._sandbox",
+    "prestart": "anonml.modelfile._sandbox_start",
     "SandboxedModel": "anonml.modelfile._sandbox",
     "SandboxedEstimator": "anonml.modelfile._sandbox",
     "verify_mapping": "anonml.modelfile._mapping",
@@ -55,6 +58,7 @@ __all__ = [
     "load_model",
     "model_family",
     "open_model",
+    "prestart",
     "release_pipeline",
     "save_model",
     "structural_measures",

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +88,9 @@ class SandboxedModel:
         SHA-256 of the file's bytes as audited (the private copy, hashed while copying).
     path : str
         The file's path as given.
+    load_times : dict
+        ``time.monotonic()`` readings of the load's steps (set by :func:`open_model`; the
+        ``worker_`` ones are the worker's word, for ``benchmarks/bench_safe_load.py`` only).
     """
 
     _anonml_sandboxed = True
@@ -457,16 +461,20 @@ def open_model(path: Any, *, trust: bool = False, memory: int | None = None,
         max_bytes = _io.MAX_MODEL_BYTES
     worker = None
     tmp = tempfile.mkdtemp(prefix="anonml-model-", dir=workdir)
+    times = {"opened": time.monotonic()}
     try:
         copy = Path(tmp) / f"model{suffix}"
         size, digest = _copy_regular(p, copy, max_bytes)
         data = copy.read_bytes() if size <= MAX_SHIPPED_BYTES else None  # the hashed bytes
+        times["copied"] = time.monotonic()
         if memory is None:
             memory = max(DEFAULT_MEMORY, 40 * size)
         worker = _Worker(name=str(p), memory=int(memory), workdir=workdir)
+        times["started"] = worker.started
         header, arrays, _ = worker.request(
             "load", "reading the file", timeout=LOAD_TIMEOUT if timeout is None else timeout,
             path=str(copy), trust=bool(trust))
+        times["answered"] = time.monotonic()
     except InputError as exc:
         if worker is not None:
             worker.close()
@@ -492,6 +500,11 @@ def open_model(path: Any, *, trust: bool = False, memory: int | None = None,
     # read from /proc by this process, not taken from the worker's word
     model.seccomp = filtered(worker.proc.pid)
     model._trust = bool(trust)
+    phases = header.get("phases")  # the worker's clock readings: shown, never relied on
+    if isinstance(phases, dict) and len(phases) <= 16:
+        times.update({f"worker_{k}": float(v) for k, v in phases.items()
+                      if isinstance(k, str) and len(k) <= 32 and isinstance(v, float)})
+    model.load_times = times
     if data is not None:
         model._bytes = data
     return model

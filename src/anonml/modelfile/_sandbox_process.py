@@ -32,8 +32,6 @@ import select
 import signal
 import struct
 import subprocess
-import sys
-import tempfile
 import threading
 import time
 import weakref
@@ -43,11 +41,13 @@ import numpy as np
 
 from anonml._errors import InputError, one_line
 from anonml._utils import n_rows as _rows
+from anonml.modelfile._sandbox_start import (  # noqa: F401 - the worker's, named here too
+    _CHILD,
+    DEFAULT_CPU_SECONDS,
+    DEFAULT_MEMORY,
+    MAX_THREADS,
+)
 
-#: address-space limit of a worker, in bytes (at least this, or 40 times the file's size)
-DEFAULT_MEMORY = 6 * 2**30
-#: CPU seconds a worker may use over its life
-DEFAULT_CPU_SECONDS = 4 * 3600
 #: wall-clock seconds a worker may take to start and read the model file
 LOAD_TIMEOUT = 300.0
 #: wall-clock seconds of any one request (a prediction, a refit, the structure facts)
@@ -62,8 +62,6 @@ MAX_BLOB_BYTES = 512 * 2**20
 MAX_OPEN_FILES = 256
 #: members of a released file's inventory kept in the report (all are counted)
 MAX_INVENTORY_ROWS = 500
-#: Python threads a worker may run at once
-MAX_THREADS = 16
 
 _LEN = struct.Struct("<Q")
 
@@ -200,67 +198,21 @@ def _apply_limits(memory: int, cpu_seconds: int, nproc: int | None) -> None:  # 
     _seccomp.install()
 
 
-def _user_tasks() -> int | None:
-    """Processes and threads of this user now (for ``RLIMIT_NPROC``), or None for root, for
-    whom the kernel does not enforce that limit."""
-    uid = os.getuid() if hasattr(os, "getuid") else 0
-    if uid == 0:
-        return None
-    try:
-        count = 0
-        for entry in os.scandir("/proc"):
-            if entry.name.isdigit():
-                try:
-                    if entry.stat().st_uid == uid:
-                        count += len(os.listdir(f"/proc/{entry.name}/task"))
-                except OSError:
-                    continue
-        return count
-    except OSError:
-        return None
-
-
-_CHILD = ("import json, sys; sys.path[:0] = json.loads(sys.argv[1]); "
-          "from anonml.modelfile._sandbox_process import _apply_limits; "
-          "from anonml.modelfile._sandbox_worker import _worker_main; "
-          "_apply_limits(*json.loads(sys.argv[2])); "
-          "sys.exit(_worker_main(sys.argv[3:]))")
-
-
 class _Worker:
     """One sandboxed worker process and the private pipes to it (requests are serialized)."""
 
     def __init__(self, *, name: str, memory: int, cpu_seconds: int = DEFAULT_CPU_SECONDS,
                  workdir: str | None = None) -> None:
-        from anonml.modelfile._probe import _child_path
+        from anonml.modelfile._sandbox_start import launch, take
 
         self.name = name
         self.memory = memory
         self._lock = threading.Lock()
-        self._tmp = tempfile.TemporaryDirectory(prefix="anonml-sandbox-", dir=workdir)
-        req_r, req_w = os.pipe()
-        rep_r, rep_w = os.pipe()
-        env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL")}
-        env.update(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1",
-                   NUMEXPR_NUM_THREADS="1", VECLIB_MAXIMUM_THREADS="1", PYTHONHASHSEED="0",
-                   PYTHONDONTWRITEBYTECODE="1", HOME=self._tmp.name, TMPDIR=self._tmp.name,
-                   JOBLIB_MULTIPROCESSING="0", LOKY_MAX_CPU_COUNT="1")
-        for key in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):  # see the machine notes
-            if key in os.environ:
-                env[key] = os.environ[key]
-        tasks = _user_tasks()
-        nproc = None if tasks is None else tasks + 4 * MAX_THREADS
-        argv = [sys.executable, "-I", "-B", "-c", _CHILD, json.dumps(_child_path()),
-                json.dumps([int(memory), int(cpu_seconds), nproc]), str(req_r), str(rep_w)]
-        try:
-            self.proc = subprocess.Popen(
-                argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE, pass_fds=(req_r, rep_w), cwd=self._tmp.name, env=env,
-                start_new_session=True)
-        finally:
-            os.close(req_r)
-            os.close(rep_w)
-        self._w, self._r = req_w, rep_r
+        # the spare started for this load by the command (_sandbox_start.prestart), if its
+        # limits match; else a new process: either way one process for this file only
+        launched = take(memory, cpu_seconds, workdir) or launch(memory, cpu_seconds, workdir)
+        self.proc, self._tmp, self.started = launched.proc, launched.tmp, launched.started
+        self._w, self._r = req_w, rep_r = launched.w, launched.r
         # non-blocking: a worker that stops reading (or writing) cannot stall this process
         # past a request's deadline
         os.set_blocking(req_w, False)

@@ -274,6 +274,9 @@ def _info(model: Any) -> tuple[dict, list]:  # pragma: no cover - runs in the ch
 
 def _worker_main(argv: list[str]) -> int:  # pragma: no cover - runs in the child
     rfd, wfd = int(argv[0]), int(argv[1])
+    import time
+
+    phases = {"imported": time.monotonic()}  # when the load's steps ended (the benchmark's)
     try:
         from threadpoolctl import threadpool_limits
 
@@ -296,6 +299,7 @@ def _worker_main(argv: list[str]) -> int:  # pragma: no cover - runs in the chil
     except Exception:  # noqa: BLE001 - not installed, or another layout
         pass
     filtered = _guard_processes()
+    phases["guarded"] = time.monotonic()
     state: dict = {"filtered": filtered}
 
     def send(header: dict, arrays: list = (), blobs: list = ()) -> None:
@@ -315,11 +319,15 @@ def _worker_main(argv: list[str]) -> int:  # pragma: no cover - runs in the chil
             if op == "load":
                 from anonml.modelfile._read import _read_and_validate
 
+                phases["request"] = time.monotonic()
                 model = _read_and_validate(Path(kw["path"]), trust=kw["trust"])
+                phases["read"] = time.monotonic()
                 info, arrays = _info(model)  # the file's own parameters, for the report
                 _single_jobs(model)
                 state["model"] = model
-                send({"status": "ok", "info": info, "seccomp": state["filtered"]}, arrays)
+                phases["described"] = time.monotonic()
+                send({"status": "ok", "info": info, "seccomp": state["filtered"],
+                      "phases": phases}, arrays)
             elif op == "call":
                 out = getattr(state[kw["handle"]], kw["method"])(kw["X"])
                 header, arrays = _encode_result(out)
