@@ -121,66 +121,74 @@ class HistTree:
             if not can.any():
                 break
 
-            # Histograms: at the root level from all rows; below it, the frontier is made of
-            # sibling pairs, so only the smaller child of each pair is counted and the larger
-            # one is its parent's histogram minus the smaller's (the "subtraction trick").
-            if parent_H is None:
-                h_rows, h_node, h_y, n_h = rows, local, yr, A
+            if mondrian:
+                # no histograms kept: the occupied (node, bin) cells of each feature, counted
+                # from the rows (see _mondrian_level); the same cuts as the dense histograms
+                best_gain, best_f, best_pos = _mondrian_level(B, rows, local, can, cnt, is_cat,
+                                                              n_bins, k)
+                best_order: dict[int, np.ndarray] = {}
             else:
-                n_pairs = A // 2
-                small_side = (cnt[1::2] < cnt[0::2]).astype(np.int64)
-                pair_ids = 2 * np.arange(n_pairs)
-                small_ids, large_ids = pair_ids + small_side, pair_ids + 1 - small_side
-                is_small = np.zeros(A, dtype=bool)
-                is_small[small_ids] = True
-                sel = np.flatnonzero(is_small.take(local))
-                h_rows, h_node = rows.take(sel), local.take(sel) >> 1
-                h_y = None if yr is None else yr.take(sel)
-                n_h = n_pairs
-                del sel
-            width = 2 if regression else n_classes
-            cur_H: list[np.ndarray] = []
-            if not regression:
-                # (bin, node, class) codes: bin * (n_h * C) + node * C + class; the node-and-class
-                # part is shared by every feature
-                code = _codes_dtype(n_h * width * int(n_bins.max(initial=1)))
-                hc = h_node.astype(code, copy=False)
-                if n_classes > 1:
-                    hc = hc * n_classes
-                    hc += h_y
-            for f in range(n_feat):
-                nb = int(n_bins[f])
-                b = B[:, f].take(h_rows)
-                if regression:
-                    idx = h_node.astype(_codes_dtype(n_h * nb)) * nb
-                    idx += b
-                    Hc = np.bincount(idx, minlength=n_h * nb).reshape(n_h, nb).astype(np.float64)
-                    Hs = np.bincount(idx, weights=h_y, minlength=n_h * nb).reshape(n_h, nb)
-                    Hh = np.stack([Hc, Hs], axis=2)
-                else:
-                    idx = np.multiply(b, n_h * width, dtype=code)
-                    idx += hc
-                    Hb = np.bincount(idx, minlength=nb * n_h * width).reshape(nb, n_h, width)
-                    Hh = np.empty((n_h, nb, width))
-                    Hh[...] = Hb.transpose(1, 0, 2)  # counts, exact in float64
-                del b, idx
+                # Histograms: at the root level from all rows; below it, the frontier is made of
+                # sibling pairs, so only the smaller child of each pair is counted and the larger
+                # one is its parent's histogram minus the smaller's (the "subtraction trick").
                 if parent_H is None:
-                    H = Hh
+                    h_rows, h_node, h_y, n_h = rows, local, yr, A
                 else:
-                    H = np.empty((A, nb, width))
-                    H[small_ids] = Hh
-                    H[large_ids] = parent_H[f] - Hh
-                cur_H.append(H)
-            del h_rows, h_node, h_y
-            best_gain, best_f, best_pos, best_order = choose_splits(
-                cur_H, cnt, tot if regression else T, is_cat, k, self.criterion
-            )
+                    n_pairs = A // 2
+                    small_side = (cnt[1::2] < cnt[0::2]).astype(np.int64)
+                    pair_ids = 2 * np.arange(n_pairs)
+                    small_ids, large_ids = pair_ids + small_side, pair_ids + 1 - small_side
+                    is_small = np.zeros(A, dtype=bool)
+                    is_small[small_ids] = True
+                    sel = np.flatnonzero(is_small.take(local))
+                    h_rows, h_node = rows.take(sel), local.take(sel) >> 1
+                    h_y = None if yr is None else yr.take(sel)
+                    n_h = n_pairs
+                    del sel
+                width = 2 if regression else n_classes
+                cur_H: list[np.ndarray] = []
+                if not regression:
+                    # (bin, node, class) codes: bin * (n_h * C) + node * C + class; the node-and-class
+                    # part is shared by every feature
+                    code = _codes_dtype(n_h * width * int(n_bins.max(initial=1)))
+                    hc = h_node.astype(code, copy=False)
+                    if n_classes > 1:
+                        hc = hc * n_classes
+                        hc += h_y
+                for f in range(n_feat):
+                    nb = int(n_bins[f])
+                    b = B[:, f].take(h_rows)
+                    if regression:
+                        idx = h_node.astype(_codes_dtype(n_h * nb)) * nb
+                        idx += b
+                        Hc = np.bincount(idx, minlength=n_h * nb).reshape(n_h, nb).astype(np.float64)
+                        Hs = np.bincount(idx, weights=h_y, minlength=n_h * nb).reshape(n_h, nb)
+                        Hh = np.stack([Hc, Hs], axis=2)
+                    else:
+                        idx = np.multiply(b, n_h * width, dtype=code)
+                        idx += hc
+                        Hb = np.bincount(idx, minlength=nb * n_h * width).reshape(nb, n_h, width)
+                        Hh = np.empty((n_h, nb, width))
+                        Hh[...] = Hb.transpose(1, 0, 2)  # counts, exact in float64
+                    del b, idx
+                    if parent_H is None:
+                        H = Hh
+                    else:
+                        H = np.empty((A, nb, width))
+                        H[small_ids] = Hh
+                        H[large_ids] = parent_H[f] - Hh
+                    cur_H.append(H)
+                del h_rows, h_node, h_y
+                best_gain, best_f, best_pos, best_order = choose_splits(
+                    cur_H, cnt, tot if regression else T, is_cat, k, self.criterion
+                )
             split = can & np.isfinite(best_gain)
             if not split.any():
                 break
             split_ids = np.flatnonzero(split)
-            parent_H = [H[split_ids] for H in cur_H]  # children are created in this order
-            del cur_H
+            if not mondrian:
+                parent_H = [H[split_ids] for H in cur_H]  # children are created in this order
+                del cur_H
 
             # create children and route rows
             child_left = builder.add_children(
@@ -370,6 +378,84 @@ def _route_level(B_rows, rows, local, it, feature, threshold, offset, flat):
         np.where(cat, off, 0)), left)
 
 
+def _mondrian_level(B, rows, local, can, cnt, is_cat, n_bins, k):
+    """The Mondrian cut of every node of a level (:meth:`HistTree._mondrian_split` on each
+    feature, then the widest spread, first feature on ties, as :func:`choose_splits`), from the
+    occupied (node, bin) cells alone.
+
+    The dense (node x bin) float histograms of a level outgrow the rows when the tree starts
+    from many small roots (the refinement of the guided tree's leaves: one root per ~k rows,
+    up to 255 bins per feature), and every pass over them costs more than one over the rows.
+    Here each feature's cells are counted once, the occupied ones listed in (node, bin) order,
+    and the spread, the cumulative counts and the most balanced allowable cut read per node
+    from them. A cut at an empty bin equals the cut at the last occupied bin before it, and the
+    dense search takes the first best position, i.e. that occupied bin: the cuts, gains and
+    ties are the same, bit for bit (integer counts are exact in float64).
+    """
+    A = can.size
+    best_gain = np.full(A, -np.inf)
+    best_f = np.full(A, -1, dtype=np.int64)
+    best_pos = np.zeros(A, dtype=np.int64)
+    if can.all():
+        r, nd = rows, local
+    else:
+        sel = np.flatnonzero(can.take(local))
+        r, nd = rows.take(sel), local.take(sel)
+        del sel
+    for f in range(B.shape[1]):
+        nb = int(n_bins[f])
+        if nb < 2 or not r.size:
+            continue
+        code = nd.astype(_codes_dtype(A * nb)) * nb
+        code += B[:, f].take(r)
+        counts = np.bincount(code, minlength=A * nb)
+        del code
+        cells = np.flatnonzero(counts)  # occupied cells, by node then bin
+        c = counts.take(cells).astype(np.float64)
+        del counts
+        node = cells // nb
+        b = cells - node * nb
+        del cells
+        new = np.empty(node.size, dtype=bool)
+        new[0] = True
+        np.not_equal(node[1:], node[:-1], out=new[1:])
+        starts = np.flatnonzero(new)
+        seg = np.cumsum(new) - 1  # the node segment of each cell
+        del new
+        nodes = node.take(starts)
+        cum = np.cumsum(c)
+        cum -= (cum - c).take(starts).take(seg)  # cumulative count within the node
+        tot = cnt.take(node)
+        del node
+        ends = np.r_[starts[1:], seg.size] - 1
+        if is_cat[f]:  # codes: categories, then 'missing' and 'unknown'
+            spread = (ends - starts) / max(nb - 3, 1)
+        else:
+            spread = (b.take(ends) - b.take(starts)) / (nb - 1)
+        valid = np.flatnonzero((cum >= k) & (tot - cum >= k))
+        if not valid.size:
+            continue
+        balance = -np.abs(2 * cum.take(valid) - tot.take(valid))
+        vseg = seg.take(valid)
+        vstart = np.flatnonzero(np.r_[True, vseg[1:] != vseg[:-1]])
+        top = np.maximum.reduceat(balance, vstart)
+        hits = valid[balance == np.repeat(top, np.diff(np.r_[vstart, valid.size]))]
+        hseg = seg.take(hits)
+        first = hits[np.r_[True, hseg[1:] != hseg[:-1]]]  # first best cell of each node
+        s_ok = seg.take(first)
+        where = nodes.take(s_ok)
+        gain = np.full(A, -np.inf)
+        gain[where] = spread.take(s_ok)
+        better = gain > best_gain
+        if better.any():
+            pos = np.zeros(A, dtype=np.int64)
+            pos[where] = b.take(first)
+            best_gain[better] = gain[better]
+            best_f[better] = f
+            best_pos[better] = pos[better]
+    return best_gain, best_f, best_pos
+
+
 # -- split finding and node bookkeeping, shared with the distributed driver (anonml.dask) -------
 def choose_splits(
     H_list: list[np.ndarray], cnt: np.ndarray, T: np.ndarray, is_cat: np.ndarray, k: int,
@@ -436,7 +522,14 @@ class TreeBuilder:
         self.flat_len = 0
 
     def flat(self) -> np.ndarray:
-        return np.concatenate(self.flat_parts) if self.flat_parts else np.zeros(0, dtype=bool)
+        # the parts joined once: a level adds its parts to the join of the earlier ones
+        done = getattr(self, "_flat_done", 0)
+        if done < len(self.flat_parts) or done == 0:
+            head = [self._flat] if done else []
+            self._flat = (np.concatenate(head + self.flat_parts[done:]) if self.flat_parts
+                          else np.zeros(0, dtype=bool))
+            self._flat_done = len(self.flat_parts)
+        return self._flat
 
     def add_children(
         self, frontier: np.ndarray, split: np.ndarray, best_f: np.ndarray, best_pos: np.ndarray,
@@ -470,6 +563,14 @@ class TreeBuilder:
 
     def level_tables(self, frontier: np.ndarray) -> tuple:
         """(feature, threshold, offset, flat) indexed by position in ``frontier``."""
+        lo = int(frontier[0]) if frontier.size else 0
+        hi = lo + frontier.size
+        if frontier.size and np.array_equal(frontier, np.arange(lo, hi)):  # a range of nodes:
+            # convert only its slice of the lists
+            return (
+                np.asarray(self.feature[lo:hi]), np.asarray(self.threshold[lo:hi]),
+                np.asarray(self.offset[lo:hi]), self.flat(),
+            )
         return (
             np.asarray(self.feature)[frontier], np.asarray(self.threshold)[frontier],
             np.asarray(self.offset)[frontier], self.flat(),
