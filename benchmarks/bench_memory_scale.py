@@ -101,6 +101,20 @@ def child(n: int, k: int) -> dict:
     out = ag.fit_transform(X, y)
     wall, cpu = time.perf_counter() - t0, _cpu() - cpu0
     peak = _status("VmHWM")
+    # what was released, to check that before and after give the same table and groups: per
+    # column its dtype and factorization (codes in order of appearance, and the distinct
+    # values), which stays small where hashing every cell would copy the text columns
+    import hashlib
+
+    import numpy as np
+    import pandas as pd
+
+    digest = hashlib.sha256(np.asarray(ag.groups_, dtype=np.int64).tobytes())
+    for c in out.columns:
+        codes, uniques = pd.factorize(out[c], use_na_sentinel=True)
+        digest.update(f"{c}|{out[c].dtype}|{list(uniques)!r}".encode())
+        digest.update(codes.astype(np.int64).tobytes())
+        del codes
     return {
         "rows": n, "k": k, "anonml": str(Path(anonml.__file__).parent),
         "cpu_s": cpu, "wall_s": wall, "cpu_s_per_1M": cpu / n * 1e6,
@@ -108,12 +122,15 @@ def child(n: int, k: int) -> dict:
         "peak_over_frame": peak / frame_bytes, "working_over_frame": (peak - rss0) / frame_bytes,
         "groups": int(ag.n_groups_), "min_class_size": int(ag.min_class_size_),
         "steps": {s: float(v) for s, v in ag.timings_.items()},
-        "out_rows": int(out.shape[0]),
+        "out_rows": int(out.shape[0]), "output_digest": digest.hexdigest()[:16],
     }
 
 
 def export_before(rev: str, dest: Path) -> Path:
-    """``git archive`` of ``src`` at ``rev`` into ``dest``; returns the src folder."""
+    """``git archive`` of ``src`` at ``rev`` into ``dest``; returns the src folder (``rev`` may
+    also be a folder holding the package, e.g. /work/main/src: used as it is)."""
+    if Path(rev).is_dir():
+        return Path(rev)
     archive = subprocess.run(["git", "-C", str(REPO), "archive", rev, "src"],
                              check=True, capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", str(dest)], input=archive, check=True)
@@ -131,7 +148,8 @@ def main() -> None:
     parser.add_argument("--sizes", nargs="+", default=["1M", "10M", "20M"])
     parser.add_argument("--versions", nargs="+", default=["before", "after"],
                         choices=["before", "after"])
-    parser.add_argument("--before", default="main", help="git revision of the 'before' code")
+    parser.add_argument("--before", default="main",
+                        help="git revision of the 'before' code, or a src folder")
     parser.add_argument("--k", type=int, default=100)
     parser.add_argument("--out", default=str(HERE / "results" / "memory_scale.json"))
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
@@ -147,8 +165,9 @@ def main() -> None:
     record = {
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                     "numpy": np.__version__, "pandas": pd.__version__},
-        "before_rev": subprocess.run(["git", "-C", str(REPO), "rev-parse", args.before],
-                                     capture_output=True, text=True).stdout.strip(),
+        "before_rev": args.before if Path(args.before).is_dir() else subprocess.run(
+            ["git", "-C", str(REPO), "rev-parse", args.before],
+            capture_output=True, text=True).stdout.strip(),
         "after_rev": subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"],
                                     capture_output=True, text=True).stdout.strip(),
         "runs": [],
@@ -158,12 +177,14 @@ def main() -> None:
         if "before" in args.versions:
             srcs["before"] = export_before(args.before, Path(tmp))
         print("| code | rows | CPU s | CPU s per 1M rows | wall s | peak RSS GB | input frame GB "
-              "| peak / frame | (peak - RSS before fit) / frame | groups |")
-        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+              "| peak / frame | (peak - RSS before fit) / frame | groups | output digest "
+              "| load average before |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
         for text in args.sizes:
             n = parse_size(text)
             for version in args.versions:
                 env = dict(os.environ, PYTHONPATH=str(srcs[version]))
+                load = Path("/proc/loadavg").read_text().split()[:3]
                 proc = subprocess.run([sys.executable, __file__, "--child", str(n), "--k",
                                        str(args.k)], env=env, capture_output=True, text=True)
                 if proc.returncode != 0:
@@ -172,11 +193,14 @@ def main() -> None:
                     continue
                 r = json.loads(proc.stdout.strip().splitlines()[-1])
                 r["version"] = version
+                r["loadavg_before"] = " ".join(load)
+                r["loadavg_after"] = " ".join(Path("/proc/loadavg").read_text().split()[:3])
                 record["runs"].append(r)
                 print(f"| {version} | {n:,} | {r['cpu_s']:.1f} | {r['cpu_s_per_1M']:.2f} | "
                       f"{r['wall_s']:.1f} | {r['peak_rss_bytes'] / 1e9:.2f} | "
                       f"{r['frame_bytes'] / 1e9:.2f} | {r['peak_over_frame']:.2f} | "
-                      f"{r['working_over_frame']:.2f} | {r['groups']} |", flush=True)
+                      f"{r['working_over_frame']:.2f} | {r['groups']} | {r['output_digest']} | "
+                      f"{r['loadavg_before']} |", flush=True)
     by = {(r["version"], r["rows"]): r for r in record["runs"] if "error" not in r}
     sizes = [parse_size(s) for s in args.sizes]
     print()

@@ -73,8 +73,11 @@ class HistTree:
         regression = self.criterion == "squared_error"
         mondrian = self.criterion == "mondrian"
         n, n_feat = B.shape
+        # row positions, node positions and (node, bin, class) codes in 32 bits when they fit:
+        # half the memory traffic of every pass over the rows (the tree is bandwidth-bound)
+        it = np.int32 if n * max(n_feat, 1) < _I32 else np.int64
         if mondrian:
-            yv = np.zeros(n, dtype=np.int64)
+            yv = None
             n_classes = 1
         elif regression:
             yv = np.asarray(y, dtype=np.float64)
@@ -82,98 +85,136 @@ class HistTree:
         else:
             yv = np.asarray(y, dtype=np.int64)
             n_classes = int(yv.max()) + 1 if n else 1
+            yv = yv.astype(it if n * n_classes < _I32 else np.int64)
 
         n_roots = 1 if init is None else int(init.max()) + 1 if n else 1
         builder = TreeBuilder(n_roots)
         feature = builder.feature
 
         leaf_of_row = np.zeros(n, dtype=np.int64)  # node of each row when it stops moving
-        rows = np.arange(n)  # rows still in nodes that may split
+        rows = np.arange(n, dtype=it)  # rows still in nodes that may split
         # index of each such row's node in `frontier`
-        local = np.zeros(n, dtype=np.int64) if init is None else np.asarray(init, dtype=np.int64).copy()
+        local = np.zeros(n, dtype=it) if init is None else np.asarray(init).astype(it)
+        yr = yv  # the targets of `rows`, compacted along with them (no gather from y per level)
         frontier = np.arange(n_roots)
         parent_H: list[np.ndarray] | None = None  # per feature, histograms of the split parents
         depth = 0
         while frontier.size and (self.max_depth is None or depth < self.max_depth):
             A = frontier.size
-            yr = yv[rows]
             if regression:
                 cnt = np.bincount(local, minlength=A).astype(np.float64)
                 tot = np.bincount(local, weights=yr, minlength=A)
                 tot2 = np.bincount(local, weights=yr * yr, minlength=A)
                 impure = tot2 - tot * tot / np.maximum(cnt, 1) > 1e-12 * np.maximum(tot2, 1)
+            elif mondrian:
+                T = np.bincount(local, minlength=A).astype(np.float64)[:, None]
+                cnt = T[:, 0]
+                impure = np.ones(A, dtype=bool)
             else:
-                T = np.bincount(local * n_classes + yr, minlength=A * n_classes)
+                code = _codes_dtype(A * n_classes)
+                T = np.bincount(local.astype(code, copy=False) * n_classes + yr,
+                                minlength=A * n_classes)
                 T = T.reshape(A, n_classes).astype(np.float64)
                 cnt = T.sum(1)
-                impure = ((T > 0).sum(1) > 1) | mondrian
+                impure = (T > 0).sum(1) > 1
             can = impure & (cnt >= 2 * k)
             if not can.any():
                 break
 
-            # Histograms: at the root level from all rows; below it, the frontier is made of
-            # sibling pairs, so only the smaller child of each pair is counted and the larger
-            # one is its parent's histogram minus the smaller's (the "subtraction trick").
-            if parent_H is None:
-                h_rows, h_node, h_y, n_h = rows, local, yr, A
+            if mondrian:
+                # no histograms kept: the occupied (node, bin) cells of each feature, counted
+                # from the rows (see _mondrian_level); the same cuts as the dense histograms
+                best_gain, best_f, best_pos = _mondrian_level(B, rows, local, can, cnt, is_cat,
+                                                              n_bins, k)
+                best_order: dict[int, np.ndarray] = {}
             else:
-                n_pairs = A // 2
-                small_side = (cnt[1::2] < cnt[0::2]).astype(np.int64)
-                sel = np.flatnonzero((local & 1) == small_side[local >> 1])
-                h_rows, h_node, h_y = rows.take(sel), local.take(sel) >> 1, yr.take(sel)
-                n_h = n_pairs
-                pair_ids = 2 * np.arange(n_pairs)
-                small_ids, large_ids = pair_ids + small_side, pair_ids + 1 - small_side
-            width = 2 if regression else n_classes
-            h_node_c = h_node * (1 if regression else n_classes)
-            cur_H: list[np.ndarray] = []
-            for f in range(n_feat):
-                nb = int(n_bins[f])
-                b = B[:, f][h_rows]
-                if regression:
-                    idx = h_node * nb
-                    idx += b
-                    Hc = np.bincount(idx, minlength=n_h * nb).reshape(n_h, nb).astype(np.float64)
-                    Hs = np.bincount(idx, weights=h_y, minlength=n_h * nb).reshape(n_h, nb)
-                    Hh = np.stack([Hc, Hs], axis=2)
-                else:
-                    idx = h_node_c * nb  # = ((node * nb) + b) * n_classes + y, in place
-                    idx += h_y
-                    idx += np.multiply(b, n_classes, dtype=np.int64)  # b may be uint8
-                    Hh = np.bincount(idx, minlength=n_h * nb * n_classes)
-                    Hh = Hh.reshape(n_h, nb, n_classes).astype(np.float64)
+                # Histograms: at the root level from all rows; below it, the frontier is made of
+                # sibling pairs, so only the smaller child of each pair is counted and the larger
+                # one is its parent's histogram minus the smaller's (the "subtraction trick").
                 if parent_H is None:
-                    H = Hh
+                    h_rows, h_node, h_y, n_h = rows, local, yr, A
                 else:
-                    H = np.empty((A, nb, width))
-                    H[small_ids] = Hh
-                    H[large_ids] = parent_H[f] - Hh
-                cur_H.append(H)
-            best_gain, best_f, best_pos, best_order = choose_splits(
-                cur_H, cnt, tot if regression else T, is_cat, k, self.criterion
-            )
+                    n_pairs = A // 2
+                    small_side = (cnt[1::2] < cnt[0::2]).astype(np.int64)
+                    pair_ids = 2 * np.arange(n_pairs)
+                    small_ids, large_ids = pair_ids + small_side, pair_ids + 1 - small_side
+                    is_small = np.zeros(A, dtype=bool)
+                    is_small[small_ids] = True
+                    sel = np.flatnonzero(is_small.take(local))
+                    h_rows, h_node = rows.take(sel), local.take(sel) >> 1
+                    h_y = None if yr is None else yr.take(sel)
+                    n_h = n_pairs
+                    del sel
+                width = 2 if regression else n_classes
+                cur_H: list[np.ndarray] = []
+                if not regression:
+                    # (bin, node, class) codes: bin * (n_h * C) + node * C + class; the node-and-class
+                    # part is shared by every feature
+                    code = _codes_dtype(n_h * width * int(n_bins.max(initial=1)))
+                    hc = h_node.astype(code, copy=False)
+                    if n_classes > 1:
+                        hc = hc * n_classes
+                        hc += h_y
+                for f in range(n_feat):
+                    nb = int(n_bins[f])
+                    b = B[:, f].take(h_rows)
+                    if regression:
+                        idx = h_node.astype(_codes_dtype(n_h * nb)) * nb
+                        idx += b
+                        Hc = np.bincount(idx, minlength=n_h * nb).reshape(n_h, nb).astype(np.float64)
+                        Hs = np.bincount(idx, weights=h_y, minlength=n_h * nb).reshape(n_h, nb)
+                        Hh = np.stack([Hc, Hs], axis=2)
+                    else:
+                        idx = np.multiply(b, n_h * width, dtype=code)
+                        idx += hc
+                        Hb = np.bincount(idx, minlength=nb * n_h * width).reshape(nb, n_h, width)
+                        Hh = np.empty((n_h, nb, width))
+                        Hh[...] = Hb.transpose(1, 0, 2)  # counts, exact in float64
+                    del b, idx
+                    if parent_H is None:
+                        H = Hh
+                    else:
+                        H = np.empty((A, nb, width))
+                        H[small_ids] = Hh
+                        H[large_ids] = parent_H[f] - Hh
+                    cur_H.append(H)
+                del h_rows, h_node, h_y
+                best_gain, best_f, best_pos, best_order = choose_splits(
+                    cur_H, cnt, tot if regression else T, is_cat, k, self.criterion
+                )
             split = can & np.isfinite(best_gain)
             if not split.any():
                 break
             split_ids = np.flatnonzero(split)
-            parent_H = [H[split_ids] for H in cur_H]  # children are created in this order
-            del cur_H
+            if not mondrian:
+                parent_H = [H[split_ids] for H in cur_H]  # children are created in this order
+                del cur_H
 
             # create children and route rows
             child_left = builder.add_children(
                 frontier, split, best_f, best_pos, best_order, is_cat, n_bins
             )
-            keep = split[local]
-            gone = np.flatnonzero(~keep)
-            leaf_of_row[rows.take(gone)] = frontier.take(local.take(gone))
-            kept = np.flatnonzero(keep)  # one nonzero pass, then plain takes
-            rows, local = rows.take(kept), local.take(kept)
-            go_left = self._route(B_rows, rows, local, *builder.level_tables(frontier))
+            if not split.all():
+                keep = split.take(local)
+                gone = np.flatnonzero(~keep)
+                leaf_of_row[rows.take(gone)] = frontier.take(local.take(gone))
+                del gone
+                kept = np.flatnonzero(keep)  # one nonzero pass, then plain takes
+                del keep
+                rows, local = rows.take(kept), local.take(kept)
+                if yr is not None:
+                    yr = yr.take(kept)
+                del kept
+            go_left = _route_level(B_rows, rows, local, it, *builder.level_tables(frontier))
             # children are numbered contiguously, left then right, in the order of `split_ids`
             first = int(child_left[split_ids[0]])
             frontier = np.arange(first, len(feature))
-            local = child_left.take(local) - first
+            # the left child of each frontier position, relative to the new frontier; a
+            # split node's right child is the next one
+            rel = np.where(split, child_left - first, 0).astype(it)
+            local = rel.take(local)
             local += ~go_left
+            del go_left
             depth += 1
         leaf_of_row[rows] = frontier[local] if frontier.size else 0
 
@@ -304,6 +345,117 @@ class HistTree:
         return np.where(cat, (flat if flat.size else np.zeros(1, dtype=bool))[flat_idx], left)
 
 
+_I32 = 2**31 - 1
+
+
+def _codes_dtype(largest: int) -> type:
+    """int32 when every code stays below ``largest`` and that fits in 32 bits, else int64."""
+    return np.int32 if largest < _I32 else np.int64
+
+
+def _route_level(B_rows, rows, local, it, feature, threshold, offset, flat):
+    """Whether each row goes to the left child of its (split) node: :meth:`HistTree._route` on
+    a level's tables (indexed by frontier position ``local``), in ``it`` arithmetic, and with
+    the categorical lookups skipped when no node of the level splits on a category set."""
+    F = B_rows.shape[1]
+    f = feature.astype(it).take(local)
+    # B_rows is row-major and `rows` ascend, so this one flat gather walks memory forwards
+    pos = rows * it(F) if F > 1 else rows.copy()
+    pos += f
+    del f
+    b = B_rows.ravel().take(pos)
+    del pos
+    # split numeric nodes have thresholds below their bin count, so they fit the bins' dtype
+    # (the -1 of other nodes is never read: every row left is in a split node)
+    left = b <= threshold.astype(B_rows.dtype).take(local)
+    if not (offset >= 0).any():
+        return left
+    off = offset.astype(it).take(local)  # >= 0 exactly for nodes split on a category set
+    cat = off >= 0
+    off += b
+    # full-length selects: cheaper than boolean-mask indexing on large arrays
+    return np.where(cat, (flat if flat.size else np.zeros(1, dtype=bool)).take(
+        np.where(cat, off, 0)), left)
+
+
+def _mondrian_level(B, rows, local, can, cnt, is_cat, n_bins, k):
+    """The Mondrian cut of every node of a level (:meth:`HistTree._mondrian_split` on each
+    feature, then the widest spread, first feature on ties, as :func:`choose_splits`), from the
+    occupied (node, bin) cells alone.
+
+    The dense (node x bin) float histograms of a level outgrow the rows when the tree starts
+    from many small roots (the refinement of the guided tree's leaves: one root per ~k rows,
+    up to 255 bins per feature), and every pass over them costs more than one over the rows.
+    Here each feature's cells are counted once, the occupied ones listed in (node, bin) order,
+    and the spread, the cumulative counts and the most balanced allowable cut read per node
+    from them. A cut at an empty bin equals the cut at the last occupied bin before it, and the
+    dense search takes the first best position, i.e. that occupied bin: the cuts, gains and
+    ties are the same, bit for bit (integer counts are exact in float64).
+    """
+    A = can.size
+    best_gain = np.full(A, -np.inf)
+    best_f = np.full(A, -1, dtype=np.int64)
+    best_pos = np.zeros(A, dtype=np.int64)
+    if can.all():
+        r, nd = rows, local
+    else:
+        sel = np.flatnonzero(can.take(local))
+        r, nd = rows.take(sel), local.take(sel)
+        del sel
+    for f in range(B.shape[1]):
+        nb = int(n_bins[f])
+        if nb < 2 or not r.size:
+            continue
+        code = nd.astype(_codes_dtype(A * nb)) * nb
+        code += B[:, f].take(r)
+        counts = np.bincount(code, minlength=A * nb)
+        del code
+        cells = np.flatnonzero(counts)  # occupied cells, by node then bin
+        c = counts.take(cells).astype(np.float64)
+        del counts
+        node = cells // nb
+        b = cells - node * nb
+        del cells
+        new = np.empty(node.size, dtype=bool)
+        new[0] = True
+        np.not_equal(node[1:], node[:-1], out=new[1:])
+        starts = np.flatnonzero(new)
+        seg = np.cumsum(new) - 1  # the node segment of each cell
+        del new
+        nodes = node.take(starts)
+        cum = np.cumsum(c)
+        cum -= (cum - c).take(starts).take(seg)  # cumulative count within the node
+        tot = cnt.take(node)
+        del node
+        ends = np.r_[starts[1:], seg.size] - 1
+        if is_cat[f]:  # codes: categories, then 'missing' and 'unknown'
+            spread = (ends - starts) / max(nb - 3, 1)
+        else:
+            spread = (b.take(ends) - b.take(starts)) / (nb - 1)
+        valid = np.flatnonzero((cum >= k) & (tot - cum >= k))
+        if not valid.size:
+            continue
+        balance = -np.abs(2 * cum.take(valid) - tot.take(valid))
+        vseg = seg.take(valid)
+        vstart = np.flatnonzero(np.r_[True, vseg[1:] != vseg[:-1]])
+        top = np.maximum.reduceat(balance, vstart)
+        hits = valid[balance == np.repeat(top, np.diff(np.r_[vstart, valid.size]))]
+        hseg = seg.take(hits)
+        first = hits[np.r_[True, hseg[1:] != hseg[:-1]]]  # first best cell of each node
+        s_ok = seg.take(first)
+        where = nodes.take(s_ok)
+        gain = np.full(A, -np.inf)
+        gain[where] = spread.take(s_ok)
+        better = gain > best_gain
+        if better.any():
+            pos = np.zeros(A, dtype=np.int64)
+            pos[where] = b.take(first)
+            best_gain[better] = gain[better]
+            best_f[better] = f
+            best_pos[better] = pos[better]
+    return best_gain, best_f, best_pos
+
+
 # -- split finding and node bookkeeping, shared with the distributed driver (anonml.dask) -------
 def choose_splits(
     H_list: list[np.ndarray], cnt: np.ndarray, T: np.ndarray, is_cat: np.ndarray, k: int,
@@ -370,7 +522,14 @@ class TreeBuilder:
         self.flat_len = 0
 
     def flat(self) -> np.ndarray:
-        return np.concatenate(self.flat_parts) if self.flat_parts else np.zeros(0, dtype=bool)
+        # the parts joined once: a level adds its parts to the join of the earlier ones
+        done = getattr(self, "_flat_done", 0)
+        if done < len(self.flat_parts) or done == 0:
+            head = [self._flat] if done else []
+            self._flat = (np.concatenate(head + self.flat_parts[done:]) if self.flat_parts
+                          else np.zeros(0, dtype=bool))
+            self._flat_done = len(self.flat_parts)
+        return self._flat
 
     def add_children(
         self, frontier: np.ndarray, split: np.ndarray, best_f: np.ndarray, best_pos: np.ndarray,
@@ -404,6 +563,14 @@ class TreeBuilder:
 
     def level_tables(self, frontier: np.ndarray) -> tuple:
         """(feature, threshold, offset, flat) indexed by position in ``frontier``."""
+        lo = int(frontier[0]) if frontier.size else 0
+        hi = lo + frontier.size
+        if frontier.size and np.array_equal(frontier, np.arange(lo, hi)):  # a range of nodes:
+            # convert only its slice of the lists
+            return (
+                np.asarray(self.feature[lo:hi]), np.asarray(self.threshold[lo:hi]),
+                np.asarray(self.offset[lo:hi]), self.flat(),
+            )
         return (
             np.asarray(self.feature)[frontier], np.asarray(self.threshold)[frontier],
             np.asarray(self.offset)[frontier], self.flat(),
