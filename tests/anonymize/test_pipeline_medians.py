@@ -8,7 +8,7 @@ import pytest
 
 from anonml.anonymize._pipeline import _distance_to_median, recode
 from anonml.encoding import TableEncoder
-from anonml.engine._kernels import numeric_group_medians
+from anonml.anonymize._medians import numeric_group_medians
 
 
 def _column(kind: str, n: int, rng: np.random.Generator) -> np.ndarray:

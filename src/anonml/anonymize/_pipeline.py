@@ -22,8 +22,8 @@ import pandas as pd
 
 from anonml._errors import PrivacyViolationError
 from anonml.encoding import TableEncoder
-from anonml.engine._kernels import group_order as _group_order
-from anonml.engine._kernels import numeric_group_medians
+from anonml.anonymize._medians import group_order as _group_order
+from anonml.anonymize._medians import numeric_group_medians
 from anonml.privacy import PrivacyModel, k_anonymity, l_diversity, t_closeness
 
 __all__ = [
@@ -56,7 +56,7 @@ def _distance_to_median(
     held by more than half of the group, 0.5 for exactly half, else 0. The one-hot block is never
     built: for a row of category ``c`` its distance to the median vector ``m`` is
     ``sum(m**2) - 2 m[c] + 1``. The medians of the numeric QIs are exact, from the one
-    per-group median of both engines, :func:`anonml.engine._kernels.numeric_group_medians`
+    per-group median of both engines, :func:`anonml.anonymize._medians.numeric_group_medians`
     (linear time, no sort of all rows), one column at a time, so no n x d matrix is held.
     """
     n = frame.shape[0]

@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 from anonml._errors import InputError
+from anonml.anonymize._medians import group_order, numeric_group_medians
 from anonml.encoding import _midpoints
 
 __all__ = [
@@ -452,103 +453,6 @@ def merge_sparse(*parts: dict) -> dict:
         uk, inv = np.unique(k, return_inverse=True)
         out[key] = (uk, np.bincount(inv, weights=c, minlength=uk.size).astype(np.int64))
     return out
-
-
-def group_order(groups: np.ndarray, n_groups: int) -> np.ndarray:
-    """Stable order of the rows by group, by radix sort (numpy sorts 16-bit keys by radix):
-    one pass below 65,536 groups, two (low then high 16 bits) above. Linear in the rows."""
-    if n_groups <= 1 << 16:
-        return np.argsort(groups.astype(np.uint16), kind="stable")
-    if n_groups > 1 << 32:  # pragma: no cover - more groups than 32 bits: a plain sort
-        return np.argsort(groups, kind="stable")
-    order = np.argsort((groups & 0xFFFF).astype(np.uint16), kind="stable")
-    high = (groups >> 16).astype(np.uint16).take(order)
-    return order.take(np.argsort(high, kind="stable"))
-
-
-def numeric_group_medians(
-    size: np.ndarray, *, rows: tuple | None = None, histogram: tuple | None = None,
-    order: np.ndarray | None = None, g_sorted: np.ndarray | None = None,
-) -> np.ndarray:
-    """The per-group median of one numeric QI, for every engine (the representative rules'
-    centre, Goldsteen et al., 2022, Sec. 3.2). ``size``: rows per group (``n_groups`` long).
-
-    Both paths find each group's middle position(s), ``(size - 1) // 2`` and ``size // 2``, in
-    the cumulative histogram of the group over the column's bins (the search of
-    histogram-based trees); they differ in what they read:
-
-    * **In memory, exact** (``rows=(z, values, thresholds, groups)``): the median of ``z``
-      in each group, equal to pandas' ``groupby(groups).median()`` (the mean of the two middle
-      values of an even group). ``z`` is an increasing function of the raw ``values`` (their
-      z-scores), so the raw values' bins (``thresholds``) order ``z`` too. A bin that holds
-      one distinct value gives the median at once (always so when the column has at most
-      ``max_bins`` distinct values); only the rows of the few groups whose middle falls in a
-      bin of several values are sorted. ``order`` (the rows in group order,
-      :func:`group_order`) and ``g_sorted`` (``groups[order]``) make the counting walk memory
-      forwards; the result does not depend on them. Cost: O(rows + groups x bins), no
-      comparison sort of all rows.
-    * **Out of core (Dask), at bin resolution** (``histogram=(keys, counts, n_bins,
-      bin_values)``, the merged sparse histogram of :func:`group_bin_counts`, keys
-      ``group * n_bins + bin`` sorted): the value (``bin_values``) of the bin that holds the
-      lower middle position, ``(size - 1) // 2``; no row is read. Exact when every bin holds
-      one distinct value (at most ``max_bins`` of them), else within the median's bin.
-    """
-    n_groups = int(np.asarray(size).shape[0])
-    if histogram is not None:
-        keys, cnt, n_bins, bin_values = histogram
-        g = keys // int(n_bins)
-        b = keys % int(n_bins)
-        cum = np.cumsum(cnt)  # keys are sorted by group, then bin
-        starts = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
-        base = (cum - cnt)[starts]
-        within = cum - np.repeat(base, np.diff(np.r_[starts, g.size]))
-        # the lower middle: the first bin whose cumulative count within the group reaches half
-        idx = np.flatnonzero(within * 2 >= size[g])
-        gi = g[idx]
-        idx = idx[np.r_[True, gi[1:] != gi[:-1]]]
-        med_bin = np.zeros(n_groups, dtype=np.int64)
-        med_bin[g[idx]] = b[idx]
-        return bin_values[med_bin]
-    z, values, thresholds, groups = rows
-    n_bins = len(thresholds) + 1
-    if n_groups * n_bins > 4 * z.size:  # tiny groups: the table would outgrow the rows
-        return pd.Series(z).groupby(groups, sort=True).median().to_numpy()
-    b = np.searchsorted(thresholds, values, side="left").astype(
-        np.uint8 if n_bins <= 256 else np.uint16 if n_bins <= 1 << 16 else np.int64)
-    # one z per bin (that of its first row), and which bins hold more than one value
-    first = np.full(n_bins, -1, dtype=np.int64)
-    first[b[::-1]] = np.arange(z.size - 1, -1, -1)  # the last write, i.e. the first row, wins
-    occupied = first >= 0
-    bin_z = np.zeros(n_bins)
-    bin_z[occupied] = z[first[occupied]]
-    multi = np.zeros(n_bins, dtype=bool)
-    multi[b[z != bin_z[b]]] = True
-
-    if order is None:
-        key = groups * n_bins + b
-    else:  # the same counts, gathered in group order (1-2 bytes a row)
-        key = g_sorted * n_bins + b.take(order)
-    cum = np.bincount(key, minlength=n_groups * n_bins).reshape(n_groups, n_bins)
-    del key
-    np.cumsum(cum, axis=1, out=cum)
-    lo_pos, hi_pos = (size - 1) // 2, size // 2
-    lo_bin = (cum <= lo_pos[:, None]).sum(axis=1)  # bins wholly before the position
-    hi_bin = (cum <= hi_pos[:, None]).sum(axis=1)
-    lo, hi = bin_z[lo_bin], bin_z[hi_bin]
-    hard = multi[lo_bin] | multi[hi_bin]
-    if hard.any():
-        before = np.where(lo_bin > 0, cum[np.arange(n_groups), np.maximum(lo_bin - 1, 0)], 0)
-        del cum
-        # the rows of the hard groups in their middle bins, sorted by (group, z)
-        rows = np.flatnonzero(hard[groups] & (b >= lo_bin[groups]) & (b <= hi_bin[groups]))
-        g, v = groups[rows], z[rows]
-        by = np.lexsort((v, g))
-        g, v = g[by], v[by]
-        start = np.searchsorted(g, np.flatnonzero(hard), side="left")
-        h = np.flatnonzero(hard)
-        lo[h] = v[start + lo_pos[h] - before[h]]
-        hi[h] = v[start + hi_pos[h] - before[h]]
-    return (lo + hi) / 2
 
 
 def group_medians(
