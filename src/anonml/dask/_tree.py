@@ -205,8 +205,7 @@ def grow(
     ``states``: futures of :class:`PartState` (bins and class codes); ``init``: futures of each
     row's root (ints 0..n_roots-1) or None; ``criterion``: "gini", "entropy" or "mondrian"
     (then the class codes are ignored). ``local_rows``: a splittable node of at most this many
-    rows (and at most an average partition's rows) leaves the level-wise growth; its rows are
-    gathered by Dask's own shuffle on the node id
+    rows leaves the level-wise growth; its rows are gathered by Dask's own shuffle on the node id
     and its subtree is grown in memory by HistTree (the same splits, since a node's split depends
     only on its rows; node ids differ), concurrently with the remaining levels. ``local_cells``:
     when a level's histograms would hold more cells than this (nodes x bins x classes), every
@@ -225,11 +224,6 @@ def grow(
         [client.submit(K.node_class_counts, s, n_roots, C, pure=False) for s in cur],
         K.sum_arrays,
     ))
-    if local_rows is not None and len(cur) > 1:
-        # a node finishes locally once its rows fit an average partition, not before: the
-        # local subtrees then come in at least as many pieces as there are partitions, so
-        # every worker grows some (a root that fits ``local_rows`` would be one task)
-        local_rows = min(int(local_rows), max(-(-int(T.sum()) // len(cur)), 2 * k))
     parent_H: list[np.ndarray] | None = None
     launched: list = []  # (frontier, subtree futures) of nodes finished locally
     depth = 0
