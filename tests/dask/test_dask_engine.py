@@ -257,6 +257,76 @@ def test_global_bins_from_merged_summaries():
     assert spec.scale["x"] == pytest.approx(both["x"].std(ddof=0))
 
 
+
+def _old_propose(part, state, g, medians, spec):
+    """The rule of propose_representatives written plainly: per group the finite smallest
+    distance, ties by row (a sort by group, distance, row)."""
+    dist = np.zeros(g.size)
+    for j, c in enumerate(spec.columns):
+        if c in set(spec.categorical):
+            keys, m, sumsq = medians["cat"][j]
+            key = g * int(spec.n_bins[j]) + state.B[:, j]
+            mc = np.zeros(g.size)
+            if keys.size:
+                at = np.minimum(np.searchsorted(keys, key), keys.size - 1)
+                mc = np.where(keys[at] == key, m[at], 0.0)
+            dist += sumsq[g] - 2.0 * mc + 1.0
+        else:
+            z = (part[c].to_numpy(dtype=np.float64) - spec.mean[c]) / spec.scale[c]
+            dist += (z - medians["num"][j][g]) ** 2
+    dist = np.where(state.y == medians["majority"][g], dist, np.inf)
+    rows = np.flatnonzero(np.isfinite(dist))
+    rows = rows[np.lexsort((rows, dist[rows], g[rows]))]
+    return rows[np.r_[True, g[rows][1:] != g[rows][:-1]]]
+
+
+@pytest.mark.parametrize("dense", [True, False])
+def test_representative_kernels_dense_and_sorted_paths_agree(adult, monkeypatch, dense):
+    """group_bin_counts equals np.unique's counts and propose_representatives picks the rows of
+    the plain rule, whether the (group x bin) counts are dense arrays or sorted keys."""
+    X, y, qi = adult
+    cat = [c for c in qi if not pd.api.types.is_numeric_dtype(X[c])]
+    spec = K.BinSpec.from_encoder(TableEncoder(qi, cat, 255).fit(X),
+                                  np.sort(y.unique()).astype(object))
+    g = np.random.default_rng(0).integers(0, 150, X.shape[0])
+    g[:7] = 3  # ties: the same record values in one group
+    X = pd.concat([X.iloc[[7] * 7], X.iloc[7:]], ignore_index=True)
+    state = K.bin_partition(X, spec, pd.concat([y.iloc[[7] * 7], y.iloc[7:]], ignore_index=True))
+    monkeypatch.setattr(K, "_dense_ok", lambda cells, n: dense)
+    counts = K.group_bin_counts(state, g, spec.n_bins, spec.n_classes)
+    for j, (keys, cnt) in counts.items():
+        width = spec.n_classes if j == "y" else int(spec.n_bins[j])
+        ref = np.unique(g * width + (state.y if j == "y" else state.B[:, j]), return_counts=True)
+        np.testing.assert_array_equal(keys, ref[0])
+        np.testing.assert_array_equal(cnt, ref[1])
+        assert keys.dtype == cnt.dtype == np.int64
+    med = K.group_medians(counts, spec, 150, "majority_medoid")
+    got = K.propose_representatives(X, state, g, med, spec, qi, 0)
+    np.testing.assert_array_equal(got["row"], _old_propose(X, state, g, med, spec))
+    np.testing.assert_array_equal(got["group"], g[got["row"]])
+
+
+def test_route_histograms_is_route_then_class_histograms(adult):
+    """One task per level (route, then count the new frontier) gives the two kernels' numbers."""
+    X, y, qi = adult
+    cat = [c for c in qi if not pd.api.types.is_numeric_dtype(X[c])]
+    spec = K.BinSpec.from_encoder(TableEncoder(qi, cat, 255).fit(X),
+                                  np.sort(y.unique()).astype(object))
+    state = K.bin_partition(X, spec, y).start(None)
+    # one level: node 0 at position 0 splits on age <= bin 20 into positions 0, 1
+    step = {"split": np.array([True]), "feature": np.array([0]), "threshold": np.array([20]),
+            "offset": np.array([-1]), "flat": np.zeros(1, dtype=bool), "node": np.array([0]),
+            "child": np.array([0])}
+    side = np.array([1])
+    a = K.route(state, step)
+    fused = K.route_histograms(state, step, spec.n_bins, spec.n_classes, side, 2)
+    np.testing.assert_array_equal(fused.local, a.local)
+    np.testing.assert_array_equal(fused.leaf, a.leaf)
+    for h, ref in zip(K.state_histograms(fused),
+                      K.class_histograms(a, spec.n_bins, spec.n_classes, side, 2)):
+        np.testing.assert_array_equal(h, ref)
+    assert 0 < K.state_histograms(fused)[0].sum() < X.shape[0]
+
 # -- bad input: one line, nothing written -------------------------------------------------------
 def test_missing_folder_and_existing_target(client, folder, tmp_path, adult):
     _, _, qi = adult

@@ -565,7 +565,8 @@ def anonymize_dataset(
         med = client.submit(K.assemble_medians, *med_parts, pure=False)
         cands = client.compute([
             dask.delayed(K.propose_representatives)(p, s, g, med, spec_f, qi, i)
-            for i, (p, s, g) in enumerate(zip(parts_of(qi), states, groups))
+            # only the numeric QIs' values are read (the categorical ones are the bins)
+            for i, (p, s, g) in enumerate(zip(parts_of(numeric), states, groups))
         ])
         run_parts("representatives", cands)
         winners = tree_reduce(client, cands, K.merge_candidates)

@@ -227,22 +227,32 @@ def grow(
     parent_H: list[np.ndarray] | None = None
     launched: list = []  # (frontier, subtree futures) of nodes finished locally
     depth = 0
-    while frontier.size and (max_depth is None or depth < max_depth):
-        A = frontier.size
+
+    def plan(T: np.ndarray, first: bool) -> tuple[np.ndarray, np.ndarray, bool]:
+        """The level's splittable nodes, those finished locally, and whether the level-wise
+        growth needs this level's histograms."""
+        A = T.shape[0]
         cnt = T.sum(1)
         impure = ((T > 0).sum(1) > 1) | mondrian
         can = impure & (cnt >= 2 * k)
-        if progress is not None:
-            progress(stage, depth, None)
-        if not can.any():
-            break
-        n_h = A if parent_H is None else A // 2
+        n_h = A if first else A // 2
         if local_cells is not None and n_h * int(n_bins.sum()) * C > local_cells:
             loc = can.copy()  # too many nodes for histograms: all finish locally
         elif local_rows is not None:
             loc = can & (cnt <= local_rows)
         else:
             loc = np.zeros(A, dtype=bool)
+        return can, loc, bool((can & ~loc).any())
+
+    counted: list | None = None  # this level's histogram futures, counted while routing
+    while frontier.size and (max_depth is None or depth < max_depth):
+        A = frontier.size
+        cnt = T.sum(1)
+        can, loc, _ = plan(T, parent_H is None)
+        if progress is not None:
+            progress(stage, depth, None)
+        if not can.any():
+            break
         if loc.any():
             launched.append(_launch_local(
                 client, cur, frontier, loc, is_cat, n_bins, k, criterion,
@@ -258,12 +268,12 @@ def grow(
             small_side = (cnt[1::2] < cnt[0::2]).astype(np.int64)
             pair_ids = 2 * np.arange(n_pairs)
             small_ids, large_ids = pair_ids + small_side, pair_ids + 1 - small_side
-        side_f = _put(client, small_side) if small_side is not None else None
-        Hh = client.gather(tree_reduce(
-            client,
-            [client.submit(K.class_histograms, s, n_bins, C, side_f, A, pure=False) for s in cur],
-            K.sum_arrays,
-        ))
+        if counted is None:
+            side_f = _put(client, small_side) if small_side is not None else None
+            counted = [client.submit(K.class_histograms, s, n_bins, C, side_f, A, pure=False)
+                       for s in cur]
+        Hh = client.gather(tree_reduce(client, counted, K.sum_arrays))
+        counted = None
         cur_H = []
         for f in range(len(n_bins)):
             if parent_H is None:
@@ -290,10 +300,21 @@ def grow(
             "child": np.where(split, child_left - first, -1),
         }
         step_f = _put(client, step)
-        cur = [client.submit(K.route, s, step_f, pure=False) for s in cur]
         frontier = np.arange(first, len(builder.feature))
         T = T_next
         depth += 1
+        # route and count the next level's histograms in one task per partition, when the
+        # next level will grow level-wise (the same decisions as at the top of the loop)
+        _, _, grows = plan(T, False)
+        if grows and (max_depth is None or depth < max_depth):
+            cnt = T.sum(1)
+            nxt_side = (cnt[1::2] < cnt[0::2]).astype(np.int64)
+            side_f = _put(client, nxt_side)
+            cur = [client.submit(K.route_histograms, s, step_f, n_bins, C, side_f, T.shape[0],
+                                 pure=False) for s in cur]
+            counted = [client.submit(K.state_histograms, s, pure=False) for s in cur]
+        else:
+            cur = [client.submit(K.route, s, step_f, pure=False) for s in cur]
     if progress is not None:
         progress(stage, depth, depth)
     frontier_f = _put(client, frontier)

@@ -18,6 +18,7 @@ Steps (docs/dask.md):
    level's splits, then class counts per (node, bin) of the smaller child of each sibling pair.
    The sum over partitions gives exactly the histograms of
    :class:`~anonml.anonymize._hist_tree.HistTree`, so the split search is the same code.
+   :func:`route_histograms` does both in one task (route, then count the new frontier).
 4. :func:`group_bin_counts` (sparse per-group histograms), :func:`group_medians`,
    :func:`propose_representatives` / :func:`merge_candidates` -- representatives by map-reduce.
 5. :func:`recode_partition` -- the output rows of a partition.
@@ -50,6 +51,8 @@ __all__ = [
     "PartState",
     "route",
     "class_histograms",
+    "route_histograms",
+    "state_histograms",
     "sum_arrays",
     "group_bin_counts",
     "merge_sparse",
@@ -326,6 +329,7 @@ class PartState:
     y: np.ndarray
     local: np.ndarray | None = None
     leaf: np.ndarray | None = None
+    hist: list | None = None  # a level's class histograms, set by route_histograms
 
     def start(self, init: np.ndarray | None) -> "PartState":
         """A fresh tree over these rows (from root 0, or from roots ``init``)."""
@@ -343,8 +347,13 @@ def route(state: PartState, step: dict | None) -> PartState:
     ``flat`` (category masks), ``node`` (node id) and ``child`` (new frontier position of the
     left child). Rows of nodes that did not split stop there (``leaf`` = that node).
     """
+    return _route(state, step)[0]
+
+
+def _route(state: PartState, step: dict | None) -> tuple[PartState, np.ndarray | None]:
+    """:func:`route`, and the rows still active after it (increasing), or None (no step)."""
     if step is None:
-        return state
+        return state, None
     local = state.local.copy()
     leaf = state.leaf.copy()
     act = np.flatnonzero(local >= 0)
@@ -366,7 +375,28 @@ def route(state: PartState, step: dict | None) -> PartState:
             flat = step["flat"]
             go_left = np.where(cat, flat[np.where(cat, off + b, 0)], go_left)
         local[rows] = step["child"][pos] + (~go_left)
-    return PartState(state.B, state.y, local, leaf)
+    return PartState(state.B, state.y, local, leaf), rows
+
+
+def route_histograms(
+    state: PartState, step: dict | None, n_bins: np.ndarray, n_classes: int,
+    small_side: np.ndarray | None, n_nodes: int, count: bool = True,
+) -> PartState:
+    """One task per partition and level: :func:`route` with ``step``, then (``count``) the
+    :func:`class_histograms` of the new frontier, kept in the returned state's ``hist`` (read
+    by :func:`state_histograms`). The same numbers as the two kernels in turn, with one pass
+    over the rows' frontier positions instead of two."""
+    new, rows = _route(state, step)
+    if not count:
+        return new
+    act = None if rows is None else rows[new.local[rows] >= 0]
+    new.hist = _histograms(new, n_bins, n_classes, small_side, n_nodes, act)
+    return new
+
+
+def state_histograms(state: PartState) -> list[np.ndarray]:
+    """The histograms counted by :func:`route_histograms`."""
+    return state.hist
 
 
 def finish(state: PartState, frontier: np.ndarray) -> np.ndarray:
@@ -387,7 +417,16 @@ def class_histograms(
     With ``small_side`` (the frontier is sibling pairs 2p, 2p+1): only the rows of the smaller
     child ``2p + small_side[p]`` are counted, at index p. Otherwise every frontier node.
     """
-    act = np.flatnonzero(state.local >= 0)
+    return _histograms(state, n_bins, n_classes, small_side, n_nodes, None)
+
+
+def _histograms(
+    state: PartState, n_bins: np.ndarray, n_classes: int, small_side: np.ndarray | None,
+    n_nodes: int, act: np.ndarray | None,
+) -> list[np.ndarray]:
+    """:func:`class_histograms` over the active rows ``act`` (default: found from ``local``)."""
+    if act is None:
+        act = np.flatnonzero(state.local >= 0)
     node = state.local[act].astype(np.int64)
     if small_side is not None:
         sel = (node & 1) == small_side[node >> 1]
@@ -435,13 +474,28 @@ def group_bin_counts(
     the group class counts. One column at a time keeps the merged result small."""
     out: dict = {}
     g = np.asarray(groups, dtype=np.int64)
+    n_groups = int(g.max()) + 1 if g.size else 0
     for j in (list(range(state.B.shape[1])) + ["y"]) if columns is None else columns:
-        if j == "y":
-            keys, counts = np.unique(g * n_classes + state.y, return_counts=True)
-        else:
-            keys, counts = np.unique(g * int(n_bins[j]) + state.B[:, j], return_counts=True)
-        out[j] = (keys, counts.astype(np.int64))
+        width = n_classes if j == "y" else int(n_bins[j])
+        keys = g * width + (state.y if j == "y" else state.B[:, j])
+        out[j] = _sparse_counts(keys, n_groups * width)
     return out
+
+
+def _dense_ok(cells: int, n: int) -> bool:
+    """Whether a dense array of ``cells`` counts is cheaper than sorting ``n`` keys (and small)."""
+    return cells <= max(8 * n, 1 << 22) and cells <= 1 << 26
+
+
+def _sparse_counts(keys: np.ndarray, cells: int) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct ``keys`` (in ``0..cells-1``) and their counts, as ``np.unique`` gives
+    them: by a dense ``bincount`` when the key range is small, else by sorting."""
+    if _dense_ok(cells, keys.size):
+        counts = np.bincount(keys, minlength=cells)
+        nz = np.flatnonzero(counts)
+        return nz.astype(np.int64, copy=False), counts[nz].astype(np.int64, copy=False)
+    uk, counts = np.unique(keys, return_counts=True)
+    return uk.astype(np.int64, copy=False), counts.astype(np.int64)
 
 
 def merge_sparse(*parts: dict) -> dict:
@@ -517,9 +571,14 @@ def propose_representatives(
     for j, c in enumerate(spec.columns):
         if c in cat:
             keys, m, sumsq = medians["cat"][j]
-            key = g * int(n_bins[j]) + state.B[:, j]
+            width = int(n_bins[j])
+            key = g * width + state.B[:, j]
             mc = np.zeros(g.size)
-            if keys.size:
+            if keys.size and _dense_ok(sumsq.size * width, g.size):
+                table = np.zeros(sumsq.size * width)  # the group's one-hot median, by key
+                table[keys] = m
+                mc = table[key]
+            elif keys.size:
                 at = np.minimum(np.searchsorted(keys, key), keys.size - 1)
                 mc = np.where(keys[at] == key, m[at], 0.0)
             dist += sumsq[g] - 2.0 * mc + 1.0
@@ -528,12 +587,15 @@ def propose_representatives(
             dist += (z - medians["num"][j][g]) ** 2
     if medians["majority"] is not None:
         dist = np.where(state.y == medians["majority"][g], dist, np.inf)
-    ok = np.isfinite(dist)
-    rows = np.flatnonzero(ok)
-    order = np.lexsort((rows, dist[rows], g[rows]))
-    rows = rows[order]
-    gs = g[rows]
-    first = rows[np.r_[True, gs[1:] != gs[:-1]]] if rows.size else rows
+    rows = np.flatnonzero(np.isfinite(dist))
+    # per group the smallest distance, then the first row at it (as a sort by group, distance,
+    # row would give, without sorting the rows)
+    gr, dr = g[rows], dist[rows]
+    best = np.full(int(gr.max()) + 1 if gr.size else 0, np.inf)
+    np.minimum.at(best, gr, dr)
+    hit = rows[dr == best[gr]]  # increasing rows
+    _, at = np.unique(g[hit], return_index=True)
+    first = hit[at]
     return {
         "group": g[first], "dist": dist[first],
         "part": np.full(first.size, part_index, dtype=np.int64), "row": first.astype(np.int64),
