@@ -504,6 +504,13 @@ def anonymize_dataset(
         del summaries
         guide_name = label if label is not None else (
             "the model's predictions" if model is not None else None)
+        from anonml.dask._guide import is_continuous, refuse_regression
+
+        if is_continuous(summary.get("label")):  # a regression target (anonml.dask._guide)
+            if method == "ag":
+                raise refuse_regression(guide_name)
+            target_column = label if target_column is None else target_column
+            label = guide_name = summary["label"] = None  # Mondrian: the medoid, as in memory
         spec = K.finalize_bins(summary, qi, categorical, max_bins, label=guide_name)
         n_rows = int(summary["n"])
         if n_rows < k:
