@@ -82,6 +82,18 @@ def test_save_mapping_then_transform(cluster, tmp_path) -> None:
     for c in QI:
         assert mapped[c].astype(str).tolist() == out[c].astype(str).tolist()
     assert mapped["dept"].tolist() == frame["dept"].tolist()
+    # and on the cluster: each file of a Parquet dataset mapped by the same mapping
+    rows = _write(tmp_path / "rows", frame.drop(columns=["income"]), 2)
+    tr = subprocess.run([sys.executable, "-m", "anonml", "transform", str(rows), "--engine",
+                         "dask", "--scheduler", cluster.address, "--mapping",
+                         str(tmp_path / "m.skops"), "-o", str(tmp_path / "tdir"),
+                         "--handle-unknown", "ignore"],
+                        capture_output=True, text=True, env=_env(), timeout=300)
+    assert tr.returncode == 0, tr.stderr[-3000:]
+    mapped = pd.read_parquet(tmp_path / "tdir")
+    for c in QI:
+        assert mapped[c].astype(str).tolist() == out[c].astype(str).tolist()
+    assert mapped["dept"].tolist() == frame["dept"].tolist()
     # refused in one line before any work: the file exists now
     again = _anonymize(data, tmp_path / "out2", cluster.address, "--save-mapping",
                        str(tmp_path / "m.skops"))
