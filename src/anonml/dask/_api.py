@@ -268,10 +268,10 @@ def anonymize_dataset(
         l-diversity (``l_kind`` "distinct", "entropy" or "recursive" with ``c``) and
         t-closeness (``t_distance`` "auto": equal distance for a categorical, ordered for a
         numeric sensitive column, hierarchical when ``hierarchies`` holds the sensitive
-        column's :class:`~anonml.hierarchies.Hierarchy``) of ``sensitive``, verified on the
-        written table (:mod:`anonml.dask._privacy`). As in memory, a group that breaks them is merged into its nearest group
-        (centroid distance, from group-level sums reduced on the cluster) until all satisfy
-        them; a whole table that fails them is refused.
+        column's :class:`~anonml.hierarchies.Hierarchy`) of ``sensitive``, verified on the
+        written table (:mod:`anonml.dask._privacy`). As in memory, a group that breaks them is
+        merged into its nearest group (centroid distance, from group-level sums reduced on the
+        cluster) until all satisfy them; a whole table that fails them is refused.
     max_bins : int, default 255
         Bins per numeric QI (distinct values while there are at most this many, else quantiles
         of a mergeable sketch).
@@ -633,7 +633,13 @@ def anonymize_dataset(
         tick("verify", 1, 1)
         os.replace(tmp, target)
         if mapping_tmp is not None:
-            os.replace(mapping_tmp, mapping_path)
+            try:
+                os.replace(mapping_tmp, mapping_path)
+            except OSError as exc:  # both files or neither
+                shutil.rmtree(target, ignore_errors=True)
+                raise OutputError(f"the mapping could not be written to {str(mapping_path)!r} "
+                                  f"({exc.strerror or exc}); nothing was written; fix: check "
+                                  "the folder's permissions and free space") from None
         seconds["verify"] = time.perf_counter() - t0
     except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -702,7 +708,6 @@ def _merge_for_model(client, dask, parts, states, groups, n_groups, sizes, spec,
     from anonml.dask._verify import _value_order
     from anonml.privacy._constraints import PrivacyModel
     from anonml.privacy._diversity import resolve_distance
-
     from anonml.dask._privacy import fold_counts, fold_keys, sensitive_coding
 
     vc = summary["sensitive"]

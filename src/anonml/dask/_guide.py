@@ -27,14 +27,8 @@ def is_continuous(counts: pd.Series | None) -> bool:
     if counts is None or not len(counts):
         return False
     values = pd.Index(counts.index).dropna()
-    if not pd.api.types.is_float_dtype(values.dtype):
-        try:
-            values = pd.Index(np.asarray(values, dtype=np.float64)) if all(
-                isinstance(v, (float, np.floating)) for v in values) else None
-        except (TypeError, ValueError):
-            return False
-        if values is None:
-            return False
+    if values.dtype.kind != "f":  # as in memory: a numeric dtype of floats
+        return False
     v = np.asarray(values, dtype=np.float64)
     return bool(np.any(v != np.round(v)))
 
