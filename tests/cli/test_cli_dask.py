@@ -117,7 +117,9 @@ def test_unknown_qi_column(tmp_path, capsys) -> None:
     (["--method", "hilbert"], ["ag or mondrian"]),
     (["--suppression", "0.1"], ["--suppression", "--engine memory"]),
     (["--tree", "exact"], ["--tree"]),
-    (["--sensitive", "hours", "--l", "2", "--l-kind", "recursive", "--c", "2"], ["recursive"]),
+    # recursive (c, l) runs on Dask (tests/dask/test_dask_rules.py); without --c it cannot
+    (["--sensitive", "hours", "--l", "2", "--l-kind", "recursive"], ["recursive", "--c"]),
+    (["--hierarchies", "h"], ["--hierarchies", "--t"]),
     (["--predictions", "p.csv"], ["--predictions"]),
 ])
 def test_options_the_engine_does_not_read(tmp_path, capsys, extra, words) -> None:

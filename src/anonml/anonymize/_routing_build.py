@@ -124,8 +124,23 @@ def _build(frame: pd.DataFrame, columns: Sequence[Any], categorical: Sequence[An
             got = (distinct or {}).get(columns[j])
             values = np.asarray(got, dtype=np.float64) if got is not None else np.unique(R[j])
             out_thr[nodes] = _threshold_avoiding(lo[nodes], hi[nodes], values)
-    specs: dict[int, tuple] = {}  # categorical split -> (column, left values, right values,
-    #                                  side of the missing value or None)
+    specs = _cat_specs(tn, tc, tl, out_feature, cat_values)
+    all_cats = {j: {_plain(v) for v in cat_values[j]} for j in cat_values}
+    rt = RoutingTree(columns, categorical)
+    _set_nodes(rt, out_feature, out_thr, np.where(inner, left, -1), np.where(inner, right, -1),
+               np.where(inner, -1, group), inner & is_cat[np.maximum(out_feature, 0)], specs,
+               shown or {}, all_cats)
+    return _simplify(rt), summary, cat_values
+
+
+
+def _cat_specs(tn: np.ndarray, tc: np.ndarray, tl: np.ndarray, out_feature: np.ndarray,
+               cat_values: dict) -> dict:
+    """Per categorical split, from the (node, code, goes left) triples of
+    :func:`~anonml.anonymize._routing_leaves.split_bounds`: (column, left values, right values,
+    side of the missing value or None); code ``len(cat_values[j])`` is the missing value.
+    Used by both engines (the Dask mapping builds its tree with it too)."""
+    specs: dict[int, tuple] = {}
     if tn.size:
         width = int(tc.max()) + 2
         flat_key = np.unique((tn * width + tc) * 2 + tl.astype(np.int64))
@@ -144,13 +159,7 @@ def _build(frame: pd.DataFrame, columns: Sequence[Any], categorical: Sequence[An
                 else:
                     sides[int(is_left)].append(_plain(vals[code]))
             specs[i] = (j, sides[1], sides[0], miss)
-    all_cats = {j: {_plain(v) for v in cat_values[j]} for j in cat_values}
-    rt = RoutingTree(columns, categorical)
-    _set_nodes(rt, out_feature, out_thr, np.where(inner, left, -1), np.where(inner, right, -1),
-               np.where(inner, -1, group), inner & is_cat[np.maximum(out_feature, 0)], specs,
-               shown or {}, all_cats)
-    return _simplify(rt), summary, cat_values
-
+    return specs
 
 def _set_nodes(rt: RoutingTree, feature: np.ndarray, thr: np.ndarray, left: np.ndarray,
                right: np.ndarray, group: np.ndarray, is_cat_node: np.ndarray, specs: dict,

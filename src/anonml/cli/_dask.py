@@ -25,10 +25,10 @@ __all__ = ["add_dask_options", "run_dask", "parquet_files", "check_parquet_schem
 
 #: options of ``anonml anonymize`` that the Dask engine does not read, and their defaults
 _UNSUPPORTED = {
-    "predictions": None, "retrain": False, "test": None, "save_mapping": None,
-    "hierarchies": None, "suppression": 0.0, "recoding": "representative",
+    "predictions": None, "retrain": False, "test": None, "save_pipeline": None,
+    "suppression": 0.0, "recoding": "representative",
     "na_values": None, "sep": None, "categorical": None,
-    "representative": "majority_medoid", "t_distance": None,
+    "representative": "majority_medoid",
 }
 _TREE_PARAMS = ("refine", "criterion", "max_depth")  # AG options the Dask engine reads too
 _CONNECT_TIMEOUT = 10  # seconds to reach a --scheduler before giving up with one line
@@ -175,9 +175,16 @@ def _check_args(args: argparse.Namespace, method_params: dict) -> None:
                          "quasi-identifiers; fix: leave --model out")
     if args.l_kind is not None and args.l is None:
         raise InputError("--l-kind needs --l, the diversity asked for")
-    if args.l_kind == "recursive" or args.c is not None:
-        raise InputError("--engine dask checks --l-kind distinct or entropy, not recursive "
-                         "(c, l)-diversity; fix: choose one of them, or --engine memory")
+    if args.c is not None and args.l_kind != "recursive":
+        raise InputError("--c needs --l-kind recursive (recursive (c, l)-diversity)")
+    if args.l_kind == "recursive" and args.c is None:
+        raise InputError("--l-kind recursive needs --c, e.g. --c 3")
+    if args.t_distance is not None and args.t is None:
+        raise InputError("--t-distance needs --t, the closeness asked for")
+    if args.hierarchies is not None and args.t is None:
+        raise InputError("--hierarchies is read by --engine dask for --t-distance hierarchical "
+                         "only (the hierarchy of --sensitive); fix: add --t, or leave it out, "
+                         "or use --engine memory to generalize with hierarchies")
     if (args.l is not None or args.t is not None) and args.sensitive is None:
         raise InputError("--l and --t need --sensitive COLUMN, the attribute to protect")
 
@@ -240,6 +247,13 @@ def run_dask(args: argparse.Namespace, say: Any, method_params: dict,
         if name in set(needed):
             raise InputError(f"--drop {name!r} is also the --target, the --sensitive column or a "
                              "quasi-identifier; fix: drop it from one of them")
+    hierarchies = _sensitive_hierarchy(args)
+    if args.save_mapping is not None:  # a .skops file, skops installed, a new file
+        from anonml.cli._common import _check_mapping_path
+        from anonml.dask._mapping import check_mapping_path
+
+        _check_mapping_path(args.save_mapping, [args.model])
+        check_mapping_path(args.save_mapping, target)
     model, features = None, None
     if args.model is not None:
         from anonml.safemodel import open_model
@@ -271,7 +285,7 @@ def run_dask(args: argparse.Namespace, say: Any, method_params: dict,
         t = time.perf_counter()
         try:
             result = _anonymize(anonymize_dataset, args, client, target, qi, model, features,
-                                drop, keep, method_params, say)
+                                drop, keep, method_params, say, hierarchies)
         except IdentifierColumnError as exc:  # the in-memory CLI's words, with its flags
             names = ",".join(map(str, exc.columns))
             shown = ", ".join(repr(c) for c in exc.columns[:5])
@@ -293,7 +307,7 @@ def run_dask(args: argparse.Namespace, say: Any, method_params: dict,
 
 def _anonymize(anonymize_dataset: Any, args: argparse.Namespace, client: Any, target: Path,
                qi: list, model: Any, features: Any, drop: list, keep: list, method_params: dict,
-               say: Any) -> Any:
+               say: Any, hierarchies: dict | None = None) -> Any:
     """The engine's call, with the command's options."""
     return anonymize_dataset(
         args.input, target, k=args.k, quasi_identifiers=qi,
@@ -302,10 +316,40 @@ def _anonymize(anonymize_dataset: Any, args: argparse.Namespace, client: Any, ta
         label=args.target if (args.labels or args.method == "mondrian") else None,
         model=model, features=features,
         sensitive=args.sensitive, l=args.l, l_kind=args.l_kind or "distinct", c=args.c,
-        t=args.t, client=client, progress=say, **_tree_params(method_params),
+        t=args.t, t_distance=args.t_distance or "auto", hierarchies=hierarchies, client=client,
+        progress=say, **_tree_params(method_params),
         no_workers_timeout=60.0 if args.no_workers_timeout is None else
-        args.no_workers_timeout, drop=drop, keep=keep,
+        args.no_workers_timeout, drop=drop, keep=keep, save_mapping=args.save_mapping,
+        target_column=args.target,
     )
+
+
+def _sensitive_hierarchy(args: argparse.Namespace) -> dict | None:
+    """--hierarchies DIR as the engine's ``hierarchies``: the --sensitive column's file only
+    (hierarchical t-closeness); a file for another column is refused in one line."""
+    if args.hierarchies is None:
+        return None
+    from anonml.hierarchies import read_arx_folder
+
+    folder = Path(args.hierarchies)
+    if not folder.is_dir():
+        raise InputError(f"--hierarchies {args.hierarchies!r} is not a folder; fix: give the "
+                         "folder holding the ARX .csv file of the --sensitive column")
+    from anonml.engine._dataset import check_schema, list_files
+
+    _, kinds = check_schema(list_files(args.input), [args.sensitive], args.input)
+    numeric = [c for c, kind in kinds.items() if kind not in ("string", "bool", "null")]
+    found = read_arx_folder(folder, list(kinds), numeric=numeric)
+    others = [c for c in found if c != args.sensitive]
+    if others:
+        raise InputError(f"--hierarchies {args.hierarchies!r} holds a hierarchy of {others[0]!r}; "
+                         "--engine dask reads the hierarchy of the --sensitive column only "
+                         "(for --t-distance hierarchical); fix: a folder with that file alone, "
+                         "or --engine memory to generalize with hierarchies")
+    if args.sensitive not in found:
+        raise InputError(f"--hierarchies {args.hierarchies!r} holds no file for the --sensitive "
+                         f"column {args.sensitive!r} (<column>.csv or <dataset>_<column>.csv)")
+    return found
 
 
 def _print_summary(args: argparse.Namespace, result: Any, seconds: float, n_workers: int) -> int:
@@ -317,6 +361,8 @@ def _print_summary(args: argparse.Namespace, result: Any, seconds: float, n_work
         "stage_seconds": {s: round(float(v), 3) for s, v in dict(result.seconds).items()},
         "files_in": int(result.n_files), "output": str(result.target), "workers": n_workers,
     }
+    if getattr(result, "mapping", None) is not None:
+        summary["mapping"] = str(result.mapping)
     if hasattr(result, "n_levels"):  # tree levels by where they were grown
         summary["levels"] = {str(s): int(v) for s, v in dict(result.n_levels).items()}
     if hasattr(result, "n_merges"):
@@ -329,5 +375,6 @@ def _print_summary(args: argparse.Namespace, result: Any, seconds: float, n_work
         stages = ", ".join(f"{s} {v:.1f} s" for s, v in summary["stage_seconds"].items())
         print(f"wrote {summary['output']}{os.sep} ({summary['rows']:,} rows, "
               f"{summary['groups']:,} groups, smallest {summary['min_class_size']} >= k="
-              f"{args.k}; verified) in {seconds:.1f} s ({stages})")
+              f"{args.k}; verified) in {seconds:.1f} s ({stages})"
+              + (f"; mapping {summary['mapping']}" if "mapping" in summary else ""))
     return 0

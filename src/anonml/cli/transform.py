@@ -24,17 +24,29 @@ def run(args: argparse.Namespace) -> int:
     if not args.mapping.lower().endswith(".skops"):
         raise InputError(f"--mapping {args.mapping!r} is not a .skops file; fix: give the file "
                          "written by anonml anonymize --save-mapping")
-    _check_inputs(input=args.input, mapping=args.mapping)
-    table_format(args.output)
-    check_output_file(args.output, inputs=[args.input, args.mapping])
-    table_packages(args.input)
-    table_packages(args.output, reading=False)
+    dask = args.engine == "dask"
+    if dask:  # a Parquet dataset, checked by anonml/cli/_dask_transform.py
+        _check_inputs(mapping=args.mapping)
+        for flag in ("na_values", "sep"):
+            if getattr(args, flag) is not None:
+                raise InputError(f"--{flag.replace('_', '-')} is read for a CSV table; "
+                                 "--engine dask reads Parquet; fix: leave it out")
+    else:
+        for flag in ("scheduler", "workers", "worker_memory", "no_workers_timeout"):
+            if getattr(args, flag) is not None:
+                raise InputError(f"--{flag.replace('_', '-')} is read by --engine dask only; "
+                                 "fix: add --engine dask, or leave it out")
+        _check_inputs(input=args.input, mapping=args.mapping)
+        table_format(args.output)
+        check_output_file(args.output, inputs=[args.input, args.mapping])
+        table_packages(args.input)
+        table_packages(args.output, reading=False)
 
-    say(f"reading {args.input}")
-    frame = _reader(args)(args.input)
-    _columns_named(drop, frame.columns, "--drop")
-    _columns_named(keep, frame.columns, "--keep")
-    frame = frame.drop(columns=drop)
+        say(f"reading {args.input}")
+        frame = _reader(args)(args.input)
+        _columns_named(drop, frame.columns, "--drop")
+        _columns_named(keep, frame.columns, "--keep")
+        frame = frame.drop(columns=drop)
     say(f"reading the mapping {args.mapping} in the sandbox (vetted, validated, never run "
         "in this process)")
     anonymizer = open_model(args.mapping)
@@ -43,16 +55,17 @@ def run(args: argparse.Namespace) -> int:
                          "a fitted anonymizer; fix: give the file written by anonml anonymize "
                          "--save-mapping")
     fitted = list(anonymizer.info["columns"])
-    _columns_named(fitted, frame.columns, "column of the mapping")
-    from anonml.encoding import check_lookalike_columns
+    if not dask:
+        _columns_named(fitted, frame.columns, "column of the mapping")
+        from anonml.encoding import check_lookalike_columns
 
-    check_lookalike_columns(frame.columns, list(anonymizer.info["quasi_identifiers"]),
-                            where=repr(args.input))
-    extra = [c for c in frame.columns if c not in set(fitted) and c not in set(keep)]
-    if extra:
-        raise InputError(f"column {extra[0]!r} is not one the mapping was fitted on "
-                         f"({len(extra)} such); fix: --drop it, or --keep it to pass it "
-                         "through unchanged")
+        check_lookalike_columns(frame.columns, list(anonymizer.info["quasi_identifiers"]),
+                                where=repr(args.input))
+        extra = [c for c in frame.columns if c not in set(fitted) and c not in set(keep)]
+        if extra:
+            raise InputError(f"column {extra[0]!r} is not one the mapping was fitted on "
+                             f"({len(extra)} such); fix: --drop it, or --keep it to pass it "
+                             "through unchanged")
     if args.handle_unknown is not None:
         anonymizer.set_handle_unknown(args.handle_unknown)
     if args.handle_unknown != "ignore" and anonymizer.info.get("routes_unnamed_categories"):
@@ -63,6 +76,10 @@ def run(args: argparse.Namespace) -> int:
         from anonml.anonymize._base import UNNAMED_CATEGORIES
 
         warnings.warn(UNNAMED_CATEGORIES, AnonmlWarning, stacklevel=1)
+    if dask:  # each file mapped by this mapping on the cluster
+        from anonml.cli._dask_transform import run_dask_transform
+
+        return run_dask_transform(args, say, anonymizer, fitted, drop, keep)
     say(f"mapping {len(frame):,} rows")
     mapped = anonymizer.transform(frame[fitted])
     out = frame.copy()
@@ -97,4 +114,7 @@ def add_parser(sub: Any) -> None:
                    "routes them by each split's default branch, and says so unless 'ignore')")
     add_csv_options(t)
     t.add_argument("-q", "--quiet", action="store_true", help="no progress messages")
+    from anonml.cli._dask import add_dask_options
+
+    add_dask_options(t)
     t.set_defaults(func=run)

@@ -64,6 +64,8 @@ class DaskAnonymization:
     n_files : int
         Parquet files read (0 for a dask DataFrame source): the files listed by
         :func:`anonml.engine._dataset.list_files`, hidden and ``_`` files skipped.
+    mapping : Path or None
+        The saved mapping file (``save_mapping=``).
     """
 
     n_rows: int
@@ -75,6 +77,7 @@ class DaskAnonymization:
     n_levels: dict = field(default_factory=dict)
     n_merges: int = 0
     n_files: int = 0
+    mapping: Path | None = None
 
 
 def local_cluster(
@@ -239,6 +242,8 @@ def anonymize_dataset(
     l_kind: str = "distinct",
     c: float | None = None,
     t: float | None = None,
+    t_distance: str = "auto",
+    hierarchies: dict | None = None,
     max_bins: int = 255,
     refine: str = "mondrian",
     criterion: str = "gini",
@@ -248,6 +253,8 @@ def anonymize_dataset(
     no_workers_timeout: float = 60.0,
     drop: Sequence[Any] | None = None,
     keep: Sequence[Any] | None = None,
+    save_mapping: Any = None,
+    target_column: Any = None,
 ) -> DaskAnonymization:
     """k-anonymize a partitioned dataset on a Dask cluster; write a verified Parquet dataset.
 
@@ -278,12 +285,14 @@ def anonymize_dataset(
         representative among its majority class, as ``MondrianAnonymizer.fit(X, y)``.
     model, features : fitted estimator and its input columns, optional
         Instead of ``label``: the guide is ``model.predict(part[features])`` on the workers.
-    sensitive, l, l_kind, c, t
-        l-diversity (``l_kind`` "distinct" or "entropy") and t-closeness (equal distance for a
-        categorical, ordered for a numeric sensitive column) of ``sensitive``, verified on the
-        written table. As in memory, a group that breaks them is merged into its nearest group
-        (centroid distance, from group-level sums reduced on the cluster) until all satisfy
-        them; a whole table that fails them is refused.
+    sensitive, l, l_kind, c, t, t_distance, hierarchies
+        l-diversity (``l_kind`` "distinct", "entropy" or "recursive" with ``c``) and
+        t-closeness (``t_distance`` "auto": equal distance for a categorical, ordered for a
+        numeric sensitive column, hierarchical when ``hierarchies`` holds the sensitive
+        column's :class:`~anonml.hierarchies.Hierarchy`) of ``sensitive``, verified on the
+        written table (:mod:`anonml.dask._privacy`). As in memory, a group that breaks them is
+        merged into its nearest group (centroid distance, from group-level sums reduced on the
+        cluster) until all satisfy them; a whole table that fails them is refused.
     max_bins : int, default 255
         Bins per numeric QI (distinct values while there are at most this many, else quantiles
         of a mergeable sketch).
@@ -312,6 +321,15 @@ def anonymize_dataset(
         Columns with a different value on every row written on purpose. Any other such column
         (not a QI, not dropped) is refused, as by the in-memory CLI: it would name every person
         in the output (:mod:`anonml.dask._identifiers`; checked in the first pass).
+    save_mapping : str or Path, optional
+        A ``.skops`` file to save the run's mapping to, as ``anonml anonymize --save-mapping``
+        does in memory: ``anonml transform`` (or the loaded anonymizer's ``transform``) maps new
+        rows exactly as this run mapped its training rows (:mod:`anonml.dask._mapping`: the
+        routing tree on raw values, the representatives; no training value the output does
+        not show). Written only when the output is, after the verification.
+    target_column : str, optional
+        A label column written unchanged that the mapping does not read (the true labels
+        beside a ``model`` guide); ``label`` is never one of the mapping's columns either.
 
     Returns
     -------
@@ -383,15 +401,27 @@ def anonymize_dataset(
     if l is not None:
         if isinstance(l, bool) or not isinstance(l, (int, float, np.number)) or not l >= 1:
             raise InputError(f"l={l!r}; pass a number >= 1")
-        if l_kind not in ("distinct", "entropy"):
-            raise InputError(f"l_kind={l_kind!r}; the Dask engine checks 'distinct' or 'entropy'")
+        if l_kind not in ("distinct", "entropy", "recursive"):
+            raise InputError(f"l_kind={l_kind!r}; use 'distinct', 'entropy' or 'recursive'")
+        if l_kind == "recursive":
+            from anonml.privacy._diversity import check_c
+
+            c = check_c(c)
     if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float, np.number)) or not 0 <= t <= 1):
         raise InputError(f"t={t!r}; pass a number from 0 to 1")
+    from anonml.dask._privacy import check_hierarchies
+
+    hierarchy = check_hierarchies(hierarchies, sensitive, t, t_distance)
     target = Path(os.fspath(target))
     if target.exists():
         raise OutputError(f"target {str(target)!r} already exists; choose a new folder or remove it")
     if not target.parent.is_dir():
         raise OutputError(f"the folder of target {str(target)!r} does not exist; create {str(target.parent)!r} first")
+    mapping_path = mapping_tmp = None
+    if save_mapping is not None:
+        from anonml.dask._mapping import check_mapping_path
+
+        mapping_path = check_mapping_path(save_mapping, target)
     if client is None:
         try:
             client = distributed.default_client()
@@ -501,6 +531,13 @@ def anonymize_dataset(
         del summaries
         guide_name = label if label is not None else (
             "the model's predictions" if model is not None else None)
+        from anonml.dask._guide import is_continuous, refuse_regression
+
+        if is_continuous(summary.get("label")):  # a regression target (anonml.dask._guide)
+            if method == "ag":
+                raise refuse_regression(guide_name)
+            target_column = label if target_column is None else target_column
+            label = guide_name = summary["label"] = None  # Mondrian: the medoid, as in memory
         spec = K.finalize_bins(summary, qi, categorical, max_bins, label=guide_name)
         n_rows = int(summary["n"])
         if n_rows < k:
@@ -528,21 +565,25 @@ def anonymize_dataset(
             tree, leaves = grow(client, states, is_cat, n_bins, spec.n_classes, k, criterion,
                                 max_depth, progress=count_levels, stage="tree")
             groups, n_groups, sizes = compact(client, leaves, tree.n_nodes_)
+            trees, first = [tree], None  # the grown trees, for a saved mapping
             if refine == "mondrian":
+                trees, first = [tree, None], groups
                 rtree, leaves = grow(client, states, is_cat, n_bins, 1, k, "mondrian", None,
                                      init=groups, n_roots=n_groups, progress=count_levels,
                                      stage="refine")
                 groups, n_groups, sizes = compact(client, leaves, rtree.n_nodes_)
+                trees[1] = rtree
         else:
             tree, leaves = grow(client, states, is_cat, n_bins, 1, k, "mondrian", None,
                                 progress=count_levels, stage="tree")
             groups, n_groups, sizes = compact(client, leaves, tree.n_nodes_)
+            trees, first = [tree], None
         del leaves
         n_merges = 0
         if l is not None or t is not None:  # merge the groups that break l or t
             groups, n_groups, sizes, n_merges = _merge_for_model(
                 client, dask, parts, states, groups, n_groups, sizes, spec, spec_f, summary,
-                meta, k, sensitive, l, l_kind, c, t,
+                meta, k, sensitive, l, l_kind, c, t, t_distance, hierarchy,
             )
         if int(sizes.min()) < k:
             raise RuntimeError(f"internal error: a group of {int(sizes.min())} < k={k} rows; please report")
@@ -577,6 +618,23 @@ def anonymize_dataset(
         client.wait([reps])
         del counts, med, med_parts, cands, winners, picked
         seconds["representatives"] = time.perf_counter() - t0
+        if mapping_path is not None:  # the routing of the training rows, for new rows
+            from anonml.dask._mapping import build_mapping, save_mapping as _save
+            from anonml.privacy._diversity import resolve_distance
+
+            t0 = time.perf_counter()
+            mapping = build_mapping(
+                client, parts_of, states, first, groups, trees, spec, summary,
+                client.gather(reps), method=method, columns=[
+                    col for col in written if col not in {label, target_column}],
+                params=_mapping_params(method, k, qi, categorical, sensitive, l, l_kind, c, t,
+                                       t_distance, refine, criterion, max_depth, max_bins),
+                distance=None if t is None else resolve_distance(
+                    t_distance, meta[sensitive], hierarchy))
+            mapping_tmp = mapping_path.parent / f".{mapping_path.stem}.tmp-{uuid.uuid4().hex[:12]}.skops"
+            _save(mapping, mapping_tmp)
+            del mapping
+            seconds["mapping"] = time.perf_counter() - t0
 
         # ---- 4. recode and write to the temporary folder
         t0 = time.perf_counter()
@@ -599,13 +657,23 @@ def anonymize_dataset(
 
         smallest, achieved = verify(
             dd, client, str(tmp), qi, k, sensitive=sensitive, l=l, l_kind=l_kind, t=t,
-            n_rows=n_rows,
+            n_rows=n_rows, c=c, t_distance=t_distance, hierarchy=hierarchy,
         )
         tick("verify", 1, 1)
         os.replace(tmp, target)
+        if mapping_tmp is not None:
+            try:
+                os.replace(mapping_tmp, mapping_path)
+            except OSError as exc:  # both files or neither
+                shutil.rmtree(target, ignore_errors=True)
+                raise OutputError(f"the mapping could not be written to {str(mapping_path)!r} "
+                                  f"({exc.strerror or exc}); nothing was written; fix: check "
+                                  "the folder's permissions and free space") from None
         seconds["verify"] = time.perf_counter() - t0
     except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
+        if mapping_tmp is not None:
+            Path(mapping_tmp).unlink(missing_ok=True)
         if isinstance(exc, lost_types()):
             raise client.lost(exc) from None
         raise
@@ -614,7 +682,19 @@ def anonymize_dataset(
     return DaskAnonymization(
         n_rows=n_rows, n_groups=int(n_groups), min_class_size=int(smallest), achieved=achieved,
         seconds=seconds, target=target, n_levels=levels, n_merges=n_merges, n_files=n_files,
+        mapping=mapping_path,
     )
+
+
+def _mapping_params(method, k, qi, categorical, sensitive, l, l_kind, c, t, t_distance, refine,
+                    criterion, max_depth, max_bins) -> dict:
+    """The in-memory anonymizer's parameters that describe this run (a saved mapping's)."""
+    params = dict(k=k, quasi_identifiers=list(qi), categorical_features=list(categorical),
+                  sensitive=sensitive, l=l, l_kind=l_kind, c=c, t=t, t_distance=t_distance)
+    if method == "ag":
+        params.update(tree="hist", refine=refine, criterion=criterion, max_depth=max_depth,
+                      max_bins=max_bins)
+    return params
 
 
 def _column_list(name: str, value: Any, names: list) -> list:
@@ -651,23 +731,26 @@ def _refuse_identifiers(client, dd, parts_of, meta, flags, n_rows) -> None:
 
 
 def _merge_for_model(client, dask, parts, states, groups, n_groups, sizes, spec, spec_f, summary,
-                     meta, k, sensitive, l, l_kind, c, t):
+                     meta, k, sensitive, l, l_kind, c, t, t_distance="auto", hierarchy=None):
     from anonml.dask._merge import group_sums, merge_groups, merge_sums
     from anonml.dask._tree import _map_ids
     from anonml.dask._verify import _value_order
     from anonml.privacy._constraints import PrivacyModel
     from anonml.privacy._diversity import resolve_distance
+    from anonml.dask._privacy import fold_counts, fold_keys, sensitive_coding
 
     vc = summary["sensitive"]
     values = _value_order(vc)
     total = float(vc.sum())
     q = np.array([vc.get(v, 0) for v in values], dtype=np.float64)
-    if total - q.sum() > 0:
-        q = np.append(q, total - q.sum())
+    q = np.append(q, total - q.sum())
+    distance = resolve_distance(t_distance, meta[sensitive], hierarchy) if t is not None else None
+    coding = sensitive_coding(values, q[-1] > 0, distance, hierarchy, sensitive)
+    q = fold_counts(q[None, :], coding)[0]
     m = q.size
-    distance = resolve_distance("auto", meta[sensitive], None) if t is not None else None
     model = PrivacyModel(k=k, codes=np.zeros(0, dtype=np.int64), n_values=m, l=l, l_kind=l_kind,
-                         c=c, t=t, distance=distance, q=q / total, sensitive=sensitive)
+                         c=c, t=t, distance=distance, q=q / total, sensitive=sensitive,
+                         parents=coding.parents)
     if not model.allowed(q[None, :])[0]:
         raise InputError(
             f"the whole table fails the privacy model on {sensitive!r} (it has "
@@ -677,7 +760,10 @@ def _merge_for_model(client, dask, parts, states, groups, n_groups, sizes, spec,
         dask.delayed(group_sums)(p, s, g, spec_f, sensitive, values, n_groups)
         for p, s, g in zip(parts, states, groups)
     ]), merge_sums)
-    mapping, n_merges = merge_groups(client.gather(sums), spec, sizes, model, len(values) + 1)
+    got = client.gather(sums)
+    keys, width_s = fold_keys(got["s"][0], len(values) + 1, coding)
+    got["s"] = (keys, got["s"][1])
+    mapping, n_merges = merge_groups(got, spec, sizes, model, width_s)
     mapping_f = _put(client, mapping)
     groups = [client.submit(_map_ids, g, mapping_f, pure=False) for g in groups]
     n_new = int(mapping.max()) + 1

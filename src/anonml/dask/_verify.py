@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from anonml._errors import PrivacyViolationError
-from anonml.privacy._diversity import distinct_l, emd, entropy_l, resolve_distance
+from anonml.privacy._diversity import distinct_l, emd, entropy_l, recursive_l, resolve_distance
 
 __all__ = ["verify", "class_stats"]
 
@@ -31,7 +31,7 @@ def _value_order(vc: pd.Series) -> list:
 
 def class_stats(
     part: pd.DataFrame, qi: list, sensitive: Any, values: list, q: np.ndarray, distance: str | None,
-    l_kind: str,
+    l_kind: str, c: float | None = None, coding: Any = None,
 ) -> pd.DataFrame:
     """Smallest l and largest t over the equivalence classes held whole by ``part``."""
     from anonml.privacy._k_anonymity import _classes
@@ -46,17 +46,24 @@ def class_stats(
     width = m + 1
     cls, sizes = _classes(part, qi)
     counts = np.bincount(cls * width + codes, minlength=sizes.size * width).reshape(sizes.size, width)
-    lv = (entropy_l(counts) if l_kind == "entropy" else distinct_l(counts)).min()
+    if coding is not None:  # recursive l, hierarchical t: anonml.dask._privacy
+        from anonml.dask._privacy import fold_counts
+
+        counts = fold_counts(counts, coding)
+    lv = (entropy_l(counts) if l_kind == "entropy" else recursive_l(counts, c)
+          if l_kind == "recursive" else distinct_l(counts)).min()
     tv = 0.0
     if distance is not None:
-        tv = float(emd(counts[:, : q.size], q, distance).max())  # no missing: last column 0
+        tv = float(emd(counts[:, : q.size], q, distance,
+                       None if coding is None else coding.parents).max())
     return pd.DataFrame({"l": [float(lv)], "t": [tv]})
 
 
 def verify(
     dd: Any, client: Any, path: str, qi: list, k: int, *, sensitive: Any = None,
     l: float | None = None, l_kind: str = "distinct", t: float | None = None,
-    n_rows: int | None = None,
+    n_rows: int | None = None, c: float | None = None, t_distance: str = "auto",
+    hierarchy: Any = None,
 ) -> tuple[int, dict]:
     """Check the written dataset at ``path``; return (smallest class, achieved l/t) or raise
     :class:`~anonml._errors.PrivacyViolationError`. Everything runs on ``client`` (a
@@ -83,12 +90,19 @@ def verify(
     total = float(vc.sum())
     q = np.array([vc.get(v, 0) for v in values], dtype=np.float64)
     n_missing = total - q.sum()
-    if n_missing > 0:
+    distance = resolve_distance(t_distance, ddf._meta[sensitive], hierarchy) if t is not None \
+        else None
+    coding = None
+    if l_kind == "recursive" or distance == "hierarchical":
+        from anonml.dask._privacy import fold_counts, sensitive_coding
+
+        coding = sensitive_coding(values, n_missing > 0, distance, hierarchy, sensitive)
+        q = fold_counts(np.append(q, n_missing)[None, :], coding)[0]
+    elif n_missing > 0:
         q = np.append(q, n_missing)
     q /= total
-    distance = resolve_distance("auto", ddf._meta[sensitive], None) if t is not None else None
     stats = sub.shuffle(on=qi).map_partitions(
-        class_stats, qi, sensitive, values, q, distance, l_kind,
+        class_stats, qi, sensitive, values, q, distance, l_kind, c, coding,
         meta=pd.DataFrame({"l": pd.Series(dtype=float), "t": pd.Series(dtype=float)}),
     )
     stats = client.gather(client.compute(stats))

@@ -114,6 +114,11 @@ def _filesystem(url: str) -> tuple[Any, str]:
     except ValueError as exc:
         raise InputError(f"{url!r} is not a URL fsspec knows ({exc}); fix: give a path, a "
                          "file:// URL or e.g. s3://bucket/prefix/") from None
+    except Exception as exc:  # noqa: BLE001 - e.g. hdfs:// without a JVM: OSError, many lines
+        why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"cannot open the filesystem of {url!r} ({type(exc).__name__}: "
+                         f"{why[:200]}); fix: install and configure its fsspec package, or "
+                         "copy the dataset to a path or an s3:// URL") from None
 
 
 def _list_remote(url: str) -> list[str]:
