@@ -24,7 +24,7 @@ __all__ = ["transform_dataset"]
 
 def _map_file(path: str, mapping: Any, fitted: list, drop: list, keep: list, folder: str,
               i: int) -> int:
-    from anonml._io import write_parquet
+    from anonml._output import write_parquet
     from anonml.dask._api import _read_file
 
     frame = _read_file(path, None)
