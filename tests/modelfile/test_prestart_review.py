@@ -48,7 +48,10 @@ def test_a_forked_child_neither_takes_nor_stops_the_parents_spare():
         (key, launched) = start._SPARE[0][:2]
         pid = os.fork()
         if pid == 0:
+            del launched  # the child keeps no reference: its copy may be collected
             got = start.take(*key)
+            import gc
+            gc.collect()  # collecting the child's copy must not remove the parent's folder
             start._discard()  # what the child's exit (atexit) runs
             os._exit(0 if got is None else 3)
         _, status = os.waitpid(pid, 0)

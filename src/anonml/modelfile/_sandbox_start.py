@@ -229,6 +229,10 @@ def _forget(spares: list) -> None:
                 pass
         if launched.proc.stderr is not None:
             launched.proc.stderr.close()
+        # the folder is the owner's: collecting this copy must not remove it
+        finalizer = getattr(launched.tmp, "_finalizer", None)
+        if finalizer is not None:
+            finalizer.detach()
 
 
 def _discard() -> None:
