@@ -166,3 +166,46 @@ def test_a_spare_has_its_walls_before_it_is_taken():
     with open(f"/proc/{pid}/cmdline", "rb") as fh:
         argv = fh.read().split(b"\0")
     assert not any(a.endswith(os.path.basename(start.__file__).encode()) for a in argv)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_forked_child_cannot_talk_to_or_stop_the_parents_worker(tmp_path):
+    # multiprocessing's fork (Linux's default before Python 3.14) copies an opened model: the
+    # child must not send requests down the parent's pipes (the answers would cross) nor stop
+    # the parent's worker when its copy is collected or it exits
+    pytest.importorskip("skops")
+    out = _run(f"""
+        import gc, os
+        import numpy as np
+        from sklearn.tree import DecisionTreeClassifier
+        from anonml.modelfile import open_model, save_model
+        X = np.arange(40, dtype=float).reshape(20, 2)
+        y = (X[:, 0] > 15).astype(int)
+        save_model(DecisionTreeClassifier(random_state=0).fit(X, y), {str(tmp_path / "m.skops")!r})
+        model = open_model({str(tmp_path / "m.skops")!r})
+        import pickle
+        shipped = pickle.dumps(model)  # as sent to a Dask worker: the file's bytes
+        pickle.loads(shipped)  # reopened here once, and cached
+        pid = os.fork()
+        if pid == 0:
+            try:
+                model.predict_proba(X)
+                code = 3
+            except Exception as exc:
+                code = 0 if "forked" in str(exc) else 4
+            mine = pickle.loads(shipped)  # this process's own sandbox, not the cached one
+            if code == 0 and not (mine.predict(X) == y).all():
+                code = 5
+            mine.close()
+            model.close()
+            del model
+            gc.collect()
+            os._exit(code)
+        _, status = os.waitpid(pid, 0)
+        print(os.waitstatus_to_exitcode(status))
+        print(model._worker.proc.poll() is None, os.path.isdir(model._worker._tmp.name))
+        print(bool((model.predict(X) == y).all()))
+        model.close()
+    """, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["0", "True", "True", "True"]
