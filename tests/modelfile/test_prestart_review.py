@@ -209,3 +209,48 @@ def test_a_forked_child_cannot_talk_to_or_stop_the_parents_worker(tmp_path):
     """, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["0", "True", "True", "True"]
+
+
+def test_a_folder_and_environment_set_for_the_worker_do_not_reach_it(tmp_path):
+    # the command runs in the folder of a downloaded model that holds modules named like the
+    # worker's (sitecustomize, numpy, skops, anonml), with Python's variables pointing there:
+    # the early worker (and the load that takes it) imports none of them
+    pytest.importorskip("skops")
+    from sklearn.tree import DecisionTreeClassifier
+
+    import numpy as np
+
+    from anonml.modelfile import save_model
+
+    folder = tmp_path / "download"
+    (folder / "skops").mkdir(parents=True)
+    (folder / "anonml").mkdir()
+    marker = tmp_path / "ran"
+    payload = f"open({str(marker)!r}, 'a').write(__name__ + '\\n')\n"
+    for name in ("sitecustomize.py", "usercustomize.py", "numpy.py", "threadpoolctl.py",
+                 "startup.py", "skops/__init__.py", "anonml/__init__.py"):
+        (folder / name).write_text(payload)
+    (folder / "evil.pth").write_text(f"import os; {payload}")
+    X = np.arange(40, dtype=float).reshape(20, 2)
+    y = (X[:, 0] > 15).astype(int)
+    save_model(DecisionTreeClassifier(random_state=0).fit(X, y), folder / "m.skops")
+    env = dict(os.environ, PYTHONPATH=SRC, PYTHONSTARTUP=str(folder / "startup.py"),
+               PYTHONUSERBASE=str(folder), PYTHONHOME=os.environ.get("PYTHONHOME", ""),
+               PYTHONINSPECT="")
+    env.pop("PYTHONHOME") if not env["PYTHONHOME"] else None
+    script = textwrap.dedent("""
+        import numpy as np
+        from anonml.modelfile import _sandbox_start as start, open_model
+        assert start.prestart("m.skops")
+        model = open_model("m.skops")
+        X = np.arange(40, dtype=float).reshape(20, 2)
+        print(int(model.predict(X).sum()))
+        model.close()
+    """)
+    # -P: the command's own process does not put its folder first (the installed ``anonml``
+    # script does not either); the worker is what is under test
+    out = subprocess.run([sys.executable, "-P", "-c", script], cwd=folder, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == [str(int(y.sum()))]
+    assert not marker.exists(), marker.read_text()
