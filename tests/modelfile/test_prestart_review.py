@@ -254,3 +254,10 @@ def test_a_folder_and_environment_set_for_the_worker_do_not_reach_it(tmp_path):
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == [str(int(y.sum()))]
     assert not marker.exists(), marker.read_text()
+
+
+def test_the_worker_module_is_imported_inside_the_walls():
+    # the start line imports only what applies the limits, then applies them, then imports the
+    # worker (its imports, and everything after, run limited and filtered)
+    line = start._CHILD
+    assert line.index("_apply_limits(*") < line.index("_sandbox_worker")

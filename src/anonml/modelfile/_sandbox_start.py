@@ -47,8 +47,8 @@ MAX_THREADS = 16
 
 _CHILD = ("import json, sys; sys.path[:0] = json.loads(sys.argv[1]); "
           "from anonml.modelfile._sandbox_process import _apply_limits; "
-          "from anonml.modelfile._sandbox_worker import _worker_main; "
           "_apply_limits(*json.loads(sys.argv[2])); "
+          "from anonml.modelfile._sandbox_worker import _worker_main; "
           "sys.exit(_worker_main(sys.argv[3:]))")
 
 
