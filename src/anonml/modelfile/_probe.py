@@ -77,13 +77,15 @@ _CHILD = ("import json, sys; sys.path[:0] = json.loads(sys.argv[1]); "
 def _child_path() -> list[str]:
     """The parent's import path for the child, absolute, without the current folder (the
     child runs with ``-I`` in an empty folder: nothing beside the model file is importable)."""
-    here = os.path.abspath(os.getcwd())
+    here = os.path.realpath(os.getcwd())
     out = []
     for entry in sys.path:
         if not entry:
             continue
         full = os.path.abspath(entry)
-        if full != here and full not in out:
+        # compared resolved: the current folder named through a symlink (or ``dir/.``) is the
+        # current folder too, and a downloaded model's folder may hold a ``skops.py``
+        if os.path.realpath(full) != here and full not in out:
             out.append(full)
     return out
 

@@ -29,6 +29,7 @@ budget, :data:`CALL_TIMEOUT`). A crash, hang or limit is one
 
 from __future__ import annotations
 
+import os
 import tempfile
 import threading
 import time
@@ -376,6 +377,17 @@ class SandboxedEstimator:
 MAX_SHIPPED_BYTES = 256 * 2**20
 _REOPENED: dict = {}
 _REOPEN_LOCK = threading.Lock()
+
+
+def _forget_reopened() -> None:
+    """In a forked child: the cached models' sandboxes are the parent's, so it opens its own."""
+    global _REOPEN_LOCK
+    _REOPEN_LOCK = threading.Lock()
+    _REOPENED.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_reopened)
 
 
 def _reopen(data: bytes, suffix: str, trust: bool, sha256: str, path: str) -> SandboxedModel:

@@ -220,8 +220,28 @@ class _Worker:
         self._tail = bytearray()
         threading.Thread(target=self._drain, daemon=True).start()
         self._closed = False
+        self._pid = os.getpid()  # the one process that talks to this worker
         self._finalizer = weakref.finalize(self, _Worker._kill, self.proc, self._w, self._r,
                                            self._tmp)
+        _LIVE.add(self)
+
+    def _orphan(self) -> None:
+        """In a forked child: never talk to the parent's worker (the answers would cross),
+        never stop it or remove its folder; close this process's copies of the pipes."""
+        self._finalizer.detach()
+        finalizer = getattr(self._tmp, "_finalizer", None)
+        if finalizer is not None:
+            finalizer.detach()
+        self._lock = threading.Lock()  # another thread may have held it at the fork
+        self._closed = True
+        for fd in (self._w, self._r):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        # the worker's stderr is left open and never collected here: the parent's reading
+        # thread held that stream's lock at the fork, so closing it would wait for ever
+        _ORPHANS.append(self.proc)
 
     def _drain(self) -> None:
         stream = self.proc.stderr
@@ -298,6 +318,11 @@ class _Worker:
         """Send one request and read the answer: ``(header, arrays, blobs)``, the arrays
         within ``answer_bytes`` in all and exactly ``blobs`` blobs (or an error)."""
         with self._lock:
+            if self._pid != os.getpid():
+                raise InputError(f"model file {self.name!r}: its sandbox belongs to the process "
+                                 f"that opened it, not to this forked one; cannot run {step}; "
+                                 "fix: open the model in this process, or send it by pickling "
+                                 "(a spawned process reopens it)")
             if self._closed:
                 raise InputError(f"model file {self.name!r}: the sandbox was already stopped; "
                                  f"cannot run {step}")
@@ -339,6 +364,20 @@ class _Worker:
             err.detail = message
             raise err
         return header, arrays, blobs
+
+
+#: the workers this process opened (a forked child orphans its copies: :meth:`_Worker._orphan`)
+_LIVE: weakref.WeakSet = weakref.WeakSet()
+_ORPHANS: list = []
+
+
+def _after_fork_in_child() -> None:
+    for worker in list(_LIVE):
+        worker._orphan()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 # --- tables over the channel -----------------------------------------------------------------

@@ -47,8 +47,8 @@ MAX_THREADS = 16
 
 _CHILD = ("import json, sys; sys.path[:0] = json.loads(sys.argv[1]); "
           "from anonml.modelfile._sandbox_process import _apply_limits; "
-          "from anonml.modelfile._sandbox_worker import _worker_main; "
           "_apply_limits(*json.loads(sys.argv[2])); "
+          "from anonml.modelfile._sandbox_worker import _worker_main; "
           "sys.exit(_worker_main(sys.argv[3:]))")
 
 
@@ -142,7 +142,7 @@ def launch(memory: int, cpu_seconds: int = DEFAULT_CPU_SECONDS,
     return Launched(proc, req_w, rep_r, tmp, started)
 
 
-#: the one spare: ``(key, Launched)`` or None
+#: the one spare: ``(key, Launched, pid)`` (``pid``: the process that started it), or empty
 _SPARE: list = []
 _LOCK = threading.Lock()
 
@@ -184,8 +184,10 @@ def prestart(path: Any, *, memory: int | None = None, workdir: Any = None) -> bo
                           None if workdir is None else os.fspath(workdir))
     except (OSError, ValueError):
         return False
-    with _LOCK:
-        _SPARE.append((key, launched))
+    with _LOCK:  # one spare: a start that raced this one is replaced, never kept beside it
+        older = list(_SPARE)
+        _SPARE[:] = [(key, launched, os.getpid())]
+    _stop(older)
     return True
 
 
@@ -197,19 +199,59 @@ def take(memory: int, cpu_seconds: int, workdir: Any) -> Launched | None:
         spare = _SPARE.pop() if _SPARE else None
     if spare is None:
         return None
-    key, launched = spare
+    key, launched, owner = spare
+    if owner != os.getpid():  # a forked copy of the starter: the spare is not this process's
+        _forget([spare])
+        return None
     if key != _key(memory, cpu_seconds, workdir) or launched.proc.poll() is not None:
         launched.discard()
         return None
     return launched
 
 
+def _stop(spares: list) -> None:
+    """Stop the spares this process started; forget (never stop) those of another."""
+    for spare in spares:
+        if spare[2] == os.getpid():
+            spare[1].discard()
+        else:
+            _forget([spare])
+
+
+def _forget(spares: list) -> None:
+    """Close this process's copies of the pipes to spares another process started (inherited
+    by a fork), leaving the processes and their folders to their owner."""
+    for _, launched, _owner in spares:
+        for fd in (launched.w, launched.r):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        if launched.proc.stderr is not None:
+            launched.proc.stderr.close()
+        # the folder is the owner's: collecting this copy must not remove it
+        finalizer = getattr(launched.tmp, "_finalizer", None)
+        if finalizer is not None:
+            finalizer.detach()
+
+
 def _discard() -> None:
     with _LOCK:
         spares = list(_SPARE)
         _SPARE.clear()
-    for _, launched in spares:
-        launched.discard()
+    _stop(spares)
+
+
+def _after_fork_in_child() -> None:
+    """A forked child (multiprocessing's fork, a process pool forked from the command) is not
+    given the spare: it forgets it, and a lock held by another thread at the fork is new."""
+    global _LOCK
+    _LOCK = threading.Lock()
+    spares = list(_SPARE)
+    _SPARE.clear()
+    _forget(spares)
 
 
 atexit.register(_discard)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
