@@ -604,19 +604,19 @@ def anonymize_dataset(
             med_parts.append(client.submit(K.group_medians, counts, spec_f, n_groups, rule,
                                            sizes_f, pure=False))
         med = client.submit(K.assemble_medians, *med_parts, pure=False)
-        cands = client.compute([
-            dask.delayed(K.propose_representatives)(p, s, g, med, spec_f, qi, i)
-            # only the numeric QIs' values are read (the categorical ones are the bins)
-            for i, (p, s, g) in enumerate(zip(parts_of(numeric), states, groups))
-        ])
+        # the QI columns read once per partition, kept on the workers (a lost one is read
+        # again) for both the proposals (numeric QIs; the categorical ones are the bins) and
+        # the picking of the winners' values
+        qi_parts = client.compute(parts_of(qi))
+        cands = [client.submit(K.propose_representatives, p, s, g, med, spec_f, qi, i, pure=False)
+                 for i, (p, s, g) in enumerate(zip(qi_parts, states, groups))]
         run_parts("representatives", cands)
         winners = tree_reduce(client, cands, K.merge_candidates)
-        picked = client.compute([
-            dask.delayed(K.pick_rows)(p, winners, i, qi) for i, p in enumerate(parts_of(qi))
-        ])
+        picked = [client.submit(K.pick_rows, p, winners, i, qi, pure=False)
+                  for i, p in enumerate(qi_parts)]
         reps = client.submit(_reps_table, n_groups, qi, *picked, pure=False)
         client.wait([reps])
-        del counts, med, med_parts, cands, winners, picked
+        del counts, med, med_parts, qi_parts, cands, winners, picked
         seconds["representatives"] = time.perf_counter() - t0
         if mapping_path is not None:  # the routing of the training rows, for new rows
             from anonml.dask._mapping import build_mapping, save_mapping as _save
