@@ -31,18 +31,6 @@ N = 4000
 
 
 @pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(
-        n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None,
-        memory_limit="1GB",
-    )
-    c = distributed.Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
-
-
-@pytest.fixture(scope="module")
 def adult():
     d = load_adult()
     X = d.X.iloc[:N].reset_index(drop=True)

@@ -30,18 +30,6 @@ QI = ["age", "education-num", "hours-per-week", "workclass", "marital-status", "
 
 
 @pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(
-        n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None,
-        memory_limit="1GB",
-    )
-    c = distributed.Client(cluster)
-    yield c
-    c.close()
-    cluster.close()
-
-
-@pytest.fixture(scope="module")
 def table():
     d = load_adult()
     df = d.X.iloc[:N].reset_index(drop=True).assign(label=d.y.iloc[:N].to_numpy())

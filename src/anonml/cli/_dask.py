@@ -215,6 +215,17 @@ def _check_output(path: str, source: str) -> Path:
     return out
 
 
+def close(client: Any, ours: bool) -> None:
+    """Say goodbye to the scheduler, and stop the cluster if this command started it."""
+    cluster = getattr(client, "cluster", None) if ours else None
+    try:
+        client.close(timeout=5)
+    except Exception:  # noqa: BLE001 - a scheduler that is gone cannot be said goodbye to
+        pass
+    if cluster is not None:
+        cluster.close()
+
+
 def run_dask(args: argparse.Namespace, say: Any, method_params: dict,
              split_names: Callable[[str, str], list[str]]) -> int:
     """The body of ``anonml anonymize --engine dask``."""
@@ -295,13 +306,7 @@ def run_dask(args: argparse.Namespace, say: Any, method_params: dict,
                              "nothing was written") from None
         seconds = time.perf_counter() - t
     finally:
-        cluster = getattr(client, "cluster", None) if ours else None
-        try:
-            client.close(timeout=5)
-        except Exception:  # noqa: BLE001 - a scheduler that is gone cannot be said goodbye to
-            pass
-        if cluster is not None:
-            cluster.close()
+        close(client, ours)
     return _print_summary(args, result, seconds, n_workers)
 
 

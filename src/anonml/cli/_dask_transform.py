@@ -18,7 +18,7 @@ __all__ = ["run_dask_transform"]
 def run_dask_transform(args: argparse.Namespace, say: Any, mapping: Any, fitted: list,
                        drop: list, keep: list) -> int:
     """The body of ``anonml transform --engine dask`` (the mapping opened and checked)."""
-    from anonml.cli._dask import _check_cluster_args, _check_output, _require_dask, connect
+    from anonml.cli._dask import _check_cluster_args, close, _check_output, _require_dask, connect
 
     if args.no_workers_timeout is not None and not args.no_workers_timeout > 0:
         raise InputError(f"--no-workers-timeout {args.no_workers_timeout:g} must be more than 0 "
@@ -59,13 +59,7 @@ def run_dask_transform(args: argparse.Namespace, say: Any, mapping: Any, fitted:
             else args.no_workers_timeout)
         seconds = time.perf_counter() - t
     finally:
-        cluster = getattr(client, "cluster", None) if ours else None
-        try:
-            client.close(timeout=5)
-        except Exception:  # noqa: BLE001 - a scheduler that is gone cannot be said goodbye to
-            pass
-        if cluster is not None:
-            cluster.close()
+        close(client, ours)
     if not args.quiet:
         print(f"wrote {target} ({rows:,} rows from {n_files} Parquet files, "
               f"{len(mapping.info['quasi_identifiers'])} quasi-identifiers mapped by "
