@@ -25,7 +25,20 @@ from anonml.anonymize._routing_leaves import (
     split_bounds,
 )
 
-__all__ = ["anonymizer_routing", "build_routing"]
+__all__ = ["anonymizer_routing", "build_routing", "compact_codes"]
+
+
+def compact_codes(factorized: dict) -> None:
+    """Put each ``pd.factorize`` result of ``factorized`` (codes, uniques) in place with its
+    codes in the smallest signed integer dtype that holds them (-1 for missing, as
+    ``pd.factorize`` gives): the categorical columns' codes a fit keeps for its routing tree
+    then take 1-2 bytes a row rather than 8 while the output table exists."""
+    for c, (codes, uniques) in list(factorized.items()):
+        codes = np.asarray(codes)
+        m = len(uniques)
+        dt = next(t for t in (np.int8, np.int16, np.int32, np.int64) if m <= np.iinfo(t).max)
+        if codes.dtype != dt:
+            factorized[c] = (codes.astype(dt), uniques)
 
 
 def _plain(value: Any) -> Any:
