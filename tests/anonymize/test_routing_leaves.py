@@ -97,6 +97,28 @@ def test_split_bounds_equal_the_row_by_row_construction(seed):
     assert np.array_equal(lo, lo_ref, equal_nan=True)
     assert np.array_equal(hi, hi_ref, equal_nan=True)
     assert set(zip(tn.tolist(), tc.tolist(), tl.tolist())) == trips_ref
+    # read one column at a time, with narrow codes and 32-bit leaves: the same summary
+    small = LeafSummary(leaf.astype(np.int32),
+                        lambda j: cols[j].astype(np.uint8) if is_cat[j] else cols[j],
+                        {j: 8 for j in range(width) if is_cat[j]}, columns=range(width))
+    assert small.row_lid.dtype == np.int32
+    got = split_bounds(small, out_feature, is_cat, np.where(inner, tree["left"], -1),
+                       np.where(inner, tree["right"], -1))
+    for a, b in zip(got, (lo, hi, tn, tc, tl)):
+        assert np.array_equal(a, b, equal_nan=True)
+    for j in summary.pairs:
+        assert all(np.array_equal(a, b) for a, b in zip(small.pairs[j], summary.pairs[j]))
+
+
+def test_compact_codes_narrows_and_keeps_the_codes():
+    s = pd.Series(["a", None, "b", "a"] + [f"v{i}" for i in range(300)])
+    codes, uniques = pd.factorize(s, use_na_sentinel=True)
+    few = pd.factorize(pd.Series(["x", "y", None]), use_na_sentinel=True)
+    fact = {"many": (codes, uniques), "few": few}
+    R.compact_codes(fact)
+    assert fact["many"][0].dtype == np.int16 and fact["few"][0].dtype == np.int8
+    assert np.array_equal(fact["many"][0], codes) and fact["many"][1] is uniques
+    assert np.array_equal(fact["few"][0], few[0])
 
 
 @pytest.fixture(scope="module")

@@ -36,7 +36,7 @@ from anonml.anonymize._pipeline import (
     verify_k_anonymity,
     verify_model,
 )
-from anonml.anonymize._routing_build import anonymizer_routing
+from anonml.anonymize._routing_build import anonymizer_routing, compact_codes
 from anonml.encoding import (
     TableEncoder,
     as_frame,
@@ -328,6 +328,7 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
                 representatives = generalize_labels(
                     frame, qi, self.categorical_, groups, n_groups, hierarchies
                 )
+        compact_codes(factorized)  # kept for the routing tree: 1-2 bytes a row, not 8
         suppressed = np.zeros(n_groups, dtype=bool)
         if suppression > 0:
             # each group's Normalized Certainty Penalty averaged over the QIs, in [0, 1]

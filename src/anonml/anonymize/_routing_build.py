@@ -25,7 +25,20 @@ from anonml.anonymize._routing_leaves import (
     split_bounds,
 )
 
-__all__ = ["anonymizer_routing", "build_routing"]
+__all__ = ["anonymizer_routing", "build_routing", "compact_codes"]
+
+
+def compact_codes(factorized: dict) -> None:
+    """Put each ``pd.factorize`` result of ``factorized`` (codes, uniques) in place with its
+    codes in the smallest signed integer dtype that holds them (-1 for missing, as
+    ``pd.factorize`` gives): the categorical columns' codes a fit keeps for its routing tree
+    then take 1-2 bytes a row rather than 8 while the output table exists."""
+    for c, (codes, uniques) in list(factorized.items()):
+        codes = np.asarray(codes)
+        m = len(uniques)
+        dt = next(t for t in (np.int8, np.int16, np.int32, np.int64) if m <= np.iinfo(t).max)
+        if codes.dtype != dt:
+            factorized[c] = (codes.astype(dt), uniques)
 
 
 def _plain(value: Any) -> Any:
@@ -91,27 +104,40 @@ def _build(frame: pd.DataFrame, columns: Sequence[Any], categorical: Sequence[An
     is_cat = np.array([c in cat_set for c in columns], dtype=bool)
     n_nodes = feature.size
 
-    # raw numbers and category codes of the training rows, per routed column
-    R: dict[int, np.ndarray] = {}
+    # raw numbers and category codes of the training rows, per routed column; read one
+    # column at a time by the summary (and dropped after it), so no column is copied for
+    # longer than its own pass
     n_codes: dict[int, int] = {}
     cat_values: dict[int, np.ndarray] = {}
     factorized = factorized or {}
     for j, c in enumerate(columns):
         if is_cat[j]:
             got = factorized.get(c)
-            codes, uniques = got if got is not None else \
-                pd.factorize(frame[c], use_na_sentinel=True)
-            cat_values[j] = np.asarray(uniques, dtype=object)
-            R[j] = np.where(codes < 0, len(uniques), codes)  # missing: the last code
-            n_codes[j] = len(uniques) + 1
-        else:
-            R[j] = frame[c].to_numpy(dtype=np.float64)
+            if got is None:
+                got = factorized[c] = pd.factorize(frame[c], use_na_sentinel=True)
+            cat_values[j] = np.asarray(got[1], dtype=object)
+            n_codes[j] = len(got[1]) + 1
+
+    def R(j: int) -> np.ndarray:
+        c = columns[j]
+        if not is_cat[j]:
+            return frame[c].to_numpy(dtype=np.float64)
+        codes = factorized[c][0]
+        if not codes.size or codes.min() >= 0:
+            return codes  # (no missing value: the codes as they are, no copy)
+        m = len(cat_values[j])  # missing: the last code, in the smallest dtype that holds it
+        out = codes.astype(np.min_scalar_type(m))
+        out[codes < 0] = m
+        return out
 
     # each row's leaf once; per leaf its values; per split the values each side receives
     # (the rows going left at a node are those whose leaf is in its left subtree)
     if leaf is None:
         leaf = encoded_leaves(E, feature, thr, moff, flat, left, right)
-    summary = LeafSummary(np.asarray(leaf, dtype=np.int64), R, n_codes)
+    leaf = np.asarray(leaf)
+    if leaf.dtype.kind not in "iu":
+        leaf = leaf.astype(np.int64)
+    summary = LeafSummary(leaf, R, n_codes, columns=range(len(columns)))
     inner = feature >= 0
     out_feature = np.where(inner, efeat_col[np.maximum(feature, 0)], -1)
     lo, hi, tn, tc, tl = split_bounds(summary, out_feature, is_cat, np.where(inner, left, -1),
@@ -122,7 +148,7 @@ def _build(frame: pd.DataFrame, columns: Sequence[Any], categorical: Sequence[An
         nodes = np.flatnonzero(inner & (out_feature == j))
         if nodes.size:
             got = (distinct or {}).get(columns[j])
-            values = np.asarray(got, dtype=np.float64) if got is not None else np.unique(R[j])
+            values = np.asarray(got, dtype=np.float64) if got is not None else np.unique(R(j))
             out_thr[nodes] = _threshold_avoiding(lo[nodes], hi[nodes], values)
     specs = _cat_specs(tn, tc, tl, out_feature, cat_values)
     all_cats = {j: {_plain(v) for v in cat_values[j]} for j in cat_values}
@@ -440,6 +466,12 @@ def _shown_categories(anonymizer: Any) -> dict:
     return out
 
 
+def _int_leaves(leaf: Any) -> np.ndarray:
+    """Each row's leaf as an integer array, not copied when it is one already."""
+    leaf = np.asarray(leaf)
+    return leaf if leaf.dtype.kind in "iu" else leaf.astype(np.int64)
+
+
 def _ag_spec(m: Any, frame: pd.DataFrame, final: Any) -> dict:
     enc = m.encoder_
     columns = list(enc.columns)
@@ -472,7 +504,7 @@ def _ag_spec(m: Any, frame: pd.DataFrame, final: Any) -> dict:
                  "mask_offset": np.asarray(t.offset_, dtype=np.int64),
                  "flat": np.asarray(t.flat_, dtype=bool)}
         efeat = np.arange(len(columns), dtype=np.int64)
-        leaf = np.asarray(fit_leaf, dtype=np.int64) if fit_leaf is not None else \
+        leaf = _int_leaves(fit_leaf) if fit_leaf is not None else \
             encoded_leaves(B, parts["feature"], parts["threshold"], parts["mask_offset"],
                            parts["flat"], parts["left"], parts["right"])
     l2g = np.asarray(m.leaf_to_group_, dtype=np.int64)
@@ -510,8 +542,21 @@ def _ag_spec(m: Any, frame: pd.DataFrame, final: Any) -> dict:
     left[lv], right[lv], group[lv] = left[src], right[src], group[src]
     feature[src] = -1  # the copied root is no longer reached
     if fit_refined is not None:  # a refinement root is its first-tree leaf, grafted
-        r = np.asarray(fit_refined, dtype=np.int64)
-        leaf = np.where(r == l2g[leaf], leaf, n1 + r)
+        # (in place, in the leaves' own integer dtype when every node id fits it)
+        r = _int_leaves(fit_refined)
+        dt = np.result_type(leaf.dtype, r.dtype)
+        if feature.size > np.iinfo(dt).max:
+            dt = np.int64
+        out = r.astype(dt)
+        out += n1
+        rg = l2g
+        if l2g.size and np.can_cast(r.dtype, np.int64) and \
+                np.iinfo(r.dtype).min <= l2g.min() and l2g.max() <= np.iinfo(r.dtype).max:
+            rg = l2g.astype(r.dtype)  # (the groups in the leaves' dtype: a smaller temporary)
+        root = r == rg[leaf]
+        del r
+        out[root] = leaf[root]
+        leaf = out
     else:  # rows go on from their first-tree leaf down the refinement, reading the QIs' bins
         if m.tree_method_ == "hist" and list(m.qi_) == columns and E is not None:
             qB = E  # the tree's bins are the QIs' bins
@@ -533,7 +578,7 @@ def _mondrian_spec(m: Any, frame: pd.DataFrame, final: Any) -> dict | None:
     if (kind[feature >= 0] != 0).any():
         return None  # relaxed or hierarchy cuts: learnt as a tree of pure leaves
     if fit_leaf is not None and len(fit_leaf) == frame.shape[0]:
-        spec = {"leaf": np.asarray(fit_leaf, dtype=np.int64)}
+        spec = {"leaf": _int_leaves(fit_leaf)}
     else:
         spec = {"E": m._values(frame, "error")}
     off = np.asarray(t.child_offset_, dtype=np.int64)
@@ -553,7 +598,7 @@ def _rtree_spec(m: Any, frame: pd.DataFrame, final: Any) -> dict:
     tree = m._tree
     fit_leaf = m.__dict__.pop("_fit_leaves", None)  # each row's leaf, as the fit found it
     if fit_leaf is not None and len(fit_leaf) == frame.shape[0]:
-        spec = {"leaf": np.asarray(fit_leaf, dtype=np.int64)}
+        spec = {"leaf": _int_leaves(fit_leaf)}
     else:
         spec = {"E": np.asarray(m._grid.ranks(frame, "error"))}  # read as float64 one by one
     axis = np.asarray(tree["axis"], dtype=np.int64)

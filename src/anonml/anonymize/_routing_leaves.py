@@ -77,19 +77,27 @@ class LeafSummary:
     ----------
     leaf : ndarray of int, shape (n_rows,)
         Leaf node of each row.
-    R : dict
+    R : dict or callable
         Per column position, the raw values as float64 (numeric columns) or the row codes
-        (categorical columns: 0 .. m-1, and m for missing).
+        (categorical columns: 0 .. m-1, and m for missing, in any integer dtype); or a
+        function giving them from the position, called once per column in ``columns`` (each
+        column is then alive only during its own pass).
     n_codes : dict
         Per categorical column position, m + 1.
+    columns : iterable of int, optional
+        The column positions, when ``R`` is a function.
     """
 
-    def __init__(self, leaf: np.ndarray, R: dict, n_codes: dict):
+    def __init__(self, leaf: np.ndarray, R: Any, n_codes: dict, columns: Any = None):
         n_nodes = int(leaf.max()) + 1 if leaf.size else 1
         count = np.bincount(leaf, minlength=n_nodes)
         self.nodes = np.flatnonzero(count)  # the leaves that hold rows, by node id
-        self.lid = np.full(n_nodes, -1, dtype=np.int64)
-        self.lid[self.nodes] = np.arange(self.nodes.size)
+        del count
+        L = self.nodes.size
+        # each row's leaf position, in 4 bytes when the leaves allow (half the memory)
+        small = L < 2**31 - 1
+        self.lid = np.full(n_nodes, -1, dtype=np.int32 if small else np.int64)
+        self.lid[self.nodes] = np.arange(L)
         row_lid = self.lid[leaf]
         self.row_lid = row_lid
         self.max: dict[int, np.ndarray] = {}
@@ -98,15 +106,24 @@ class LeafSummary:
         self.nanmin: dict[int, np.ndarray] = {}
         self.has_nan: dict[int, np.ndarray] = {}
         self.pairs: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        L = self.nodes.size
-        for j, x in R.items():
+        if callable(R):
+            items = ((j, R(j)) for j in columns)
+        else:
+            items = iter(R.items())
+        for j, x in items:
             if j in n_codes:
                 width = int(n_codes[j])
-                key = row_lid * width + np.asarray(x, dtype=np.int64)
+                # (leaf, code) keys in 4 bytes when they fit, else 8
+                kt = np.int32 if L * width < 2**31 - 1 else np.int64
+                key = row_lid.astype(kt)
+                key *= width
+                key += x
+                del x
                 if L * width <= max(4 * leaf.size, 1 << 20):
                     present = np.flatnonzero(np.bincount(key, minlength=L * width))
                 else:
-                    present = np.unique(key)
+                    present = np.unique(key).astype(np.int64)
+                del key
                 self.pairs[j] = (present // width, present % width)  # sorted by leaf, code
                 continue
             # (np.maximum propagates NaN, as over the rows one by one)
@@ -124,6 +141,7 @@ class LeafSummary:
             else:
                 self.has_nan[j] = np.zeros(L, dtype=bool)
                 self.nanmax[j], self.nanmin[j] = self.max[j], self.min[j]
+            del x, nan
 
     def group_range(self, groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Smallest and largest group of each leaf's rows."""

@@ -1,0 +1,70 @@
+"""Working memory of each step of an in-memory AccuracyGuidedAnonymizer fit, in input frames.
+
+The table of ``bench_memory_scale.py`` (Adult resampled with jitter, 12 QI, k=100, hist tree)
+is built, then ``fit_transform`` runs while a thread samples the process's RSS every 5 ms. The
+fit's own step timings (``timings_``: check and encode, partition, representatives, recode,
+verify, routing tree) cut the samples into windows, taken back to back from the start of
+``fit_transform`` (the input checks before the first step are counted in the first window);
+for each step it prints the largest (RSS - RSS before the fit) / input frame seen in it.
+
+Usage::
+
+    PYTHONPATH=src python benchmarks/profile_memory_stages.py --rows 2M
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import sys
+import threading
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from bench_memory_scale import _status, build_table, parse_size
+
+STEPS = ["check_and_encode", "partition", "representatives", "recode", "verify", "routing"]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", default="2M")
+    parser.add_argument("--k", type=int, default=100)
+    args = parser.parse_args()
+    from anonml import AccuracyGuidedAnonymizer
+
+    X, y, qi = build_table(parse_size(args.rows))
+    frame = int(X.memory_usage(deep=True, index=True).sum())
+    gc.collect()
+    samples: list[tuple[float, int]] = []
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.is_set():
+            samples.append((time.perf_counter(), _status("VmRSS")))
+            time.sleep(0.005)
+
+    thread = threading.Thread(target=sample)
+    thread.start()
+    rss0 = _status("VmRSS")
+    t = time.perf_counter()
+    ag = AccuracyGuidedAnonymizer(k=args.k, quasi_identifiers=qi, tree="hist", random_state=0)
+    ag.fit_transform(X, y)
+    done.set()
+    thread.join()
+    load = Path("/proc/loadavg").read_text().strip()
+    print(f"rows {X.shape[0]:,}, frame {frame / 1e9:.3f} GB, load {load}")
+    print("| step | wall s | working memory / frame |\n|---|---:|---:|")
+    for step in STEPS:
+        a, b = t, t + ag.timings_[step]
+        peak = max((r for ts, r in samples if a <= ts <= b), default=rss0)
+        print(f"| {step} | {b - a:.2f} | {(peak - rss0) / frame:.2f} |")
+        t = b
+    print(f"| whole fit_transform | | {(max(r for _, r in samples) - rss0) / frame:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
