@@ -255,3 +255,16 @@ def _check_mapping_path(path: str | None, inputs: list, option: str = "--save-ma
 
 
 # the methods and the options that belong to one method only: the one registry
+
+
+def check_privacy_flags(args: argparse.Namespace) -> None:
+    """The rules between --l, --l-kind, --c, --t, --t-distance and --sensitive that every
+    engine shares, each broken one refused in one line naming the flag it needs."""
+    if args.l_kind is not None and args.l is None:
+        raise InputError("--l-kind needs --l, the diversity asked for")
+    if args.c is not None and args.l_kind != "recursive":
+        raise InputError("--c needs --l-kind recursive (recursive (c, l)-diversity)")
+    if args.t_distance is not None and args.t is None:
+        raise InputError("--t-distance needs --t, the closeness asked for")
+    if (args.l is not None or args.t is not None) and args.sensitive is None:
+        raise InputError("--l and --t need --sensitive COLUMN, the attribute to protect")

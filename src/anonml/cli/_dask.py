@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from anonml._errors import InputError
+from anonml.cli._common import check_privacy_flags
 
 __all__ = ["add_dask_options", "run_dask", "parquet_files", "check_parquet_schema"]
 
@@ -173,20 +174,13 @@ def _check_args(args: argparse.Namespace, method_params: dict) -> None:
     if args.method == "mondrian" and args.model is not None:
         raise InputError("--model is read by --method ag only; --method mondrian groups by the "
                          "quasi-identifiers; fix: leave --model out")
-    if args.l_kind is not None and args.l is None:
-        raise InputError("--l-kind needs --l, the diversity asked for")
-    if args.c is not None and args.l_kind != "recursive":
-        raise InputError("--c needs --l-kind recursive (recursive (c, l)-diversity)")
+    check_privacy_flags(args)
     if args.l_kind == "recursive" and args.c is None:
         raise InputError("--l-kind recursive needs --c, e.g. --c 3")
-    if args.t_distance is not None and args.t is None:
-        raise InputError("--t-distance needs --t, the closeness asked for")
     if args.hierarchies is not None and args.t is None:
         raise InputError("--hierarchies is read by --engine dask for --t-distance hierarchical "
                          "only (the hierarchy of --sensitive); fix: add --t, or leave it out, "
                          "or use --engine memory to generalize with hierarchies")
-    if (args.l is not None or args.t is not None) and args.sensitive is None:
-        raise InputError("--l and --t need --sensitive COLUMN, the attribute to protect")
 
 
 def _tree_params(method_params: dict) -> dict:

@@ -25,6 +25,7 @@ from anonml.cli._common import (
     add_input_argument,
     add_model_options,
     add_names_option,
+    check_privacy_flags,
     take_back_input,
 )
 from anonml.cli._examples import ANONYMIZE_EXAMPLES
@@ -113,14 +114,7 @@ def run(args: argparse.Namespace) -> int:
     if args.test is not None and not args.retrain:
         raise InputError("--test is read by --retrain only; fix: add --retrain, or leave "
                          "--test out")
-    if args.l_kind is not None and args.l is None:
-        raise InputError("--l-kind needs --l, the diversity asked for")
-    if args.c is not None and args.l_kind != "recursive":
-        raise InputError("--c needs --l-kind recursive (recursive (c, l)-diversity)")
-    if args.t_distance is not None and args.t is None:
-        raise InputError("--t-distance needs --t, the closeness asked for")
-    if (args.l is not None or args.t is not None) and args.sensitive is None:
-        raise InputError("--l and --t need --sensitive COLUMN, the attribute to protect")
+    check_privacy_flags(args)
     params = _method_params(args)
     qi = _split_names(args.qi, "qi")
     drop = _split_names(args.drop, "drop") if args.drop else []

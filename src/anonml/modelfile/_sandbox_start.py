@@ -91,6 +91,11 @@ class Launched:
             self.proc.wait(timeout=10)
         except Exception:  # noqa: BLE001 - best effort
             pass
+        self.close_pipes()
+        self.tmp.cleanup()
+
+    def close_pipes(self) -> None:
+        """Close this process's ends of the worker's pipes (an fd already closed is skipped)."""
         for fd in (self.w, self.r):
             try:
                 os.close(fd)
@@ -98,7 +103,6 @@ class Launched:
                 pass
         if self.proc.stderr is not None:
             self.proc.stderr.close()
-        self.tmp.cleanup()
 
 
 def launch(memory: int, cpu_seconds: int = DEFAULT_CPU_SECONDS,
@@ -222,13 +226,7 @@ def _forget(spares: list) -> None:
     """Close this process's copies of the pipes to spares another process started (inherited
     by a fork), leaving the processes and their folders to their owner."""
     for _, launched, _owner in spares:
-        for fd in (launched.w, launched.r):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-        if launched.proc.stderr is not None:
-            launched.proc.stderr.close()
+        launched.close_pipes()
         # the folder is the owner's: collecting this copy must not remove it
         finalizer = getattr(launched.tmp, "_finalizer", None)
         if finalizer is not None:
