@@ -9,10 +9,10 @@ import re
 import sys
 from pathlib import Path
 
-import anonml
-
-SRC = Path(anonml.__file__).resolve().parent
-DOC = SRC.parents[1] / "docs" / "architecture.md"
+# the checkout's source, read as text (the tests may run against an installed copy)
+ROOT = Path(__file__).resolve().parents[1]
+SRC = ROOT / "src" / "anonml"
+DOC = ROOT / "docs" / "architecture.md"
 
 
 def _module_name(path: Path) -> str:

@@ -395,7 +395,7 @@ def test_anonml_frontier_is_the_function():
     (dict(methods=()), "the sweep is empty"),
     (dict(ks=()), "the sweep is empty"),
     (dict(ks=(10, 5000)), r"k=5000 is above the 700 training rows"),
-    (dict(ks=(1,)), r"k=1 must be a whole number >= 2"),
+    (dict(ks=(1,)), r"k=1 must be an integer >= 2"),
     (dict(methods=("ag", "kmeans")), r"method 'kmeans' is not known"),
     (dict(quasi_identifiers=["age", "zip"]), r"quasi-identifier 'zip' is not a column"),
     (dict(attack="shokri"), r"attack='shokri'"),
