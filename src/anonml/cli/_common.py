@@ -254,8 +254,6 @@ def _check_mapping_path(path: str | None, inputs: list, option: str = "--save-ma
     check_packages("skops", purpose=f"writing the mapping {path!r}")
 
 
-# the methods and the options that belong to one method only: the one registry
-
 
 def check_privacy_flags(args: argparse.Namespace) -> None:
     """The rules between --l, --l-kind, --c, --t, --t-distance and --sensitive that every
