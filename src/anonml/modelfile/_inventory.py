@@ -52,7 +52,6 @@ _WHAT = {
     "route_.text_index_": "routing tree: text split of each node (-1 elsewhere)",
     "route_.text_thresholds_": "text splits: categories as text <= threshold go left (the "
                                "shortest strings between them, never a category)",
-    "representatives_": "each group's representative values (the k-anonymous table's values)",
     "n_groups_": "number of groups",
     "qi_": "quasi-identifier columns",
     "categorical_": "the categorical ones among them",
