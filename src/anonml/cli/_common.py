@@ -51,9 +51,6 @@ class Progress:
         self._last = stage
         self._count(stage, min(int(done), int(total)), int(total))
 
-    #: the former name of a counted call (kept for callers written before the one protocol)
-    count = __call__
-
     def _count(self, label: str, done: int, total: int) -> None:
         """``done`` of ``total`` parts of the step ``label`` are finished."""
         if not self._tty:
