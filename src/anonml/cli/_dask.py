@@ -156,9 +156,10 @@ def _check_args(args: argparse.Namespace, method_params: dict) -> None:
             raise InputError(f"--engine dask does not take {flags.get(param, param)}; fix: "
                              "leave it out (the Dask engine grows a histogram tree on the "
                              "quasi-identifiers)")
-    if method_params.get("criterion") not in (None, "gini", "entropy", "log_loss"):
+    if method_params.get("criterion") not in (None, "gini", "entropy", "log_loss",
+                                              "squared_error"):
         raise InputError(f"--tree-criterion {method_params['criterion']} is not one the Dask "
-                         "engine grows; fix: gini or entropy")
+                         "engine grows; fix: gini, entropy or squared_error")
     for dest, default in _UNSUPPORTED.items():
         value = getattr(args, dest, default)
         if value not in (default, None):

@@ -19,6 +19,8 @@ from anonml._install import install_hint
 from anonml._methods import METHODS as _REGISTRY
 from anonml._methods import check_method
 from anonml._utils import check_int
+from anonml.dask._guide import (check_guide, guide_summary, is_continuous, merge_guide,
+                                resolve_criterion)
 from anonml.dask._identifiers import IdentifierColumnError, merge_flags, unique_flags
 from anonml.dask._tree import _put, compact, grow, tree_reduce
 from anonml.engine import _kernels as K
@@ -151,8 +153,7 @@ def _summary_task(part, numeric, categorical, label, pred, max_bins, needed, sen
             "columns"
         )
     out = K.column_summary(part, numeric, categorical, None, max_bins)
-    g = _guide(part, label, pred)
-    out["label"] = None if g is None else pd.Series(g).value_counts(dropna=False)
+    out["guide"] = guide_summary(_guide(part, label, pred))  # counts, or continuous
     if sensitive is not None:
         vc = part[sensitive].value_counts(dropna=False)
         vc.index = pd.Index(np.asarray(vc.index, dtype=object), dtype=object)
@@ -166,8 +167,9 @@ def _merge_task(max_bins, *parts):
     for p in parts[1:]:
         sens = K._add_counts(acc.get("sensitive"), p.get("sensitive"))
         flags = merge_flags(acc.get("unique"), p.get("unique"))
+        guide = merge_guide(acc.get("guide"), p.get("guide"))
         acc = K.merge_summaries(acc, p, max_bins)
-        acc["sensitive"], acc["unique"] = sens, flags
+        acc["sensitive"], acc["unique"], acc["guide"] = sens, flags, guide
     return acc
 
 
@@ -191,11 +193,14 @@ def _bin_task(part, spec, label, pred):
 _MERGED_KEYS = 32_000_000  # nonzero (group, bin) counts one reduction may hold (~0.5 GB)
 
 
-def _column_batches(n_rows: int, n_groups: int, n_bins: np.ndarray, n_classes: int) -> list:
+def _column_batches(n_rows: int, n_groups: int, n_bins: np.ndarray, n_classes: int,
+                    classes: bool = True) -> list:
     """Columns of the per-group histograms reduced together: as many as keep the merged sparse
-    histogram under ``_MERGED_KEYS`` keys (at most one group x bin per row and column)."""
-    cols = ["y"] + list(range(len(n_bins)))
-    size = [min(n_rows, n_groups * n_classes)] + [min(n_rows, n_groups * int(b)) for b in n_bins]
+    histogram under ``_MERGED_KEYS`` keys (at most one group x bin per row and column); the
+    class codes ("y") unless ``classes`` is False (a regression guide)."""
+    cols = ["y"][:classes] + list(range(len(n_bins)))
+    size = [min(n_rows, n_groups * n_classes)][:classes] + [
+        min(n_rows, n_groups * int(b)) for b in n_bins]
     batches, cur, total = [], [], 0
     for col, sz in zip(cols, size):
         if cur and total + sz > _MERGED_KEYS:
@@ -246,7 +251,7 @@ def anonymize_dataset(
     hierarchies: dict | None = None,
     max_bins: int = 255,
     refine: str = "mondrian",
-    criterion: str = "gini",
+    criterion: str | None = None,
     max_depth: int | None = None,
     client: Any = None,
     progress: Callable[[str, int, int | None], None] | None = None,
@@ -298,7 +303,10 @@ def anonymize_dataset(
         of a mergeable sketch).
     refine : {"mondrian", "none"}, default "mondrian"
         AG's refinement of the pure leaves (as ``AccuracyGuidedAnonymizer``).
-    criterion : {"gini", "entropy"}, default "gini"
+    criterion : {"gini", "entropy", "squared_error"}, optional
+        As in memory: "gini" by default for a guide of classes, "squared_error" (a regression
+        tree, variance reduction) for a continuous guide, i.e. floats not all whole
+        (:mod:`anonml.dask._guide`); its representatives are then medoids, as in memory.
     max_depth : int, optional
     client : distributed.Client, optional
         The cluster to run on: every task is submitted and awaited through this client (it
@@ -369,9 +377,8 @@ def anonymize_dataset(
         max_depth = check_int("max_depth", max_depth, low=1)
     if refine not in ("mondrian", "none"):
         raise InputError(f"refine={refine!r}; use 'mondrian' or 'none'")
-    if criterion not in ("gini", "entropy", "log_loss"):
-        raise InputError(f"criterion={criterion!r}; use 'gini' or 'entropy'")
-    criterion = "entropy" if criterion == "log_loss" else criterion
+    if criterion not in (None, "gini", "entropy", "log_loss", "squared_error"):
+        raise InputError(f"criterion={criterion!r}; use 'gini', 'entropy' or 'squared_error'")
     if isinstance(quasi_identifiers, (str, bytes)) or quasi_identifiers is None:
         raise InputError("quasi_identifiers must be a list of column names, e.g. ['age', 'zip']")
     qi = list(quasi_identifiers)
@@ -531,14 +538,18 @@ def anonymize_dataset(
         del summaries
         guide_name = label if label is not None else (
             "the model's predictions" if model is not None else None)
-        from anonml.dask._guide import is_continuous, refuse_regression
-
-        if is_continuous(summary.get("label")):  # a regression target (anonml.dask._guide)
-            if method == "ag":
-                raise refuse_regression(guide_name)
+        regression = is_continuous(summary["guide"])  # a regression target (dask._guide)
+        if regression and method == "ag":
+            check_guide(summary["guide"], guide_name)  # missing or infinite: one line
+        elif regression:  # Mondrian: the plain medoid, as in memory
             target_column = label if target_column is None else target_column
-            label = guide_name = summary["label"] = None  # Mondrian: the medoid, as in memory
+            label = guide_name = None
+        summary["label"] = None if regression or summary["guide"] is None else (
+            summary["guide"]["counts"])
+        if method == "ag":
+            criterion = resolve_criterion(criterion, regression, guide_name)
         spec = K.finalize_bins(summary, qi, categorical, max_bins, label=guide_name)
+        spec.regression = regression and method == "ag"  # float targets in the PartStates
         n_rows = int(summary["n"])
         if n_rows < k:
             raise InputError(f"the dataset has {n_rows} rows, fewer than k={k}; lower k or add data")
@@ -593,10 +604,13 @@ def anonymize_dataset(
         t0 = time.perf_counter()
         # the in-memory default: the majority class's medoid when there are labels (AG's guide,
         # Mondrian's label=), else the medoid
-        rule = "majority_medoid" if (label is not None or model is not None) else "medoid"
+        # (a regression guide has no majority class: the medoid, as in memory)
+        rule = "majority_medoid" if (label is not None or model is not None) and not \
+            spec.regression else "medoid"
         sizes_f = _put(client, np.asarray(sizes, dtype=np.int64))
         med_parts = []
-        for batch in _column_batches(n_rows, n_groups, n_bins, spec.n_classes):
+        for batch in _column_batches(n_rows, n_groups, n_bins, spec.n_classes,
+                                     not spec.regression):
             counts = tree_reduce(client, [
                 client.submit(K.group_bin_counts, s, g, n_bins, spec.n_classes, batch, pure=False)
                 for s, g in zip(states, groups)

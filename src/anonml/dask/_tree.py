@@ -11,6 +11,18 @@ minus the smaller's, and the children's class counts come from the parent's hist
 feature, so a level costs one pass over the rows. Histogram counts are integers held exactly in
 float64, so the sums do not depend on the order of the reduction and the tree is identical to the
 in-memory one given the same bins.
+
+A regression guide (float targets, ``criterion="squared_error"``) is grown the same way, with
+histograms of (count, sum of y) per (node, bin) and node totals (count, sum, sum of squares,
+counted in the task that routes the rows: the sum of squares is not in the histograms).
+Float sums depend on the order of their terms, so every reduction here adds its parts in a
+fixed order, that of the partitions (:func:`tree_reduce` chunks the futures in list order and
+:func:`~anonml.engine._kernels.sum_arrays` adds them in argument order, never in order of
+completion), and the subtrees finished in memory sort their rows first
+(:func:`~anonml.engine._kernels.local_subtree`): a rerun on the same partitions grows the same
+tree, bit for bit. Against the in-memory tree, whose sums run in row order, a split whose gain
+ties another's to the last bits may differ; with targets whose sums are exact (e.g. multiples of
+1/4 of moderate size) the trees are identical (tests/dask/test_dask_regression.py).
 """
 
 from __future__ import annotations
@@ -26,7 +38,10 @@ __all__ = ["tree_reduce", "grow", "GrownTree"]
 
 
 def tree_reduce(client: Any, futures: list, func: Callable, split_every: int = 8) -> Any:
-    """Reduce futures with ``func(*chunk)`` in a tree of fan-in ``split_every``; one future."""
+    """Reduce futures with ``func(*chunk)`` in a tree of fan-in ``split_every``; one future.
+
+    The chunks are consecutive runs of ``futures`` in list order, so ``func`` always sees its
+    parts in the same order, whatever order they complete in: float sums are reproducible."""
     futures = list(futures)
     if not futures:
         raise ValueError("nothing to reduce")
@@ -64,8 +79,8 @@ def _put(client: Any, obj: Any) -> Any:
 
 def _start(state: K.PartState, init: np.ndarray | None, zero_y: bool) -> K.PartState:
     s = state.start(init)
-    if zero_y:
-        s = K.PartState(s.B, np.zeros_like(s.y), s.local, s.leaf)
+    if zero_y:  # one class (integer codes, also in place of a regression guide's floats)
+        s = K.PartState(s.B, np.zeros(s.y.size, dtype=np.int8), s.local, s.leaf)
     return s
 
 
@@ -146,7 +161,8 @@ def _launch_local(
 
     top = int(n_bins.max())
     bdtype = np.uint8 if top <= 256 else np.uint16 if top <= 65536 else np.int32
-    meta = pd.DataFrame({"__node": np.zeros(0, np.int64), "__y": np.zeros(0, np.int64),
+    ydtype = np.float64 if criterion == "squared_error" else np.int64
+    meta = pd.DataFrame({"__node": np.zeros(0, np.int64), "__y": np.zeros(0, ydtype),
                          **{f"__b{j}": np.zeros(0, bdtype) for j in range(len(n_bins))}})
     loc_f = _put(client, loc)
     frames = [client.submit(K.active_rows, s, loc_f, pure=False) for s in cur]
@@ -164,7 +180,8 @@ def _children_counts(
     H_list: list[np.ndarray], split_ids: np.ndarray, best_f: np.ndarray, best_pos: np.ndarray,
     best_order: dict, is_cat: np.ndarray, n_bins: np.ndarray, T: np.ndarray,
 ) -> np.ndarray:
-    """Class counts of the children (left, right interleaved) from the parents' histograms."""
+    """Class counts of the children (left, right interleaved) from the parents' histograms
+    ((count, sum of y) in regression, ``T`` then holding the parents' count and sum)."""
     n_classes = T.shape[1]
     T_left = np.zeros((split_ids.size, n_classes))
     for f in np.unique(best_f[split_ids]):
@@ -202,17 +219,20 @@ def grow(
     """Grow a :class:`HistTree`-identical tree over partitions; return it and a future per
     partition holding each row's leaf node id.
 
-    ``states``: futures of :class:`PartState` (bins and class codes); ``init``: futures of each
-    row's root (ints 0..n_roots-1) or None; ``criterion``: "gini", "entropy" or "mondrian"
-    (then the class codes are ignored). ``local_rows``: a splittable node of at most this many
-    rows leaves the level-wise growth; its rows are gathered by Dask's own shuffle on the node id
+    ``states``: futures of :class:`PartState` (bins and class codes, or float targets for
+    "squared_error"); ``init``: futures of each row's root (ints 0..n_roots-1) or None;
+    ``criterion``: "gini", "entropy", "squared_error" (a regression tree, variance reduction;
+    ``n_classes`` is ignored) or "mondrian" (then the class codes are ignored).
+    ``local_rows``: a splittable node of at most this many rows leaves the level-wise growth;
+    its rows are gathered by Dask's own shuffle on the node id
     and its subtree is grown in memory by HistTree (the same splits, since a node's split depends
     only on its rows; node ids differ), concurrently with the remaining levels. ``local_cells``:
     when a level's histograms would hold more cells than this (nodes x bins x classes), every
     splittable node is finished that way.
     """
     mondrian = criterion == "mondrian"
-    C = 1 if mondrian else int(n_classes)
+    reg = criterion == "squared_error"
+    C = 1 if mondrian else 2 if reg else int(n_classes)  # histogram width
     cur = [
         client.submit(_start, s, None if init is None else init[i], mondrian, pure=False)
         for i, s in enumerate(states)
@@ -232,8 +252,8 @@ def grow(
         """The level's splittable nodes, those finished locally, and whether the level-wise
         growth needs this level's histograms."""
         A = T.shape[0]
-        cnt = T.sum(1)
-        impure = ((T > 0).sum(1) > 1) | mondrian
+        cnt = _count(T, reg)
+        impure = _impure(T) if reg else ((T > 0).sum(1) > 1) | mondrian
         can = impure & (cnt >= 2 * k)
         n_h = A if first else A // 2
         if local_cells is not None and n_h * int(n_bins.sum()) * C > local_cells:
@@ -245,9 +265,18 @@ def grow(
         return can, loc, bool((can & ~loc).any())
 
     counted: list | None = None  # this level's histogram futures, counted while routing
+    Hh = None
     while frontier.size and (max_depth is None or depth < max_depth):
         A = frontier.size
-        cnt = T.sum(1)
+        if reg and counted is not None:  # the routing task counted the node totals too
+            Hh = client.gather(tree_reduce(client, counted, K.sum_arrays))
+            T, counted = Hh.pop(), None
+        elif reg and np.isnan(T[:, 2]).any() and plan(T, parent_H is None)[0].any():
+            # sums of squares still unknown, and a node large enough to split: count them
+            T = client.gather(tree_reduce(
+                client, [client.submit(K.node_class_counts, s, A, C, pure=False) for s in cur],
+                K.sum_arrays))
+        cnt = _count(T, reg)
         can, loc, _ = plan(T, parent_H is None)
         if progress is not None:
             progress(stage, depth, None)
@@ -268,12 +297,13 @@ def grow(
             small_side = (cnt[1::2] < cnt[0::2]).astype(np.int64)
             pair_ids = 2 * np.arange(n_pairs)
             small_ids, large_ids = pair_ids + small_side, pair_ids + 1 - small_side
-        if counted is None:
-            side_f = _put(client, small_side) if small_side is not None else None
-            counted = [client.submit(K.class_histograms, s, n_bins, C, side_f, A, pure=False)
-                       for s in cur]
-        Hh = client.gather(tree_reduce(client, counted, K.sum_arrays))
-        counted = None
+        if Hh is None:
+            if counted is None:
+                side_f = _put(client, small_side) if small_side is not None else None
+                counted = [client.submit(K.class_histograms, s, n_bins, C, side_f, A, pure=False)
+                           for s in cur]
+            Hh = client.gather(tree_reduce(client, counted, K.sum_arrays))
+            counted = None
         cur_H = []
         for f in range(len(n_bins)):
             if parent_H is None:
@@ -283,13 +313,17 @@ def grow(
                 H[small_ids] = Hh[f]
                 H[large_ids] = parent_H[f] - Hh[f]
             cur_H.append(H)
-        del Hh
-        best_gain, best_f, best_pos, best_order = choose_splits(cur_H, cnt, T, is_cat, k, criterion)
+        Hh = None
+        best_gain, best_f, best_pos, best_order = choose_splits(
+            cur_H, cnt, T[:, 1] if reg else T, is_cat, k, criterion)
         split = can & np.isfinite(best_gain)
         if not split.any():
             break
         split_ids = np.flatnonzero(split)
-        T_next = _children_counts(cur_H, split_ids, best_f, best_pos, best_order, is_cat, n_bins, T)
+        T_next = _children_counts(cur_H, split_ids, best_f, best_pos, best_order, is_cat, n_bins,
+                                  T[:, :2] if reg else T)
+        if reg:  # the sums of squares come with the next level's histograms (or a count pass)
+            T_next = np.column_stack([T_next, np.full(T_next.shape[0], np.nan)])
         parent_H = [H[split_ids] for H in cur_H]
         child_left = builder.add_children(frontier, split, best_f, best_pos, best_order, is_cat, n_bins)
         first = int(child_left[split_ids[0]])
@@ -307,7 +341,7 @@ def grow(
         # next level will grow level-wise (the same decisions as at the top of the loop)
         _, _, grows = plan(T, False)
         if grows and (max_depth is None or depth < max_depth):
-            cnt = T.sum(1)
+            cnt = _count(T, reg)
             nxt_side = (cnt[1::2] < cnt[0::2]).astype(np.int64)
             side_f = _put(client, nxt_side)
             cur = [client.submit(K.route_histograms, s, step_f, n_bins, C, side_f, T.shape[0],
@@ -335,6 +369,21 @@ def grow(
     tree_f = _put(client, tree)
     leaves = [client.submit(K.descend, st, lf, tree_f, pure=False) for st, lf in zip(cur, leaves)]
     return GrownTree(tree, is_cat), leaves
+
+
+def _count(T: np.ndarray, reg: bool) -> np.ndarray:
+    """Rows per node from the node totals (class counts, or regression's count, sum, sum2)."""
+    return T[:, 0] if reg else T.sum(1)
+
+
+def _impure(T: np.ndarray) -> np.ndarray:
+    """The in-memory HistTree's purity test of a regression node (some target differs from
+    another, beyond rounding); a node whose sum of squares is unknown (NaN) counts as impure
+    (only to plan the next pass: the test is made on the real totals)."""
+    cnt, tot, tot2 = T[:, 0], T[:, 1], T[:, 2]
+    with np.errstate(invalid="ignore"):
+        impure = tot2 - tot * tot / np.maximum(cnt, 1) > 1e-12 * np.maximum(tot2, 1)
+    return impure | np.isnan(tot2)
 
 
 def compact(client: Any, leaves: list, n_nodes: int) -> tuple[list, int, np.ndarray]:

@@ -12,11 +12,11 @@ Steps (docs/dask.md):
    mergeable quantile sketch (sorted weighted points, compressed to a fixed size after each
    merge, as in the "merge and prune" summaries of Greenwald & Khanna, 2004); categorical
    columns and labels are reduced value counts, so every partition gets the same codes.
-2. :func:`bin_partition` -- the binned QIs and the guide's class codes of a partition
-   (computed once, kept on its worker).
+2. :func:`bin_partition` -- the binned QIs and the guide's class codes (float64 targets for a
+   regression guide, ``BinSpec.regression``) of a partition (computed once, kept on its worker).
 3. :func:`route` and :func:`class_histograms` -- one tree level: route the rows with the last
-   level's splits, then class counts per (node, bin) of the smaller child of each sibling pair.
-   The sum over partitions gives exactly the histograms of
+   level's splits, then class counts per (node, bin) of the smaller child of each sibling pair
+   ((count, sum of y) for a regression target). The sum over partitions gives the histograms of
    :class:`~anonml.anonymize._hist_tree.HistTree`, so the split search is the same code.
    :func:`route_histograms` does both in one task (route, then count the new frontier).
 4. :func:`group_bin_counts` (sparse per-group histograms), :func:`group_medians`,
@@ -169,7 +169,8 @@ class BinSpec:
     ``thresholds[c]``: upper bin edges of numeric column c (as ``TableEncoder.thresholds_``);
     ``bin_values[c]``: a value standing for each bin (the value itself when bins are distinct
     values, else the middle of the bin); ``categories[c]``: sorted known values (code m is
-    'missing', m+1 'unknown'); ``classes``: the guide's class values (None: no guide).
+    'missing', m+1 'unknown'); ``classes``: the guide's class values (None: no guide, or a
+    regression guide); ``regression``: the guide is a continuous target, binned as float64.
     """
 
     columns: list
@@ -180,6 +181,7 @@ class BinSpec:
     mean: dict = field(default_factory=dict)
     scale: dict = field(default_factory=dict)
     classes: np.ndarray | None = None
+    regression: bool = False
 
     @property
     def is_cat(self) -> np.ndarray:
@@ -286,7 +288,8 @@ def _cat_codes(s: pd.Series, categories: np.ndarray) -> np.ndarray:
 
 
 def bin_partition(part: pd.DataFrame, spec: BinSpec, guide: np.ndarray | pd.Series | None) -> "PartState":
-    """Binned QIs (column-major, smallest unsigned type) and class codes of one partition."""
+    """Binned QIs (column-major, smallest unsigned type) and class codes of one partition
+    (with ``spec.regression``: the guide's values as float64)."""
     n = part.shape[0]
     top = int(spec.n_bins.max()) if spec.columns else 1
     dtype = np.uint8 if top <= 256 else np.uint16 if top <= 65536 else np.int32
@@ -311,6 +314,11 @@ def bin_partition(part: pd.DataFrame, spec: BinSpec, guide: np.ndarray | pd.Seri
             B[:, j] = np.searchsorted(spec.thresholds[c], v, side="left")
     if guide is None:
         y = np.zeros(n, dtype=np.int8)
+    elif spec.regression:
+        y = pd.Series(guide).to_numpy(dtype=np.float64, na_value=np.nan)
+        if not np.isfinite(y).all():  # refused with the column's name by the first pass
+            raise InputError("the regression guide holds a missing or infinite value absent "
+                             "from the label summary")
     else:
         y = _cat_codes(pd.Series(np.asarray(guide, dtype=object)), spec.classes)
         if (y >= len(spec.classes)).any():
@@ -321,8 +329,9 @@ def bin_partition(part: pd.DataFrame, spec: BinSpec, guide: np.ndarray | pd.Seri
 
 @dataclass
 class PartState:
-    """What a worker keeps of its partition between levels: bins, class codes, and for each row
-    its position in the current frontier (-1 once its node stopped) and its final node.
+    """What a worker keeps of its partition between levels: bins, class codes (float64 targets
+    for a regression guide: every kernel reads the kind from ``y.dtype``), and for each row its
+    position in the current frontier (-1 once its node stopped) and its final node.
     Narrow integer types: these arrays stay in the workers' memory for the whole tree."""
 
     B: np.ndarray
@@ -385,12 +394,16 @@ def route_histograms(
     """One task per partition and level: :func:`route` with ``step``, then (``count``) the
     :func:`class_histograms` of the new frontier, kept in the returned state's ``hist`` (read
     by :func:`state_histograms`). The same numbers as the two kernels in turn, with one pass
-    over the rows' frontier positions instead of two."""
+    over the rows' frontier positions instead of two. For a regression guide the list ends
+    with the :func:`node_class_counts` of the new frontier (count, sum, sum of squares): the
+    sum of squares, for the purity test, is not in the histograms."""
     new, rows = _route(state, step)
     if not count:
         return new
     act = None if rows is None else rows[new.local[rows] >= 0]
     new.hist = _histograms(new, n_bins, n_classes, small_side, n_nodes, act)
+    if _regression(new):
+        new.hist.append(_node_totals(new, n_nodes, act))
     return new
 
 
@@ -412,7 +425,8 @@ def class_histograms(
     n_nodes: int,
 ) -> list[np.ndarray]:
     """Per feature, class counts per (node, bin) of this partition's rows, shape
-    (n_h, n_bins[f], n_classes), as float64.
+    (n_h, n_bins[f], n_classes), as float64. For a regression guide (float ``y``) the last axis
+    is (count, sum of y), width 2, as the in-memory ``HistTree``'s regression histograms.
 
     With ``small_side`` (the frontier is sibling pairs 2p, 2p+1): only the rows of the smaller
     child ``2p + small_side[p]`` are counted, at index p. Otherwise every frontier node.
@@ -436,6 +450,13 @@ def _histograms(
         n_h = n_nodes
     y = state.y[act]
     out = []
+    if _regression(state):
+        for f, nb in enumerate(np.asarray(n_bins).tolist()):
+            idx = node * nb + state.B[act, f]
+            Hc = np.bincount(idx, minlength=n_h * nb).reshape(n_h, nb).astype(np.float64)
+            Hs = np.bincount(idx, weights=y, minlength=n_h * nb).reshape(n_h, nb)
+            out.append(np.stack([Hc, Hs], axis=2))
+        return out
     base = node * n_classes
     for f, nb in enumerate(np.asarray(n_bins).tolist()):
         idx = base * nb + y
@@ -445,8 +466,26 @@ def _histograms(
     return out
 
 
+def _regression(state: PartState) -> bool:
+    return state.y.dtype.kind == "f"
+
+
+def _node_totals(state: PartState, n_nodes: int, act: np.ndarray | None) -> np.ndarray:
+    """Count, sum and sum of squares of the float targets per frontier node, (n_nodes, 3)."""
+    if act is None:
+        act = np.flatnonzero(state.local >= 0)
+    node = state.local[act].astype(np.int64)
+    y = state.y[act]
+    return np.column_stack([np.bincount(node, minlength=n_nodes).astype(np.float64),
+                            np.bincount(node, weights=y, minlength=n_nodes),
+                            np.bincount(node, weights=y * y, minlength=n_nodes)])
+
+
 def node_class_counts(state: PartState, n_nodes: int, n_classes: int) -> np.ndarray:
-    """Class counts per frontier node, shape (n_nodes, n_classes)."""
+    """Class counts per frontier node, shape (n_nodes, n_classes); for a regression guide the
+    count, sum and sum of squares of the targets, shape (n_nodes, 3)."""
+    if _regression(state):
+        return _node_totals(state, n_nodes, None)
     act = state.local >= 0
     T = np.bincount(state.local[act].astype(np.int64) * n_classes + state.y[act],
                     minlength=n_nodes * n_classes)
@@ -635,7 +674,9 @@ def active_rows(state: PartState, can: np.ndarray) -> pd.DataFrame:
     by node (``"__node"``)."""
     act = np.flatnonzero(state.local >= 0)
     act = act[can[state.local[act]]]
-    cols = {"__node": state.local[act].astype(np.int64), "__y": state.y[act].astype(np.int64)}
+    y = state.y[act]
+    cols = {"__node": state.local[act].astype(np.int64),
+            "__y": y if _regression(state) else y.astype(np.int64)}
     for j in range(state.B.shape[1]):
         cols[f"__b{j}"] = state.B[act, j]
     return pd.DataFrame(cols)
@@ -648,9 +689,16 @@ def local_subtree(
     """Grow the subtrees of the frontier nodes whose rows are all in ``rows`` with the in-memory
     :class:`~anonml.anonymize._hist_tree.HistTree` (the same splits as level-wise growth: every
     node's split depends only on its own rows). Returns the subtree arrays and ``roots``, the
-    frontier position of each root."""
+    frontier position of each root.
+
+    For ``"squared_error"`` the rows are first put in (node, y) order: the engine's shuffle
+    delivers them in an order that may change between runs, and float sums depend on the order
+    of their terms; in this order every histogram cell sums its targets in increasing order, so
+    a rerun grows the same subtree."""
     from anonml.anonymize._hist_tree import HistTree
 
+    if criterion == "squared_error" and rows.shape[0]:
+        rows = rows.iloc[np.lexsort((rows["__y"].to_numpy(), rows["__node"].to_numpy()))]
     roots, init = np.unique(rows["__node"].to_numpy(), return_inverse=True)
     out: dict = {"roots": roots}
     if roots.size == 0:
