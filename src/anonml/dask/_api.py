@@ -269,7 +269,8 @@ def anonymize_dataset(
     2006), or strict Mondrian alone. Given the same bins the groups are exactly those of
     :class:`~anonml.anonymize._hist_tree.HistTree` (tests/dask/test_dask_engine.py). Every group's QIs
     are replaced by those of one real record of the group (the majority-class record closest to
-    the group's median, Goldsteen et al. Sec. 3.2; medians at bin resolution). Nothing but
+    the group's median, Goldsteen et al. Sec. 3.2; medians at bin resolution; the closest
+    record of all for a regression guide, which has no majority class). Nothing but
     histograms, counts and the tree reaches the client.
 
     Parameters
@@ -285,7 +286,8 @@ def anonymize_dataset(
         QI columns. Text, bool and category columns are categorical, others numeric.
     method : {"ag", "mondrian"}
     label : str, optional
-        Column holding the guide labels (the model's predictions, or the true labels). With
+        Column holding the guide labels (the model's predictions, or the true labels): classes,
+        or a regression target (floats not all whole: a regression tree, ``criterion``). With
         ``method="mondrian"`` the labels do not cut the groups; they choose each group's
         representative among its majority class, as ``MondrianAnonymizer.fit(X, y)``.
     model, features : fitted estimator and its input columns, optional
