@@ -186,6 +186,47 @@ def test_anonymize_dataset_regression_guide(client, adult, folder, tmp_path):
     assert (y[is_rep] != top[mem.groups_[is_rep]]).any()
 
 
+def test_regressor_model_guide_and_saved_mapping(client, adult, folder, tmp_path):
+    """A regressor's predictions (computed on the workers) guide the tree as a label column of
+    the same predictions does; the saved mapping maps the training rows as the run did."""
+    pytest.importorskip("skops")
+    from sklearn.tree import DecisionTreeRegressor
+
+    from anonml.safemodel import load_model
+
+    X, y = adult
+    num = ["age", "education-num", "hours-per-week"]
+    model = DecisionTreeRegressor(max_depth=5, random_state=0).fit(X[num], y)
+    pred = model.predict(X[num])
+    assert np.any(pred != np.round(pred))  # a continuous guide
+    a = ad.anonymize_dataset(folder, tmp_path / "a", k=20, quasi_identifiers=QI, model=model,
+                             features=num, client=client, save_mapping=tmp_path / "m.skops")
+    data = tmp_path / "pred"
+    data.mkdir()
+    df = X.assign(price=y, pred=pred)
+    cuts = [0, 500, 1700, 2900, N]  # the partitions of `folder`: the same sums, in one order
+    for i in range(4):
+        df.iloc[cuts[i]:cuts[i + 1]].to_parquet(data / f"part{i}.parquet", index=False)
+    b = ad.anonymize_dataset(data, tmp_path / "b", k=20, quasi_identifiers=QI, label="pred",
+                             client=client)
+    out = pd.read_parquet(tmp_path / "a")
+    assert a.n_groups == b.n_groups and a.min_class_size >= 20
+    pd.testing.assert_frame_equal(out[QI], pd.read_parquet(tmp_path / "b")[QI])
+    mapped = load_model(tmp_path / "m.skops").transform(X.assign(price=y))
+    pd.testing.assert_frame_equal(mapped[QI].reset_index(drop=True), out[QI],
+                                  check_dtype=False)
+
+
+def test_criterion_squared_error_for_classes_is_refused(client, adult, tmp_path):
+    X, _ = adult
+    data = tmp_path / "cls"
+    data.mkdir()
+    X.assign(cls=(X["age"] > 40).astype(float)).to_parquet(data / "a.parquet", index=False)
+    with pytest.raises(InputError, match="'squared_error' does not fit the guide 'cls'"):
+        ad.anonymize_dataset(data, tmp_path / "o", k=20, quasi_identifiers=QI, label="cls",
+                             criterion="squared_error", client=client)
+
+
 def test_rerun_gives_the_same_output(client, tmp_path):
     """Float sums are reduced in partition order (and the local subtrees' rows sorted), so a
     rerun grows the same tree: a target of arbitrary floats, several partitions, and nodes

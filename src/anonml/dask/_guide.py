@@ -126,5 +126,5 @@ def resolve_criterion(criterion: str | None, regression: bool, name: Any) -> str
     if criterion == "squared_error":
         raise InputError(
             f"criterion 'squared_error' does not fit the guide {name!r}: it holds classes; fix: "
-            "gini or entropy, or leave the criterion out")
+            "gini or entropy (--tree-criterion gini), or leave the criterion out")
     return "entropy" if criterion == "log_loss" else criterion
