@@ -311,3 +311,30 @@ def test_cli_regression_guide(client, adult, folder, tmp_path, capsys):
     lines = [line for line in err.splitlines() if line.startswith("anonml: error")]
     assert code == 1 and len(lines) == 1 and "--tree-criterion squared_error" in lines[0], err
     assert not (tmp_path / "bad").exists()
+
+
+def test_local_subtree_does_not_depend_on_the_order_of_its_rows():
+    """The engine's shuffle may deliver a node's rows in any order; float sums depend on the
+    order of their terms (here grossly: targets of 1e16 and -1e16 beside small ones), so the
+    in-memory tree on the rows as delivered changes with their order, and ``local_subtree``,
+    which sorts them by (node, y) first, does not."""
+    rng = np.random.default_rng(0)
+    n = 2000
+    B = rng.integers(0, 8, (n, 3)).astype(np.uint8)
+    y = rng.choice([1e16, -1e16, 0.5, 1.25, 3.0], n) + rng.normal(0, 1, n)
+    node = rng.integers(0, 3, n)
+    rows = pd.DataFrame({"__node": node, "__y": y, **{f"__b{j}": B[:, j] for j in range(3)}})
+    is_cat, n_bins = np.array([False, True, False]), np.array([8, 8, 8])
+    ref = K.local_subtree(rows, is_cat, n_bins, 10, "squared_error", None)
+    t_ref = HistTree(10, None, "squared_error").fit(B, is_cat, n_bins, y, init=node)
+    assert ref["feature"].size > 50
+    raw_changed = 0
+    for seed in range(1, 6):
+        perm = np.random.default_rng(seed).permutation(n)
+        got = K.local_subtree(rows.iloc[perm], is_cat, n_bins, 10, "squared_error", None)
+        for name in ("feature", "threshold", "left", "offset", "flat"):
+            np.testing.assert_array_equal(got[name], ref[name])
+        t = HistTree(10, None, "squared_error").fit(B[perm], is_cat, n_bins, y[perm],
+                                                    init=node[perm])
+        raw_changed += not np.array_equal(t.feature_, t_ref.feature_)
+    assert raw_changed  # the sort is what makes the subtree reproducible

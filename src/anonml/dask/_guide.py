@@ -46,14 +46,14 @@ def guide_summary(values: Any) -> dict | None:
     ``{"continuous": True, "missing": m, "infinite": i}`` (no counts)."""
     if values is None:
         return None
-    v = np.asarray(values)
-    if v.dtype.kind == "f":
-        f = v.astype(np.float64, copy=False)
+    s = values if isinstance(values, pd.Series) else pd.Series(np.asarray(values))
+    if pd.api.types.is_float_dtype(s.dtype):  # numpy or nullable floats
+        f = s.to_numpy(dtype=np.float64, na_value=np.nan)
         finite = np.isfinite(f)
         if np.any(f[finite] != np.round(f[finite])):
             return {"continuous": True, "missing": int(np.isnan(f).sum()),
                     "infinite": int(np.isinf(f).sum())}
-    return {"continuous": False, "counts": _counts(values)}
+    return {"continuous": False, "counts": _counts(s)}
 
 
 def _as_continuous(g: dict) -> dict:
