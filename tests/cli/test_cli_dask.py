@@ -385,3 +385,150 @@ def test_a_stored_pandas_index_is_not_a_column(tmp_path, capsys, client) -> None
     out = pd.read_parquet(tmp_path / "out")
     assert list(out.columns) == list(frame.columns) and len(out) == len(frame)
     assert out.index.tolist() == list(range(len(frame)))
+
+
+# -- one line, and nothing else, on standard error (issue 21, items 2 and 7) -----------------
+def _cli(tmp_path: Path, *argv: str, env: dict | None = None) -> "subprocess.CompletedProcess":
+    """The command in a process of its own, so that its stderr holds whatever the worker
+    processes of its local cluster print too."""
+    import os
+    import subprocess
+
+    import anonml
+
+    src = str(Path(anonml.__file__).resolve().parents[1])
+    path = os.environ.get("PYTHONPATH")
+    env = {**os.environ, "PYTHONPATH": src + (os.pathsep + path if path else ""), **(env or {})}
+    env.pop("ANONML_DEBUG", None)
+    return subprocess.run([sys.executable, "-m", "anonml", *argv], capture_output=True,
+                          text=True, env=env, cwd=tmp_path, timeout=300)
+
+
+def _damage(path: Path) -> None:
+    """Garbage in every byte of the data pages; the footer (schema) intact."""
+    raw = bytearray(path.read_bytes())
+    footer = int.from_bytes(raw[-8:-4], "little") + 8
+    for i in range(8, len(raw) - footer - 8):
+        raw[i] = (raw[i] * 31 + 17) % 256
+    path.write_bytes(bytes(raw))
+
+
+def test_a_failed_run_on_a_local_cluster_prints_one_line_only(tmp_path) -> None:
+    """A worker process of the command's own local cluster fails reading a damaged page:
+    distributed logs the task's error and traceback in that process ("distributed.worker -
+    ERROR - Compute Failed ..."), which wrote to the command's stderr before its one line.
+    The workers are started silenced; stderr is the one line (relative paths, as typed)."""
+    pytest.importorskip("distributed")
+    _write(tmp_path / "data", _table())
+    _damage(tmp_path / "data" / "part-1.parquet")
+    run = _cli(tmp_path, "anonymize", "data", *BASE, "--workers", "2", "--worker-memory",
+               "1GB", "-q", "-o", "out")
+    assert run.returncode == 1
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1, run.stderr[-3000:]
+    assert lines[0].startswith("anonml: error: Parquet file 'data/part-1.parquet' could not "
+                               "be read"), lines[0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data"]
+
+
+@pytest.mark.parametrize("address, words", [
+    ("tcp://127.0.0.1:abc", "invalid literal"),
+    ("http://127.0.0.1:8787", "unknown address scheme 'http'"),
+    ("tcp://127.0.0.1:99999", "port 99999"),
+    ("tcp://:8786", "no host"),
+])
+def test_a_malformed_scheduler_address(tmp_path, address, words) -> None:
+    """Refused before any connection: distributed's Client fails on these inside its
+    constructor, then hangs 20 s at exit and prints 'Exception ignored in: Client.__del__'
+    with a traceback."""
+    pytest.importorskip("distributed")
+    _write(tmp_path / "data", _table(200))
+    run = _cli(tmp_path, "anonymize", "data", *BASE, "--scheduler", address, "-o", "out")
+    assert run.returncode == 1
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1, run.stderr[-3000:]
+    assert f"--scheduler {address!r} is not a Dask scheduler address" in lines[0]
+    assert words in lines[0] and "fix: give the address" in lines[0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["data"]
+
+
+def test_an_s3_url_with_no_server(tmp_path, capsys, monkeypatch) -> None:
+    """No S3 server at the endpoint: one line naming the URL and what to check."""
+    pytest.importorskip("s3fs")
+    with socket.socket() as s:  # a port on this machine with nobody listening
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    for key, value in {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}", "AWS_MAX_ATTEMPTS": "1",
+                       "AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "y",
+                       "AWS_DEFAULT_REGION": "us-east-1"}.items():
+        monkeypatch.setenv(key, value)
+    code, _, err = _run(capsys, "s3://anonml-none/data/", *BASE, "-o", str(tmp_path / "out"))
+    _one_line_error(code, err, "cannot list 's3://anonml-none/data/'", "reachable",
+                    "AWS_ENDPOINT_URL")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_engine_help_of_each_command() -> None:
+    """--engine is shared by anonymize and transform; each says what it does there."""
+    from anonml.cli import build_parser
+
+    def engine_help(command: str) -> str:
+        sub = next(a for a in build_parser()._actions if a.dest == "command")
+        return next(a.help for a in sub.choices[command]._actions if a.dest == "engine")
+
+    assert "--method ag or mondrian" in engine_help("anonymize")
+    transform = engine_help("transform")
+    assert "--method" not in transform and "map every file" in transform
+
+
+@pytest.fixture(scope="module")
+def mapping(tmp_path_factory) -> Path:
+    """A mapping saved by the in-memory command (the same kind of file as a Dask run's)."""
+    pytest.importorskip("skops")
+    root = tmp_path_factory.mktemp("mapping")
+    _table().to_csv(root / "train.csv", index=False)
+    code = main(["anonymize", str(root / "train.csv"), "--k", "20", "--qi", "age,sex,zip",
+                 "--target", "income", "--labels", "--save-mapping", str(root / "m.skops"),
+                 "-o", str(root / "out.csv"), "-q"])
+    assert code == 0
+    return root / "m.skops"
+
+
+def _rows(folder: Path, parts: int = 3) -> Path:
+    return _write(folder, _table(600, 7).drop(columns=["income"]), parts)
+
+
+def _retype(folder: Path) -> None:
+    odd = pd.read_parquet(folder / "part-2.parquet")
+    odd["age"] = odd["age"].astype(str)
+    odd.to_parquet(folder / "part-2.parquet")
+
+
+#: each failure of `anonml transform --engine dask`: how the dataset is spoiled, the extra
+#: arguments, and the words of the one line
+TRANSFORM_FAILURES = {
+    "missing folder": (lambda d: None, [], ["'{root}/nope'", "does not exist"]),
+    "schema differs": (_retype, [], ["'age'", "part-2.parquet", "string"]),
+    "corrupt page": (lambda d: _damage(d / "part-1.parquet"), ["cluster"],
+                     ["part-1.parquet", "could not be read", "fix:"]),
+    "output exists": (lambda d: (d.parent / "out").mkdir(), [], ["output", "exists"]),
+    "unfitted column": (lambda d: [pd.read_parquet(f).assign(income="x").to_parquet(f)
+                                   for f in d.glob("*.parquet")], [], ["'income'", "--drop"]),
+    "scheduler address": (lambda d: None, ["--scheduler", "tcp://127.0.0.1:abc"],
+                          ["--scheduler", "not a Dask scheduler address"]),
+}
+
+
+@pytest.mark.parametrize("case", list(TRANSFORM_FAILURES))
+def test_transform_on_dask_fails_in_one_line(tmp_path, capsys, mapping, client, case) -> None:
+    spoil, extra, words = TRANSFORM_FAILURES[case]
+    data = _rows(tmp_path / "rows")
+    spoil(data)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    source = str(tmp_path / "nope") if case == "missing folder" else str(data)
+    extra = ["--scheduler", client.scheduler.address] if extra == ["cluster"] else extra
+    code = main(["transform", source, "--engine", "dask", "--mapping", str(mapping),
+                 "--handle-unknown", "ignore", "-o", str(tmp_path / "out"), "-q", *extra])
+    _, err = capsys.readouterr()
+    _one_line_error(code, err, *[w.format(root=tmp_path) for w in words])
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing written

@@ -22,7 +22,8 @@ from typing import Any, Callable
 from anonml._errors import InputError
 from anonml.cli._common import check_privacy_flags
 
-__all__ = ["add_dask_options", "run_dask", "parquet_files", "check_parquet_schema"]
+__all__ = ["add_dask_options", "run_dask", "parquet_files", "check_parquet_schema",
+           "quiet_dask_logs"]
 
 #: options of ``anonml anonymize`` that the Dask engine does not read, and their defaults
 _UNSUPPORTED = {
@@ -35,14 +36,23 @@ _TREE_PARAMS = ("refine", "criterion", "max_depth")  # AG options the Dask engin
 _CONNECT_TIMEOUT = 10  # seconds to reach a --scheduler before giving up with one line
 
 
-def add_dask_options(parser: argparse.ArgumentParser) -> None:
-    """The ``--engine`` group of ``anonml anonymize``."""
+_ENGINE_HELP = {
+    "anonymize": "memory (default): the table is read into this process; dask: read and "
+                 "write partitioned Parquet on a Dask cluster, for tables larger than memory "
+                 "(--method ag or mondrian; needs pip install 'anonml[dask]')",
+    "transform": "memory (default): the table is read into this process; dask: map every "
+                 "file of a Parquet folder or glob on a Dask cluster, one task per file, into "
+                 "a partitioned Parquet folder (needs pip install 'anonml[dask]')",
+}
+
+
+def add_dask_options(parser: argparse.ArgumentParser, command: str = "anonymize") -> None:
+    """The ``--engine`` group of ``anonml anonymize`` and ``anonml transform``
+    (``command``: whose words the help uses)."""
     g = parser.add_argument_group(
         "engine (--engine dask: a Parquet folder or glob in, a partitioned Parquet folder out)")
     g.add_argument("--engine", choices=["memory", "dask"], default="memory",
-                   help="memory (default): the table is read into this process; dask: read and "
-                   "write partitioned Parquet on a Dask cluster, for tables larger than memory "
-                   "(--method ag or mondrian; needs pip install 'anonml[dask]')")
+                   help=_ENGINE_HELP[command])
     g.add_argument("--scheduler", metavar="ADDR", help="address of a running Dask scheduler, "
                    "e.g. tcp://host:8786 (default: start a local cluster sized to this machine)")
     g.add_argument("--workers", type=int, metavar="N", help="workers of the local cluster "
@@ -119,6 +129,8 @@ def _check_cluster_args(scheduler: str | None, workers: int | None,
                          "leave them out")
     if workers is not None and workers < 1:
         raise InputError(f"--workers {workers} must be at least 1")
+    if scheduler is not None:
+        _check_address(scheduler)
     return _worker_memory(worker_memory)
 
 
@@ -141,7 +153,48 @@ def connect(scheduler: str | None, workers: int | None, worker_memory: str | Non
                              "cluster") from None
     from anonml.dask import local_cluster
 
-    return local_cluster(n_workers=workers, memory_limit=memory), True
+    return local_cluster(n_workers=workers, memory_limit=memory, quiet=not _debug()), True
+
+
+def _check_address(scheduler: str) -> None:
+    """A malformed ``--scheduler`` is one line before any connection (a ``Client`` that fails
+    on it hangs for 20 s at exit, then prints a traceback)."""
+    from distributed.comm.addressing import parse_address, parse_host_port
+    from distributed.comm.registry import get_backend
+
+    try:
+        scheme, loc = parse_address(scheduler, strict=False)
+        get_backend(scheme)
+        if scheme in ("tcp", "tls", "ws", "wss"):
+            host, port = parse_host_port(loc, default_port=8786)
+            if not host:
+                raise ValueError("no host")
+            if not 0 < int(port) < 65536:
+                raise ValueError(f"port {port} is not between 1 and 65535")
+    except (ValueError, TypeError) as exc:
+        why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise InputError(f"--scheduler {scheduler!r} is not a Dask scheduler address "
+                         f"({why[:200]}); fix: give the address the scheduler prints, e.g. "
+                         "tcp://host:8786") from None
+
+
+def _debug() -> bool:
+    return bool(os.environ.get("ANONML_DEBUG"))
+
+
+def quiet_dask_logs() -> None:
+    """The bar and one-line errors, not Dask's logs: a failed task, a lost worker or scheduler
+    is reported once, by the engine, with the fix. ``distributed``'s loggers of this process
+    are silenced here, and those of the local cluster's worker processes by
+    ``local_cluster(quiet=True)``; ``ANONML_DEBUG=1`` (the CLI's switch for the details) keeps
+    them all. With ``--scheduler`` the workers log where they were started."""
+    if _debug():
+        return
+    import distributed  # noqa: F401 - its loggers (dask's config gives some their own level)
+
+    for name in ["distributed", *logging.root.manager.loggerDict]:
+        if name == "distributed" or name.startswith("distributed."):
+            logging.getLogger(name).setLevel(logging.CRITICAL)
 
 
 # ---------------------------------------------------------------------------- the command ----
@@ -268,13 +321,7 @@ def run_dask(args: argparse.Namespace, say: Any, method_params: dict,
         say(f"reading the model {args.model} in the sandbox")
         # each Dask worker process opens a sandbox of its own on the file's hashed bytes
         model = open_model(args.model, trust=bool(args.trust_model))
-    # the bar and one-line errors, not Dask's logs (a lost worker or scheduler is reported
-    # once, by the engine, with the fix)
-    import distributed  # noqa: F401 - its loggers (dask's config gives some their own level)
-
-    for name in ["distributed", *logging.root.manager.loggerDict]:
-        if name == "distributed" or name.startswith("distributed."):
-            logging.getLogger(name).setLevel(logging.CRITICAL)
+    quiet_dask_logs()
     say(f"{'connecting to ' + args.scheduler if args.scheduler else 'starting a local cluster'}")
     with warnings.catch_warnings():  # a busy dashboard port is no business of this command
         warnings.filterwarnings("ignore", message=".*already in use", category=UserWarning)

@@ -5,7 +5,6 @@ Parquet folder out). Every check is made before the cluster is reached; errors a
 from __future__ import annotations
 
 import argparse
-import logging
 import time
 import warnings
 from typing import Any
@@ -18,7 +17,8 @@ __all__ = ["run_dask_transform"]
 def run_dask_transform(args: argparse.Namespace, say: Any, mapping: Any, fitted: list,
                        drop: list, keep: list) -> int:
     """The body of ``anonml transform --engine dask`` (the mapping opened and checked)."""
-    from anonml.cli._dask import _check_cluster_args, close, _check_output, _require_dask, connect
+    from anonml.cli._dask import (_check_cluster_args, _check_output, _require_dask, close,
+                                  connect, quiet_dask_logs)
 
     if args.no_workers_timeout is not None and not args.no_workers_timeout > 0:
         raise InputError(f"--no-workers-timeout {args.no_workers_timeout:g} must be more than 0 "
@@ -40,11 +40,7 @@ def run_dask_transform(args: argparse.Namespace, say: Any, mapping: Any, fitted:
         raise InputError(f"column {extra[0]!r} is not one the mapping was fitted on "
                          f"({len(extra)} such); fix: --drop it, or --keep it to pass it "
                          "through unchanged")
-    import distributed  # noqa: F401 - its loggers
-
-    for name in ["distributed", *logging.root.manager.loggerDict]:
-        if name == "distributed" or name.startswith("distributed."):
-            logging.getLogger(name).setLevel(logging.CRITICAL)
+    quiet_dask_logs()
     say(f"{'connecting to ' + args.scheduler if args.scheduler else 'starting a local cluster'}")
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=".*already in use", category=UserWarning)

@@ -101,7 +101,8 @@ def add_parser(sub: Any) -> None:
         description="Map the quasi-identifiers of new rows to their group's values, with the "
         "anonymizer saved by anonml anonymize --save-mapping (read as data: no code runs).",
         epilog=TRANSFORM_EXAMPLES)
-    add_input_argument(t, "table of new rows (.csv, .csv.gz or .parquet)")
+    add_input_argument(t, "table of new rows (.csv, .csv.gz or .parquet); with --engine dask "
+                       "a Parquet folder, glob or file")
     t.add_argument("--mapping", required=True, metavar="FILE.skops",
                    help="the file written by anonml anonymize --save-mapping")
     t.add_argument("-o", "--output", required=True, help="output table")
@@ -116,5 +117,5 @@ def add_parser(sub: Any) -> None:
     t.add_argument("-q", "--quiet", action="store_true", help="no progress messages")
     from anonml.cli._dask import add_dask_options
 
-    add_dask_options(t)
+    add_dask_options(t, "transform")
     t.set_defaults(func=run)

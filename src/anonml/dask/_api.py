@@ -3,6 +3,7 @@ partitioned Parquet dataset out, on a Dask cluster. See docs/dask.md for the des
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import time
@@ -83,7 +84,8 @@ class DaskAnonymization:
 
 
 def local_cluster(
-    n_workers: int | None = None, memory_limit: str | int | None = None, threads_per_worker: int = 1
+    n_workers: int | None = None, memory_limit: str | int | None = None, threads_per_worker: int = 1,
+    *, quiet: bool = False,
 ) -> Any:
     """A :class:`distributed.Client` on a new ``LocalCluster`` of worker processes.
 
@@ -95,6 +97,10 @@ def local_cluster(
         Per worker (e.g. "4GB"); default 80 % of the RAM divided among the workers, leaving the
         rest to the client and the system.
     threads_per_worker : int, default 1
+    quiet : bool, default False
+        Silence the worker processes' ``distributed`` logs (their task errors and
+        tracebacks, written to this process's standard error): the command line reports a
+        failed run in one line of its own. Default: distributed's own level (warnings).
     """
     _, _, distributed = _require()
     n = int(n_workers or os.cpu_count() or 1)
@@ -109,6 +115,7 @@ def local_cluster(
     cluster = distributed.LocalCluster(
         n_workers=n, threads_per_worker=int(threads_per_worker), processes=True,
         memory_limit=memory_limit, dashboard_address=None,
+        **({"silence_logs": logging.CRITICAL} if quiet else {}),
     )
     return distributed.Client(cluster)
 
@@ -126,6 +133,7 @@ STAGES = {
     "refine": "refining the leaves by Mondrian (levels)",  # [tree]
     "refine (local)": "refining the leaves: subtrees finished in memory",
     "representatives": "choosing the representatives",  # [representatives]
+    "mapping": "summarising the groups for the saved mapping",  # [mapping], save_mapping= only
     "recode_write": "recoding and writing the partitions",  # [recode_write]
     "verify": "verifying the written dataset",  # [verify]
 }
@@ -173,17 +181,34 @@ def _merge_task(max_bins, *parts):
     return acc
 
 
-def _read_file(path: str, columns: list | None) -> pd.DataFrame:
-    """One Parquet file (one partition); a damaged one is one line naming the file."""
+def _read_file(path: str, columns: list | None, name: str | None = None) -> pd.DataFrame:
+    """One Parquet file (one partition) at ``path`` (absolute: a worker's working folder is
+    not the client's); a damaged or unreachable one is one line naming the file as listed
+    (``name``)."""
+    name = path if name is None else name
     try:
         return pd.read_parquet(path, columns=columns)
     except (MemoryError, KeyboardInterrupt):
         raise
+    except (FileNotFoundError, PermissionError) as exc:  # read on the client, not here
+        import socket
+
+        raise InputError(
+            f"Parquet file {name!r} cannot be read by the Dask worker on "
+            f"{socket.gethostname()!r} ({type(exc).__name__}); fix: put the dataset on "
+            "storage every worker and the client reach at the same path (a shared file "
+            "system, or an s3:// URL)") from None
     except Exception as exc:  # noqa: BLE001 - pyarrow's errors for damaged pages vary
         why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise InputError(
-            f"Parquet file {path!r} could not be read ({type(exc).__name__}: {why[:200]}); "
+            f"Parquet file {name!r} could not be read ({type(exc).__name__}: {why[:200]}); "
             "fix: the file is damaged: rewrite it, or remove it from the dataset") from None
+
+
+def worker_path(path: str) -> str:
+    """``path`` as a worker must be told it: absolute when local (a ``dask worker`` runs in
+    its own working folder), a URL as is."""
+    return path if "://" in path else os.path.abspath(path)
 
 
 def _bin_task(part, spec, label, pred):
@@ -317,8 +342,8 @@ def anonymize_dataset(
     progress : callable, optional
         ``progress(stage, done, total)`` (:mod:`anonml._progress`), each stage once, named by
         its label in :data:`STAGES`: predicting the guide labels (with ``model``), scanning the
-        columns, binning, the representatives and the writing count partitions (total =
-        partitions); the tree and its refinement count levels (total None until the last
+        columns, binning, the representatives, the saved mapping's summaries (with
+        ``save_mapping``) and the writing count partitions (total = partitions); the tree and its refinement count levels (total None until the last
         call), their subtrees finished in memory count batches; then the verification.
     no_workers_timeout : float, default 60
         Seconds the run waits while the cluster has no worker at all before it gives up with
@@ -462,7 +487,8 @@ def anonymize_dataset(
         n_files = len(files)
 
         def parts_of(columns: list | None) -> list:  # one partition per file, read by pandas
-            return [dask.delayed(_read_file, pure=False)(f, columns) for f in files]
+            return [dask.delayed(_read_file, pure=False)(worker_path(f), columns, f)
+                    for f in files]
     elif hasattr(source, "to_delayed") and hasattr(source, "npartitions"):
         from anonml.encoding import check_lookalike_columns
 
@@ -508,7 +534,8 @@ def anonymize_dataset(
         """Wait for every future, checked (a failed or cancelled one raises here)."""
         return client.wait(futures, tick=lambda done, total: tick(stage, done, total))
 
-    tmp = target.parent / f".{target.name}.tmp-{uuid.uuid4().hex[:12]}"
+    # absolute: the workers write there, each from its own working folder
+    tmp = Path(os.path.abspath(target.parent)) / f".{target.name}.tmp-{uuid.uuid4().hex[:12]}"
     # Dask picks "disk" (files local to each worker) when there is no default client; the
     # engine's client may not be the default, so the shuffle method is named
     try:
@@ -646,7 +673,8 @@ def anonymize_dataset(
                 params=_mapping_params(method, k, qi, categorical, sensitive, l, l_kind, c, t,
                                        t_distance, refine, criterion, max_depth, max_bins),
                 distance=None if t is None else resolve_distance(
-                    t_distance, meta[sensitive], hierarchy))
+                    t_distance, meta[sensitive], hierarchy),
+                tick=lambda done, total: tick("mapping", done, total))
             mapping_tmp = mapping_path.parent / f".{mapping_path.stem}.tmp-{uuid.uuid4().hex[:12]}.skops"
             _save(mapping, mapping_tmp)
             del mapping

@@ -330,8 +330,10 @@ def _routes_match(client: Any, rt: Any, parts_of: Any, groups: list, qi: list) -
 
 def build_mapping(client: Any, parts_of: Any, states: list, first: list | None, groups: list,
                   trees: list, spec: K.BinSpec, summary: dict, reps: pd.DataFrame, *, method: str,
-                  params: dict, columns: Sequence[Any], distance: str | None) -> Any:
-    """The release copy of the run's mapping (see the module docstring)."""
+                  params: dict, columns: Sequence[Any], distance: str | None,
+                  tick: Any = None) -> Any:
+    """The release copy of the run's mapping (see the module docstring); ``tick(done,
+    total)`` hears the first pass (per-leaf summaries) partition by partition."""
     import dask
 
     from anonml.anonymize._routing import RoutingTree
@@ -347,7 +349,7 @@ def build_mapping(client: Any, parts_of: Any, states: list, first: list | None, 
         dask.delayed(leaf_stats)(p, s, None if first is None else first[i], g, trees_f, spec_f)
         for i, (p, s, g) in enumerate(zip(parts_of(qi), states, groups))
     ])
-    client.wait(futs)
+    client.wait(futs, tick=tick)
     stats = client.gather(tree_reduce(client, futs, merge_stats))
     del futs
     tree, node = _combined(arrays, stats)

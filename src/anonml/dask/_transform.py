@@ -21,17 +21,22 @@ from anonml._errors import InputError
 
 __all__ = ["transform_dataset"]
 
+#: what ``progress(stage, done, total)`` hears, once per file mapped (total = files)
+STAGE = "mapping the files with the saved mapping"
+
 
 def _map_file(path: str, mapping: Any, fitted: list, drop: list, keep: list, folder: str,
-              i: int) -> int:
+              i: int, name: str | None = None) -> int:
+    """Map file ``path`` (absolute when local), listed as ``name``, into ``folder``."""
     from anonml._output import write_parquet
     from anonml.dask._api import _read_file
 
-    frame = _read_file(path, None)
+    name = path if name is None else name
+    frame = _read_file(path, None, name)
     frame = frame.drop(columns=[c for c in drop if c in frame.columns])
     extra = [c for c in frame.columns if c not in set(fitted) and c not in set(keep)]
     if extra:
-        raise InputError(f"column {extra[0]!r} of {path!r} is not one the mapping was fitted on; "
+        raise InputError(f"column {extra[0]!r} of {name!r} is not one the mapping was fitted on; "
                          "fix: --drop it, or --keep it to pass it through unchanged")
     mapped = mapping.transform(frame[fitted]) if len(frame) else frame[fitted]
     out = frame.copy()
@@ -51,6 +56,7 @@ def transform_dataset(source: Any, target: Any, mapping: Any, *, fitted: Sequenc
     ``keep``: columns not in the mapping passed through unchanged (any other is refused)."""
     import dask
 
+    from anonml.dask._api import worker_path
     from anonml.dask._cluster import Watched, lost_types
     from anonml.engine._dataset import check_schema, list_files
 
@@ -65,15 +71,15 @@ def transform_dataset(source: Any, target: Any, mapping: Any, *, fitted: Sequenc
         raise InputError(f"column {missing[0]!r} of --drop/--keep is not in the dataset; columns "
                          f"are: {', '.join(map(str, list(names)[:12]))}")
     client = Watched(client, float(no_workers_timeout))
-    tmp = target.parent / f".{target.name}.tmp-{uuid.uuid4().hex[:12]}"
+    # absolute: the workers write there, each from its own working folder
+    tmp = Path(os.path.abspath(target.parent)) / f".{target.name}.tmp-{uuid.uuid4().hex[:12]}"
     try:
         tmp.mkdir()
-        futures = client.compute([
-            dask.delayed(_map_file, pure=False)(f, mapping, list(fitted), list(drop), list(keep),
-                                                str(tmp), i)
+        futures = client.compute([  # absolute paths: a worker's working folder is its own
+            dask.delayed(_map_file, pure=False)(worker_path(f), mapping, list(fitted), list(drop),
+                                                list(keep), str(tmp), i, f)
             for i, f in enumerate(files)])
-        client.wait(futures, tick=lambda done, total: progress and progress("transform", done,
-                                                                             total))
+        client.wait(futures, tick=lambda done, total: progress and progress(STAGE, done, total))
         rows = sum(client.gather(futures))
         os.replace(tmp, target)
     except BaseException as exc:

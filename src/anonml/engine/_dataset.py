@@ -141,8 +141,13 @@ def _list_remote(url: str) -> list[str]:
             found, root = None, path
     except Exception as exc:  # noqa: BLE001 - network, credentials, permissions
         why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InputError(f"cannot list {url!r} ({type(exc).__name__}: {why[:200]}); fix: check "
-                         "the URL and the credentials") from None
+        unreachable = isinstance(exc, (ConnectionError, TimeoutError)) or \
+            "connect" in type(exc).__name__.lower()  # botocore's EndpointConnectionError, ...
+        fix = ("check that the storage server is reachable from here (for s3://, the endpoint "
+               "in AWS_ENDPOINT_URL or the profile), then the URL" if unreachable
+               else "check the URL and the credentials")
+        raise InputError(f"cannot list {url!r} ({type(exc).__name__}: {why[:200]}); fix: "
+                         f"{fix}") from None
     if found is None:
         raise InputError(f"Parquet dataset {url!r} does not exist; fix: check the URL")
     root = root.rstrip("/")
