@@ -53,12 +53,17 @@ def _classes(frame: pd.DataFrame, qi: list) -> tuple[np.ndarray, np.ndarray]:
         card = max(len(uniques), 1)
         if n_combined * card > _MAX_CODE:  # keep the mixed code from overflowing
             combined, uniq = pd.factorize(combined)
+            combined = combined.astype(np.int64, copy=False)
             n_combined = len(uniq)
-        combined = combined * card + codes.astype(np.int64)
+        # in place: one column's codes and the mixed code alive, no n-row temporaries
+        combined *= card
+        combined += codes
+        del codes
         n_combined *= card
     class_of_row, uniq = pd.factorize(combined)
+    del combined
     sizes = np.bincount(class_of_row, minlength=len(uniq))
-    return class_of_row.astype(np.int64), sizes
+    return class_of_row.astype(np.int64, copy=False), sizes
 
 
 def k_anonymity(
