@@ -221,7 +221,16 @@ def test_codes_bool_columns(mixed: pd.DataFrame) -> None:
 def test_codes_memoized_within_block(mixed: pd.DataFrame) -> None:
     enc = TableEncoder(["obj"], ["obj"]).fit(mixed)
     with enc.memoize(mixed):
-        assert enc.codes(mixed, "obj") is enc.codes(mixed, "obj")
+        first = enc.codes(mixed, "obj")
+        # computed once and kept in 1 byte a row; every call gets its own int64 copy
+        kept = enc._memo[("obj", "error")]
+        assert kept.dtype == np.int8
+        second = enc.codes(mixed, "obj")
+        assert enc._memo[("obj", "error")] is kept
+        assert first is not second and first.dtype == second.dtype == np.int64
+        np.testing.assert_array_equal(first, kept)
+        np.testing.assert_array_equal(second, kept)
+    assert not enc._memo
     assert enc.codes(mixed, "obj") is not enc.codes(mixed, "obj")
 
 

@@ -68,3 +68,20 @@ def test_check_n_jobs_takes_none_minus_one_or_a_count_up_to_the_cap():
     with pytest.raises(InputError, match=r"^n_jobs=257 must be None, -1 \(all cores\) or an "
                        r"integer from 1 to 256"):
         check_n_jobs(257, high=256)
+
+
+def test_release_free_memory_finds_malloc_trim_on_glibc():
+    import platform
+    import sys
+
+    from anonml import _utils
+    from anonml._utils import release_free_memory
+
+    freed = [np.ones(1000 + i) for i in range(2000)]  # small arrays: on the C heap
+    del freed
+    got = release_free_memory()
+    assert isinstance(got, bool)
+    if sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc":
+        assert _utils._LIBC is not False  # the call reached malloc_trim
+    else:
+        assert got is False

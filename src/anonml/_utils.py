@@ -17,7 +17,8 @@ import sys
 
 import numpy as np
 
-__all__ = ["check_int", "check_n_jobs", "check_real", "json_safe", "n_rows"]
+__all__ = ["check_int", "check_n_jobs", "check_real", "json_safe", "n_rows",
+           "release_free_memory"]
 
 
 def n_rows(data: Any) -> int:
@@ -138,3 +139,32 @@ def json_safe(value: Any) -> Any:
         if isinstance(value, (pd.Series, pd.Index)):
             return [json_safe(v) for v in value.tolist()]
     return str(value)
+
+
+_LIBC: Any = None
+
+
+def release_free_memory() -> bool:
+    """Hand the C heap's free pages back to the operating system (glibc's ``malloc_trim``).
+
+    numpy allocates arrays below glibc's mmap threshold (which grows up to 32 MB as large
+    arrays are freed) on the heap; once freed, their pages stay in the process (its resident
+    memory) until the heap is trimmed, and memory taken later by another allocator (Arrow's,
+    which holds pandas' ``str`` columns) cannot reuse them. A fit calls this between its steps
+    so that a step's temporaries do not add to the peak of the next one; the remedy Dask's
+    documentation gives for worker memory "not released back to the OS". Returns whether
+    memory was released; a no-op (False) where the C library is not glibc.
+    """
+    global _LIBC
+    if _LIBC is None:
+        _LIBC = False
+        if sys.platform.startswith("linux"):
+            import ctypes
+            import ctypes.util
+
+            try:
+                libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+                _LIBC = libc.malloc_trim if hasattr(libc, "malloc_trim") else False
+            except OSError:
+                _LIBC = False
+    return bool(_LIBC(0)) if _LIBC else False

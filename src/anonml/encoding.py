@@ -375,8 +375,13 @@ class TableEncoder:
                 values = np.asarray(sorted(values, key=repr), dtype=object)
             self.cats_[c] = _CatSpec(np.asarray(values, dtype=object), bool((row_codes < 0).any()))
             if memo is not None:  # the fit frame's codes, from this factorization, for free
+                # kept in the smallest integer dtype (1 byte a row, not 8, for each column
+                # while the partition runs)
+                row_codes = _smallest_codes(row_codes, len(uniques))
                 codes = self._codes(frame, c, "error", (row_codes, uniques))
-                memo[(c, "error")] = memo[(c, "ignore")] = codes
+                memo[(c, "error")] = memo[(c, "ignore")] = _smallest_codes(
+                    codes, self.cats_[c].n_codes + 1)
+                del codes
                 self._memo_factorized.setdefault(c, (row_codes, uniques))
         return self
 
@@ -402,9 +407,13 @@ class TableEncoder:
         if memo is not None and self._memo_frame is frame:
             key = (column, handle_unknown)
             if key not in memo:
-                memo[key] = self._codes(frame, column, handle_unknown,
-                                        getattr(self, "_memo_factorized", {}).get(column))
-            return memo[key]
+                memo[key] = _smallest_codes(
+                    self._codes(frame, column, handle_unknown,
+                                getattr(self, "_memo_factorized", {}).get(column)),
+                    self.cats_[column].n_codes + 1)
+            # the memo holds 1-2 bytes a row; each caller gets its own int64 copy, alive only
+            # while it uses it
+            return memo[key].astype(np.int64)
         return self._codes(frame, column, handle_unknown)
 
     def _codes(
@@ -507,6 +516,14 @@ class TableEncoder:
 
 
 _BIN_SAMPLE = 200_000
+
+
+def _smallest_codes(codes: np.ndarray, top: int) -> np.ndarray:
+    """``codes`` (integers from -1 to ``top``) in the smallest signed integer dtype holding
+    them; the same array when it is that dtype already."""
+    codes = np.asarray(codes)
+    dt = next(t for t in (np.int8, np.int16, np.int32, np.int64) if top <= np.iinfo(t).max)
+    return codes if codes.dtype == dt else codes.astype(dt)
 
 
 def _midpoints(a: np.ndarray, b: np.ndarray) -> np.ndarray:

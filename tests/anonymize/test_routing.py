@@ -125,3 +125,22 @@ def test_text_thresholds_separate_without_naming_a_category(names):
         assert a < t < b or t == a + "\x01"
         if a < t < b:
             assert t not in avoid and not t.endswith("\x00")
+
+
+def test_threshold_avoiding_in_runs_equals_one_pass(monkeypatch):
+    # the gaps are taken in runs of sub-gaps (bounded memory on millions of distinct values):
+    # the thresholds are those of one pass over all of them, including infinite ends, empty
+    # gaps and one gap holding more sub-gaps than a run
+    import anonml.anonymize._routing as routing
+
+    rng = np.random.default_rng(3)
+    values = np.unique(np.round(rng.normal(0, 1000, 5000), 1))
+    lo = np.sort(rng.choice(values, 300))
+    hi = lo + rng.exponential(40, lo.size)
+    lo[:3], hi[3:6] = -np.inf, np.inf
+    lo[6], hi[6] = values[10], values[4000]  # ~4000 sub-gaps
+    one = _threshold_avoiding(lo, hi, values)
+    monkeypatch.setattr(routing, "_SUB_GAPS_PER_PASS", 64)
+    runs = _threshold_avoiding(lo, hi, values)
+    np.testing.assert_array_equal(runs, one)
+    assert not np.isin(runs, values).any()

@@ -198,3 +198,25 @@ def test_agrees_with_pandas_groupby(rows: list[tuple]) -> None:
     for c in range(sizes.size):
         assert key[class_of_row == c].nunique() == 1
     assert key.nunique() == sizes.size
+
+
+def test_classes_of_integer_columns_coded_by_rank_equal_pandas_groups():
+    # integer and bool columns of small range are coded by rank (no hash table); the classes
+    # and their numbering (first appearance) are those of a pandas groupby on the same columns
+    from anonml.privacy import equivalence_classes
+
+    rng = np.random.default_rng(7)
+    n = 5000
+    df = pd.DataFrame({
+        "neg": rng.integers(-50, 50, n),
+        "small": rng.integers(0, 4, n).astype(np.uint8),
+        "flag": rng.random(n) < 0.3,
+        "wide": rng.integers(0, 2**40, n),  # range too large: pd.factorize
+        "huge": (rng.integers(0, 3, n).astype(np.uint64) + np.uint64(2**63)),
+        "text": rng.choice(["a", "b", None], n),
+    })
+    for cols in (["neg", "small", "flag"], ["neg", "text"], ["wide", "small"], ["huge", "flag"]):
+        got, sizes = equivalence_classes(df, cols)
+        ref = df.groupby(cols, sort=False, dropna=False).ngroup().to_numpy()
+        np.testing.assert_array_equal(got, ref)
+        np.testing.assert_array_equal(sizes, np.bincount(ref))

@@ -278,8 +278,8 @@ class AccuracyGuidedAnonymizer(BaseAnonymizer):
         self.leaf_to_group_ = _compact(leaves, n_nodes)
         groups = self.leaf_to_group_[leaves]
         # each training row's leaves, for the routing tree built at the end of fit (which
-        # takes them off the estimator)
-        self._fit_leaves = (leaves, None)
+        # takes them off the estimator), in 4 bytes a row when the node ids fit
+        self._fit_leaves = (_narrow(leaves, n_nodes), None)
         self.refine_tree_ = None
         if self.refine == "mondrian":
             if method == "hist" and self.features == "qi":
@@ -289,7 +289,7 @@ class AccuracyGuidedAnonymizer(BaseAnonymizer):
             self.refine_tree_ = HistTree(self.k, None, "mondrian")
             leaves = self.refine_tree_.fit_apply(qB, q_cat, q_bins, None, init=groups)
             self.refined_leaf_to_group_ = _compact(leaves, self.refine_tree_.n_nodes_)
-            self._fit_leaves = (self._fit_leaves[0], leaves)
+            self._fit_leaves = (self._fit_leaves[0], _narrow(leaves, self.refine_tree_.n_nodes_))
             groups = self.refined_leaf_to_group_[leaves]
         return groups
 
@@ -303,6 +303,14 @@ class AccuracyGuidedAnonymizer(BaseAnonymizer):
             B = self.encoder_.bins(frame, self.handle_unknown, columns=self.qi_)[0]
             groups = self.refined_leaf_to_group_[self.refine_tree_.apply(B, init=groups)]
         return groups
+
+
+def _narrow(leaves: np.ndarray, n_nodes: int) -> np.ndarray:
+    """Node ids ``leaves`` (0 .. n_nodes-1) as int32 when they fit (the same values)."""
+    leaves = np.asarray(leaves)
+    if leaves.dtype != np.int32 and n_nodes <= np.iinfo(np.int32).max:
+        return leaves.astype(np.int32)
+    return leaves
 
 
 def _compact(leaves: np.ndarray, n_nodes: int) -> np.ndarray:

@@ -21,7 +21,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 
 from anonml._errors import InputError, NotFittedError
 from anonml._state import pop_frames, push_frames
-from anonml._utils import check_int, check_real
+from anonml._utils import check_int, check_real, release_free_memory
 from anonml.anonymize._generalize import (
     SUPPRESSED,
     generalize_labels,
@@ -329,6 +329,9 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
                     frame, qi, self.categorical_, groups, n_groups, hierarchies
                 )
         compact_codes(factorized)  # kept for the routing tree: 1-2 bytes a row, not 8
+        # the partition's temporaries are freed: their pages go back before the output table
+        # (Arrow memory for text columns, which cannot reuse them) is built
+        release_free_memory()
         suppressed = np.zeros(n_groups, dtype=bool)
         if suppression > 0:
             # each group's Normalized Certainty Penalty averaged over the QIs, in [0, 1]
@@ -378,6 +381,7 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
 
             warnings.warn(collapsed, AnonmlWarning, stacklevel=3)
         # the routing a released copy keeps: splits on raw values with rounded thresholds
+        release_free_memory()  # (the verification's temporaries)
         self.route_ = anonymizer_routing(self, frame, groups, merge_map, factorized)
         t6 = time.perf_counter()
         self.timings_ = {

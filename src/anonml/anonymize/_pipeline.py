@@ -182,10 +182,10 @@ def select_representatives(
     dist = _distance_to_median(frame, encoder, qi, groups, n_groups)
     if majority_mask is not None:
         dist = np.where(majority_mask, dist, np.inf)
-    # first row of smallest distance in each group, without a lexsort over all rows
-    # a stable sort of small ints is a radix sort in numpy when they fit in 16 bits
-    small = groups.astype(np.uint16) if n_groups <= np.iinfo(np.uint16).max else groups
-    by_group = np.argsort(small, kind="stable")
+    # first row of smallest distance in each group, without a lexsort over all rows: the rows
+    # in group order by a linear radix sort (also above 65,536 groups, where a stable argsort
+    # of the group ids was a comparison sort: 3.4 s on 20M rows, against 1.8)
+    by_group = _group_order(groups, n_groups)
     g_sorted = groups[by_group]
     d_sorted = dist[by_group]
     starts = np.flatnonzero(np.r_[True, g_sorted[1:] != g_sorted[:-1]])
