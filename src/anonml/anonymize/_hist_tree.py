@@ -398,17 +398,25 @@ def _mondrian_level(B, rows, local, can, cnt, is_cat, n_bins, k):
     best_pos = np.zeros(A, dtype=np.int64)
     if can.all():
         r, nd = rows, local
+        C, can_ids, cnt_c = A, None, cnt
     else:
         sel = np.flatnonzero(can.take(local))
         r, nd = rows.take(sel), local.take(sel)
         del sel
+        # the nodes that may split, numbered 0 .. C-1 in the same order: the (node, bin)
+        # tables below are then C x bins, not A x bins (the refinement's first level has one
+        # node per guided leaf, most of them too small to cut)
+        can_ids = np.flatnonzero(can)
+        C = can_ids.size
+        nd = (np.cumsum(can) - 1).astype(nd.dtype).take(nd)
+        cnt_c = cnt.take(can_ids)
     for f in range(B.shape[1]):
         nb = int(n_bins[f])
         if nb < 2 or not r.size:
             continue
-        code = nd.astype(_codes_dtype(A * nb)) * nb
+        code = nd.astype(_codes_dtype(C * nb)) * nb
         code += B[:, f].take(r)
-        counts = np.bincount(code, minlength=A * nb)
+        counts = np.bincount(code, minlength=C * nb)
         del code
         cells = np.flatnonzero(counts)  # occupied cells, by node then bin
         c = counts.take(cells).astype(np.float64)
@@ -425,7 +433,7 @@ def _mondrian_level(B, rows, local, can, cnt, is_cat, n_bins, k):
         nodes = node.take(starts)
         cum = np.cumsum(c)
         cum -= (cum - c).take(starts).take(seg)  # cumulative count within the node
-        tot = cnt.take(node)
+        tot = cnt_c.take(node)
         del node
         ends = np.r_[starts[1:], seg.size] - 1
         if is_cat[f]:  # codes: categories, then 'missing' and 'unknown'
@@ -437,13 +445,15 @@ def _mondrian_level(B, rows, local, can, cnt, is_cat, n_bins, k):
             continue
         balance = -np.abs(2 * cum.take(valid) - tot.take(valid))
         vseg = seg.take(valid)
-        vstart = np.flatnonzero(np.r_[True, vseg[1:] != vseg[:-1]])
-        top = np.maximum.reduceat(balance, vstart)
-        hits = valid[balance == np.repeat(top, np.diff(np.r_[vstart, valid.size]))]
+        vnew = np.r_[True, vseg[1:] != vseg[:-1]]
+        top = np.maximum.reduceat(balance, np.flatnonzero(vnew))
+        hits = valid[balance == top.take(np.cumsum(vnew) - 1)]  # each node's best balance
         hseg = seg.take(hits)
         first = hits[np.r_[True, hseg[1:] != hseg[:-1]]]  # first best cell of each node
         s_ok = seg.take(first)
         where = nodes.take(s_ok)
+        if can_ids is not None:
+            where = can_ids.take(where)
         gain = np.full(A, -np.inf)
         gain[where] = spread.take(s_ok)
         better = gain > best_gain
