@@ -328,14 +328,15 @@ def _simplify(rt: RoutingTree) -> RoutingTree:
         group[i] = group[lc[same]]
         feature[i] = -1
         left[i] = right[i] = -1
-    order = [0]
-    head = 0
-    while head < len(order):
-        i = order[head]
-        head += 1
-        if feature[i] >= 0:
-            order += [int(left[i]), int(right[i])]
-    order = np.asarray(order, dtype=np.int64)
+    # breadth-first, one level at a time: each split's children, left then right, in the
+    # order of their parents (the order of a first-in first-out walk)
+    levels = [np.zeros(1, dtype=np.int64)]
+    while True:
+        split = levels[-1][feature[levels[-1]] >= 0]
+        if not split.size:
+            break
+        levels.append(np.stack([left[split], right[split]], axis=1).reshape(-1))
+    order = np.concatenate(levels)
     new_id = np.full(feature.size, -1, dtype=np.int64)
     new_id[order] = np.arange(order.size)
     inner = feature[order] >= 0
@@ -343,13 +344,13 @@ def _simplify(rt: RoutingTree) -> RoutingTree:
     new_cats: list = []
     off = rt.cat_offset_[order].copy()
     cnt = rt.cat_count_[order].copy()
-    for p in np.flatnonzero(off >= 0):
-        if not inner[p]:
-            off[p], cnt[p] = -1, 0
-            continue
-        start = len(new_cats)
-        new_cats.extend(cats[off[p]: off[p] + cnt[p]])
-        off[p] = start
+    named = np.flatnonzero(off >= 0)
+    gone = named[~inner[named]]
+    off[gone], cnt[gone] = -1, 0
+    named = named[inner[named]]
+    for a, b in zip(off[named].tolist(), (off[named] + cnt[named]).tolist()):
+        new_cats.extend(cats[a:b])
+    off[named] = np.cumsum(cnt[named]) - cnt[named]  # each split's names, in node order
     out = RoutingTree(rt.columns, rt.categorical)
     out.feature_ = feature[order]
     out.threshold_ = np.where(inner, rt.threshold_[order], np.nan)
@@ -365,10 +366,9 @@ def _simplify(rt: RoutingTree) -> RoutingTree:
     tidx = np.asarray(getattr(rt, "text_index_", np.full(feature.size, -1)),
                       dtype=np.int64)[order]
     tidx = np.where(inner, tidx, -1)
-    new_texts: list = []
-    for p in np.flatnonzero(tidx >= 0):
-        new_texts.append(texts[tidx[p]])
-        tidx[p] = len(new_texts) - 1
+    used = np.flatnonzero(tidx >= 0)
+    new_texts = [texts[t] for t in tidx[used].tolist()]
+    tidx[used] = np.arange(used.size)
     out.text_index_ = tidx
     out.text_thresholds_ = np.asarray(new_texts, dtype=str) if new_texts else \
         np.zeros(0, dtype="<U1")
