@@ -186,13 +186,14 @@ def _cat_specs(tn: np.ndarray, tc: np.ndarray, tl: np.ndarray, out_feature: np.n
     # per node, where its left and right runs of named categories start and end
     run = (node * 2 + np.where(on_left, 0, 1))[named]
     nodes = np.unique(node)
-    bounds = np.searchsorted(run, np.stack([nodes * 2, nodes * 2 + 1, nodes * 2 + 2]),
-                             side="left").T.tolist()
+    starts = np.searchsorted(run, nodes * 2, side="left").tolist()
+    mids = np.searchsorted(run, nodes * 2 + 1, side="left").tolist()
+    ends = np.searchsorted(run, nodes * 2 + 2, side="left").tolist()
     miss_side = {}
     for i, left_side in zip(node[missing].tolist(), on_left[missing].tolist()):
         if left_side or i not in miss_side:  # (on both sides, as before: the left one)
             miss_side[i] = "left" if left_side else "right"
-    for i, j, (a, b, c) in zip(nodes.tolist(), out_feature[nodes].tolist(), bounds):
+    for i, j, a, b, c in zip(nodes.tolist(), out_feature[nodes].tolist(), starts, mids, ends):
         specs[i] = (j, values[a:b], values[b:c], miss_side.get(i))
     return specs
 
