@@ -550,25 +550,30 @@ class TreeBuilder:
         where not split)."""
         A = frontier.size
         child_left = np.empty(A, dtype=np.int64)
-        for a, node in zip(np.flatnonzero(split), frontier[split]):
-            f = int(best_f[a])
+        split_at = np.flatnonzero(split)
+        base = len(self.feature)
+        child_left[split_at] = base + 2 * np.arange(split_at.size)
+        cat_f, nb = np.asarray(is_cat).tolist(), np.asarray(n_bins).tolist()
+        # (plain ints: no numpy scalar per node)
+        for a, node, f, pos, cl in zip(split_at.tolist(), frontier[split_at].tolist(),
+                                       best_f[split_at].tolist(), best_pos[split_at].tolist(),
+                                       child_left[split_at].tolist()):
             self.feature[node] = f
-            if is_cat[f]:
-                m = np.zeros(int(n_bins[f]), dtype=bool)
-                m[best_order[f][a, : best_pos[a] + 1] if f in best_order else
-                  np.arange(best_pos[a] + 1)] = True
+            if cat_f[f]:
+                m = np.zeros(nb[f], dtype=bool)
+                m[best_order[f][a, : pos + 1] if f in best_order else np.arange(pos + 1)] = True
                 self.offset[node] = self.flat_len
                 self.flat_parts.append(m)
                 self.flat_len += m.size
             else:
-                self.threshold[node] = int(best_pos[a])
-            child_left[a] = len(self.feature)
-            self.left[node], self.right[node] = child_left[a], child_left[a] + 1
-            self.feature += [-1, -1]
-            self.threshold += [-1, -1]
-            self.left += [-1, -1]
-            self.right += [-1, -1]
-            self.offset += [-1, -1]
+                self.threshold[node] = pos
+            self.left[node], self.right[node] = cl, cl + 1
+        new = [-1] * (2 * split_at.size)  # the children, left then right, in frontier order
+        self.feature += new
+        self.threshold += new
+        self.left += new
+        self.right += new
+        self.offset += new
         return child_left
 
     def level_tables(self, frontier: np.ndarray) -> tuple:
