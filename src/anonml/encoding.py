@@ -472,20 +472,23 @@ class TableEncoder:
         A tree only needs the order of a numeric column; ranks keep it in float32 (the dtype of
         scikit-learn's trees), where ``±1.8e308`` would overflow and subnormals become 0.
         """
-        blocks: list[np.ndarray] = []
         n = frame.shape[0]
         num = self.numeric
-        if num:
-            blocks.append(np.column_stack([self.ranks(frame, c) for c in num]).astype(np.float32))
-        for c in self.categorical:
-            spec = self.cats_[c]
+        widths = [self.cats_[c].n_codes if self.cats_[c].has_missing else
+                  self.cats_[c].n_codes - 1 for c in self.categorical]
+        # one C-ordered float32 matrix, filled in place (scikit-learn's trees read it as it is)
+        out = np.zeros((n, len(num) + sum(widths)), dtype=np.float32)
+        for j, c in enumerate(num):
+            out[:, j] = self.ranks(frame, c)
+        start = len(num)
+        flat = out.reshape(-1)
+        row_start = np.arange(n, dtype=np.int64) * out.shape[1]
+        for c, width in zip(self.categorical, widths):
             codes = self.codes(frame, c, handle_unknown)
-            width = spec.n_codes if spec.has_missing else spec.n_codes - 1
-            block = np.zeros((n, width), dtype=np.float32)
             rows = np.flatnonzero(codes < width)  # unknown (and unseen missing) stay all-zero
-            block[rows, codes[rows]] = 1.0
-            blocks.append(block)
-        return np.hstack(blocks) if blocks else np.zeros((n, 0), dtype=np.float32)
+            flat[row_start.take(rows) + start + codes.take(rows)] = 1.0
+            start += width
+        return out
 
     def bins(
         self, frame: pd.DataFrame, handle_unknown: str = "error", columns: Sequence[Any] | None = None

@@ -266,8 +266,8 @@ class AccuracyGuidedAnonymizer(BaseAnonymizer):
                 min_samples_leaf=self.k,
                 max_depth=self.max_depth,
                 random_state=self.random_state,
-            ).fit(M, y_fit)
-            leaves = self.tree_.apply(M)
+            ).fit(M, y_fit, check_input=False)  # M: finite float32, as the tree reads it
+            leaves = self.tree_.apply(M, check_input=False)
             n_nodes = self.tree_.tree_.node_count
         else:
             B, is_cat, n_bins = self.encoder_.bins(frame)

@@ -398,17 +398,25 @@ def _mondrian_level(B, rows, local, can, cnt, is_cat, n_bins, k):
     best_pos = np.zeros(A, dtype=np.int64)
     if can.all():
         r, nd = rows, local
+        C, can_ids, cnt_c = A, None, cnt
     else:
         sel = np.flatnonzero(can.take(local))
         r, nd = rows.take(sel), local.take(sel)
         del sel
+        # the nodes that may split, numbered 0 .. C-1 in the same order: the (node, bin)
+        # tables below are then C x bins, not A x bins (the refinement's first level has one
+        # node per guided leaf, most of them too small to cut)
+        can_ids = np.flatnonzero(can)
+        C = can_ids.size
+        nd = (np.cumsum(can) - 1).astype(nd.dtype).take(nd)
+        cnt_c = cnt.take(can_ids)
     for f in range(B.shape[1]):
         nb = int(n_bins[f])
         if nb < 2 or not r.size:
             continue
-        code = nd.astype(_codes_dtype(A * nb)) * nb
+        code = nd.astype(_codes_dtype(C * nb)) * nb
         code += B[:, f].take(r)
-        counts = np.bincount(code, minlength=A * nb)
+        counts = np.bincount(code, minlength=C * nb)
         del code
         cells = np.flatnonzero(counts)  # occupied cells, by node then bin
         c = counts.take(cells).astype(np.float64)
@@ -425,7 +433,7 @@ def _mondrian_level(B, rows, local, can, cnt, is_cat, n_bins, k):
         nodes = node.take(starts)
         cum = np.cumsum(c)
         cum -= (cum - c).take(starts).take(seg)  # cumulative count within the node
-        tot = cnt.take(node)
+        tot = cnt_c.take(node)
         del node
         ends = np.r_[starts[1:], seg.size] - 1
         if is_cat[f]:  # codes: categories, then 'missing' and 'unknown'
@@ -437,13 +445,15 @@ def _mondrian_level(B, rows, local, can, cnt, is_cat, n_bins, k):
             continue
         balance = -np.abs(2 * cum.take(valid) - tot.take(valid))
         vseg = seg.take(valid)
-        vstart = np.flatnonzero(np.r_[True, vseg[1:] != vseg[:-1]])
-        top = np.maximum.reduceat(balance, vstart)
-        hits = valid[balance == np.repeat(top, np.diff(np.r_[vstart, valid.size]))]
+        vnew = np.r_[True, vseg[1:] != vseg[:-1]]
+        top = np.maximum.reduceat(balance, np.flatnonzero(vnew))
+        hits = valid[balance == top.take(np.cumsum(vnew) - 1)]  # each node's best balance
         hseg = seg.take(hits)
         first = hits[np.r_[True, hseg[1:] != hseg[:-1]]]  # first best cell of each node
         s_ok = seg.take(first)
         where = nodes.take(s_ok)
+        if can_ids is not None:
+            where = can_ids.take(where)
         gain = np.full(A, -np.inf)
         gain[where] = spread.take(s_ok)
         better = gain > best_gain
@@ -540,25 +550,30 @@ class TreeBuilder:
         where not split)."""
         A = frontier.size
         child_left = np.empty(A, dtype=np.int64)
-        for a, node in zip(np.flatnonzero(split), frontier[split]):
-            f = int(best_f[a])
+        split_at = np.flatnonzero(split)
+        base = len(self.feature)
+        child_left[split_at] = base + 2 * np.arange(split_at.size)
+        cat_f, nb = np.asarray(is_cat).tolist(), np.asarray(n_bins).tolist()
+        # (plain ints: no numpy scalar per node)
+        for a, node, f, pos, cl in zip(split_at.tolist(), frontier[split_at].tolist(),
+                                       best_f[split_at].tolist(), best_pos[split_at].tolist(),
+                                       child_left[split_at].tolist()):
             self.feature[node] = f
-            if is_cat[f]:
-                m = np.zeros(int(n_bins[f]), dtype=bool)
-                m[best_order[f][a, : best_pos[a] + 1] if f in best_order else
-                  np.arange(best_pos[a] + 1)] = True
+            if cat_f[f]:
+                m = np.zeros(nb[f], dtype=bool)
+                m[best_order[f][a, : pos + 1] if f in best_order else np.arange(pos + 1)] = True
                 self.offset[node] = self.flat_len
                 self.flat_parts.append(m)
                 self.flat_len += m.size
             else:
-                self.threshold[node] = int(best_pos[a])
-            child_left[a] = len(self.feature)
-            self.left[node], self.right[node] = child_left[a], child_left[a] + 1
-            self.feature += [-1, -1]
-            self.threshold += [-1, -1]
-            self.left += [-1, -1]
-            self.right += [-1, -1]
-            self.offset += [-1, -1]
+                self.threshold[node] = pos
+            self.left[node], self.right[node] = cl, cl + 1
+        new = [-1] * (2 * split_at.size)  # the children, left then right, in frontier order
+        self.feature += new
+        self.threshold += new
+        self.left += new
+        self.right += new
+        self.offset += new
         return child_left
 
     def level_tables(self, frontier: np.ndarray) -> tuple:

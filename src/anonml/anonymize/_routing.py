@@ -384,16 +384,18 @@ class RoutingTree:
         miss = np.asarray(self.cat_missing_, dtype=bool)
         cats = np.asarray(self.categories_, dtype=object).tolist()
         vocab: dict[int, pd.Index] = {}
+        n_vocab = np.zeros(len(is_cat_col), dtype=np.int64)
         for j in np.flatnonzero(is_cat_col):
             j = int(j)
             nodes = np.flatnonzero((feature == j) & (off >= 0))
             names: list = []
-            for i in nodes:
-                names.extend(cats[off[i]: off[i] + cnt[i]])
+            for a, b in zip(off[nodes].tolist(), (off[nodes] + cnt[nodes]).tolist()):
+                names.extend(cats[a:b])
             vocab[j] = pd.Index(pd.unique(pd.Series(names, dtype=object)), dtype=object)
+            n_vocab[j] = len(vocab[j])
         # one slot per named vocabulary position and one for the missing value, per split
         nodes = np.flatnonzero(off >= 0)
-        width = np.array([len(vocab[int(feature[i])]) + 1 for i in nodes], dtype=np.int64)
+        width = n_vocab[feature[nodes]] + 1
         member_off = np.full(feature.size, -1, dtype=np.int64)
         member_off[nodes] = np.cumsum(width) - width
         member = np.zeros(max(int(width.sum()), 1), dtype=bool)
@@ -402,7 +404,8 @@ class RoutingTree:
             mine = nodes[(feature[nodes] == j) & (cnt[nodes] > 0)]
             if not mine.size:
                 continue
-            names = [v for i in mine for v in cats[off[i]: off[i] + cnt[i]]]
+            names = [v for a, b in zip(off[mine].tolist(), (off[mine] + cnt[mine]).tolist())
+                     for v in cats[a:b]]
             pos = index.get_indexer(pd.Index(names, dtype=object))
             at = np.repeat(member_off[mine], cnt[mine])
             last = np.repeat(member_off[mine] + len(index), cnt[mine])

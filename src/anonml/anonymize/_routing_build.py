@@ -167,25 +167,36 @@ def _cat_specs(tn: np.ndarray, tc: np.ndarray, tl: np.ndarray, out_feature: np.n
     side of the missing value or None); code ``len(cat_values[j])`` is the missing value.
     Used by both engines (the Dask mapping builds its tree with it too)."""
     specs: dict[int, tuple] = {}
-    if tn.size:
-        width = int(tc.max()) + 2
-        flat_key = np.unique((tn * width + tc) * 2 + tl.astype(np.int64))
-        key = np.stack([flat_key // 2 // width, flat_key // 2 % width, flat_key % 2], axis=1)
-        starts = np.flatnonzero(np.r_[True, key[1:, 0] != key[:-1, 0]])
-        ends = np.r_[starts[1:], key.shape[0]]
-        for s, t in zip(starts, ends):
-            i = int(key[s, 0])
-            j = int(out_feature[i])
-            vals = cat_values[j]
-            sides: dict[int, list] = {1: [], 0: []}
-            miss = None
-            for code, is_left in key[s:t, 1:]:
-                if code >= len(vals):
-                    miss = "left" if is_left else "right"
-                else:
-                    sides[int(is_left)].append(_plain(vals[code]))
-            specs[i] = (j, sides[1], sides[0], miss)
+    if not tn.size:
+        return specs
+    width = int(tc.max()) + 2
+    # one key per distinct (node, side, code): by node, the left side first, by code
+    key = np.unique((tn * 2 + (1 - tl.astype(np.int64))) * width + tc)
+    node, code = key // width // 2, key % width
+    on_left = key // width % 2 == 0
+    col = out_feature[node]
+    n_vals = np.zeros(int(col.max()) + 1, dtype=np.int64)
+    for j in np.unique(col):
+        n_vals[j] = len(cat_values[int(j)])
+    missing = code >= n_vals[col]
+    # the categories named, as plain values, in key order (the missing value left out)
+    plain = {int(j): [_plain(v) for v in cat_values[int(j)]] for j in np.unique(col)}
+    named = np.flatnonzero(~missing)
+    values = [plain[j][c] for j, c in zip(col[named].tolist(), code[named].tolist())]
+    # per node, where its left and right runs of named categories start and end
+    run = (node * 2 + np.where(on_left, 0, 1))[named]
+    nodes = np.unique(node)
+    starts = np.searchsorted(run, nodes * 2, side="left").tolist()
+    mids = np.searchsorted(run, nodes * 2 + 1, side="left").tolist()
+    ends = np.searchsorted(run, nodes * 2 + 2, side="left").tolist()
+    miss_side = {}
+    for i, left_side in zip(node[missing].tolist(), on_left[missing].tolist()):
+        if left_side or i not in miss_side:  # (on both sides, as before: the left one)
+            miss_side[i] = "left" if left_side else "right"
+    for i, j, a, b, c in zip(nodes.tolist(), out_feature[nodes].tolist(), starts, mids, ends):
+        specs[i] = (j, values[a:b], values[b:c], miss_side.get(i))
     return specs
+
 
 def _set_nodes(rt: RoutingTree, feature: np.ndarray, thr: np.ndarray, left: np.ndarray,
                right: np.ndarray, group: np.ndarray, is_cat_node: np.ndarray, specs: dict,
@@ -211,6 +222,19 @@ def _set_nodes(rt: RoutingTree, feature: np.ndarray, thr: np.ndarray, left: np.n
             arr.append(v)
         return len(feature) - 1
 
+    # the text thresholds, each computed once per column and pair of neighbours (many
+    # splits of a one-hot tree part the same categories); a column's categories as text once
+    avoid: dict[int, set] = {}
+    between_memo: dict[tuple, str] = {}
+
+    def between(a: str, b: str, j: int) -> str:
+        got = between_memo.get((a, b, j))
+        if got is None:
+            if j not in avoid:
+                avoid[j] = {str(v) for v in all_cats.get(j, set())}
+            got = between_memo[(a, b, j)] = _text_between(a, b, avoid[j])
+        return got
+
     def name(i: int, values: list, missing: bool, to_left: bool) -> None:
         off[i], cnt[i] = len(cats), len(values)
         cats.extend(values)
@@ -223,15 +247,16 @@ def _set_nodes(rt: RoutingTree, feature: np.ndarray, thr: np.ndarray, left: np.n
             continue
         j, lv, rv, miss = specs[i]
         if lv and rv:  # sides apart in text order: one text threshold, no category named
-            ls, rs = sorted(str(v) for v in lv), sorted(str(v) for v in rv)
-            if ls[-1] < rs[0] and miss != "left":
+            ls, rs = [str(v) for v in lv], [str(v) for v in rv]
+            l_lo, l_hi, r_lo, r_hi = min(ls), max(ls), min(rs), max(rs)
+            if l_hi < r_lo and miss != "left":
                 text_idx[i] = len(texts)
-                texts.append(_text_between(ls[-1], rs[0], all_cats.get(j, set())))
+                texts.append(between(l_hi, r_lo, j))
                 name(i, [], False, False)
                 continue
-            if rs[-1] < ls[0] and miss != "right":  # right side first: children swapped
+            if r_hi < l_lo and miss != "right":  # right side first: children swapped
                 text_idx[i] = len(texts)
-                texts.append(_text_between(rs[-1], ls[0], all_cats.get(j, set())))
+                texts.append(between(r_hi, l_lo, j))
                 name(i, [], False, False)
                 left[i], right[i] = right[i], left[i]
                 continue
@@ -258,7 +283,7 @@ def _set_nodes(rt: RoutingTree, feature: np.ndarray, thr: np.ndarray, left: np.n
         bounds = []
         for prev, cur in zip(chain, chain[1:]):
             if cur[1] != runs[-1][1]:
-                bounds.append(_text_between(prev[0], cur[0], all_cats.get(j, set())))
+                bounds.append(between(prev[0], cur[0], j))
                 runs.append(cur)
         parent, side = b, "left"
         for t, run in zip(bounds, runs):
@@ -304,14 +329,15 @@ def _simplify(rt: RoutingTree) -> RoutingTree:
         group[i] = group[lc[same]]
         feature[i] = -1
         left[i] = right[i] = -1
-    order = [0]
-    head = 0
-    while head < len(order):
-        i = order[head]
-        head += 1
-        if feature[i] >= 0:
-            order += [int(left[i]), int(right[i])]
-    order = np.asarray(order, dtype=np.int64)
+    # breadth-first, one level at a time: each split's children, left then right, in the
+    # order of their parents (the order of a first-in first-out walk)
+    levels = [np.zeros(1, dtype=np.int64)]
+    while True:
+        split = levels[-1][feature[levels[-1]] >= 0]
+        if not split.size:
+            break
+        levels.append(np.stack([left[split], right[split]], axis=1).reshape(-1))
+    order = np.concatenate(levels)
     new_id = np.full(feature.size, -1, dtype=np.int64)
     new_id[order] = np.arange(order.size)
     inner = feature[order] >= 0
@@ -319,13 +345,13 @@ def _simplify(rt: RoutingTree) -> RoutingTree:
     new_cats: list = []
     off = rt.cat_offset_[order].copy()
     cnt = rt.cat_count_[order].copy()
-    for p in np.flatnonzero(off >= 0):
-        if not inner[p]:
-            off[p], cnt[p] = -1, 0
-            continue
-        start = len(new_cats)
-        new_cats.extend(cats[off[p]: off[p] + cnt[p]])
-        off[p] = start
+    named = np.flatnonzero(off >= 0)
+    gone = named[~inner[named]]
+    off[gone], cnt[gone] = -1, 0
+    named = named[inner[named]]
+    for a, b in zip(off[named].tolist(), (off[named] + cnt[named]).tolist()):
+        new_cats.extend(cats[a:b])
+    off[named] = np.cumsum(cnt[named]) - cnt[named]  # each split's names, in node order
     out = RoutingTree(rt.columns, rt.categorical)
     out.feature_ = feature[order]
     out.threshold_ = np.where(inner, rt.threshold_[order], np.nan)
@@ -341,10 +367,9 @@ def _simplify(rt: RoutingTree) -> RoutingTree:
     tidx = np.asarray(getattr(rt, "text_index_", np.full(feature.size, -1)),
                       dtype=np.int64)[order]
     tidx = np.where(inner, tidx, -1)
-    new_texts: list = []
-    for p in np.flatnonzero(tidx >= 0):
-        new_texts.append(texts[tidx[p]])
-        tidx[p] = len(new_texts) - 1
+    used = np.flatnonzero(tidx >= 0)
+    new_texts = [texts[t] for t in tidx[used].tolist()]
+    tidx[used] = np.arange(used.size)
     out.text_index_ = tidx
     out.text_thresholds_ = np.asarray(new_texts, dtype=str) if new_texts else \
         np.zeros(0, dtype="<U1")
@@ -462,7 +487,8 @@ def _shown_categories(anonymizer: Any) -> dict:
         return out
     for c in anonymizer.categorical_:
         if c in reps.columns:
-            out[c] = {_plain(v) for v in reps[c].dropna().tolist()}
+            # (the distinct values first: one per category, not one per group)
+            out[c] = {_plain(v) for v in pd.unique(reps[c].dropna()).tolist()}
     return out
 
 
