@@ -422,3 +422,29 @@ def test_a_task_that_kills_its_workers_is_one_line(adult, folder, tmp_path):
     assert "\n" not in line and "KilledWorker" in line and "fix:" in line
     assert line.startswith("a Dask worker was lost and the work could not be recomputed")
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("criterion,k,local", [
+    ("gini", 10, {"local_rows": 600, "local_cells": None}),
+    ("mondrian", 10, {"local_cells": 1, "local_rows": None}),
+    ("entropy", 15, {"local_rows": 250, "local_cells": None}),
+])
+def test_local_subtree_leaves_sent_back_are_the_routed_leaves(client, adult, criterion, k, local):
+    """The leaves that the local subtrees send back to the rows' partitions (HistTree's own,
+    after a shuffle by partition) are exactly the nodes found by routing every row from its
+    root down the grafted tree (``descend``, the engine's earlier way): the same node ids."""
+    X, y, qi = adult
+    _, enc, classes = _in_memory_groups(X, y, qi, k, criterion, False)
+    spec = K.BinSpec.from_encoder(enc, None if classes is None else classes.astype(object))
+    parts = dd.from_pandas(X.assign(label=y.to_numpy()), npartitions=5).to_delayed()
+    guide = criterion != "mondrian"
+    states = client.compute([
+        dask.delayed(K.bin_partition)(p, spec, p["label"] if guide else None) for p in parts
+    ])
+    C = spec.n_classes if guide else 1
+    tree, leaves = grow(client, states, spec.is_cat, spec.n_bins, C, k, criterion, **local)
+    arrays = {"feature": tree.feature_, "threshold": tree.threshold_, "offset": tree.offset_,
+              "flat": tree.flat_, "left": tree.children_left_, "right": tree.children_right_}
+    assert (tree.feature_ >= 0).sum() > 1  # a tree, not a stump
+    for st, lf in zip(client.gather(states), client.gather(leaves)):
+        np.testing.assert_array_equal(lf, K.descend(st, np.zeros(st.y.size, np.int64), arrays))
