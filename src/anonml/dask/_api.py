@@ -215,15 +215,31 @@ def _reps_table(n_groups: int, qi: list, *picked: pd.DataFrame) -> pd.DataFrame:
     return reps[qi].reset_index(drop=True)
 
 
-def _write_task(part, groups, reps, qi, folder, i, drop=()):
+def _write_task(qi_part, rest, groups, reps, qi, folder, i, columns):
+    """Recode and write partition ``i``: its QI columns as read for the representatives
+    (``qi_part``, still on the workers, so the file is not read again for them) beside the
+    other written ``columns`` (``rest``, read now), in the dataset's column order."""
     from anonml._output import write_parquet
 
-    if drop:
-        part = part.drop(columns=list(drop), errors="ignore")
+    part = _join_columns(qi_part, rest, qi, columns)
     out = K.recode_partition(part, groups, reps, qi)
     # no metadata of the input (pandas attrs, schema key-values): the columns and their types
     write_parquet(out, os.path.join(folder, f"part.{i:05d}.parquet"))
     return int(out.shape[0])
+
+
+def _join_columns(qi_part: pd.DataFrame, rest: pd.DataFrame | None, qi: list,
+                  columns: list) -> pd.DataFrame:
+    """``columns`` of one partition, the QIs from ``qi_part`` and the others from ``rest`` (two
+    reads of the same file or partition: the same rows in the same order)."""
+    if rest is None or rest is qi_part:
+        return qi_part[columns] if list(qi_part.columns) != columns else qi_part
+    if rest.shape[0] != qi_part.shape[0]:
+        raise RuntimeError("internal error: two reads of a partition differ in length; please report")
+    other = [c for c in columns if c not in set(qi)]
+    both = pd.concat([qi_part[qi].reset_index(drop=True), rest[other].reset_index(drop=True)],
+                     axis=1)
+    return both[columns].set_axis(qi_part.index)
 
 
 # -- the driver --------------------------------------------------------------------------------
@@ -616,7 +632,7 @@ def anonymize_dataset(
                   for i, p in enumerate(qi_parts)]
         reps = client.submit(_reps_table, n_groups, qi, *picked, pure=False)
         client.wait([reps])
-        del counts, med, med_parts, qi_parts, cands, winners, picked
+        del counts, med, med_parts, cands, winners, picked  # qi_parts: kept for the write
         seconds["representatives"] = time.perf_counter() - t0
         if mapping_path is not None:  # the routing of the training rows, for new rows
             from anonml.dask._mapping import build_mapping, save_mapping as _save
@@ -640,10 +656,14 @@ def anonymize_dataset(
         t0 = time.perf_counter()
         tmp.mkdir()
         del states
+        # the QIs as the representatives stage read them; only the other columns read here
+        other = [col for col in written if col not in set(qi)]
+        rest = parts_of(other) if other else [None] * len(qi_parts)
         written = client.compute([
-            dask.delayed(_write_task)(p, g, reps, qi, str(tmp), i, drop)
-            for i, (p, g) in enumerate(zip(parts_of(written), groups))
+            dask.delayed(_write_task)(qp, r, g, reps, qi, str(tmp), i, written)
+            for i, (qp, r, g) in enumerate(zip(qi_parts, rest, groups))
         ])
+        del qi_parts, rest
         run_parts("recode_write", written)
         n_written = sum(client.gather(written))
         del groups, reps, written
