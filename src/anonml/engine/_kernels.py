@@ -314,7 +314,9 @@ def bin_partition(part: pd.DataFrame, spec: BinSpec, guide: np.ndarray | pd.Seri
     if guide is None:
         y = np.zeros(n, dtype=np.int8)
     else:
-        y = _cat_codes(pd.Series(np.asarray(guide, dtype=object)), spec.classes)
+        # a column is factorized as it is (an object copy of a text column costs as much)
+        g = guide if isinstance(guide, pd.Series) else pd.Series(np.asarray(guide, dtype=object))
+        y = _cat_codes(g, spec.classes)
         if (y >= len(spec.classes)).any():
             raise InputError("the guide labels hold a value absent from the label summary")
         y = y.astype(np.int16 if len(spec.classes) < 32000 else np.int32)  # kept per row
