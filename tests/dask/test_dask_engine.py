@@ -448,3 +448,19 @@ def test_local_subtree_leaves_sent_back_are_the_routed_leaves(client, adult, cri
     assert (tree.feature_ >= 0).sum() > 1  # a tree, not a stump
     for st, lf in zip(client.gather(states), client.gather(leaves)):
         np.testing.assert_array_equal(lf, K.descend(st, np.zeros(st.y.size, np.int64), arrays))
+
+
+def test_write_joins_the_qi_read_and_the_other_columns_in_order():
+    """The write takes the QIs from the representatives' read and the other columns from its
+    own: the dataset's column order and the first read's index, with or without other columns."""
+    from anonml.dask._api import _join_columns
+
+    full = pd.DataFrame({"a": [1, 2, 3], "q1": ["x", "y", "x"], "b": [0.5, 1.5, 2.5],
+                         "q2": [7, 8, 9]}, index=[5, 5, 6])  # a repeated index label
+    qi = ["q2", "q1"]
+    got = _join_columns(full[qi], full[["a", "b"]].reset_index(drop=True), qi, list(full.columns))
+    pd.testing.assert_frame_equal(got, full)
+    only = _join_columns(full[qi], None, qi, ["q1", "q2"])
+    pd.testing.assert_frame_equal(only, full[["q1", "q2"]])
+    with pytest.raises(RuntimeError, match="differ in length"):
+        _join_columns(full[qi], full[["a"]].iloc[:2], qi, ["a", "q1", "q2"])
