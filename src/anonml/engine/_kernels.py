@@ -638,6 +638,9 @@ def active_rows(state: PartState, can: np.ndarray, part_index: int = 0) -> pd.Da
     frontier position, class code and bins, as a frame that an engine's own shuffle can gather
     by node (``"__node"``), with each row's place ``"__at"`` = partition << 32 | row, so that
     its leaf can be sent back (:func:`local_subtree`, :func:`assign_leaves`)."""
+    if state.y.size >= 2**31:  # a row's position is sent back as 32 bits
+        raise InputError(f"a partition holds {state.y.size} rows, more than 2**31 - 1; split "
+                         "its file into smaller files")
     act = np.flatnonzero(state.local >= 0)
     act = act[can[state.local[act]]]
     cols = {"__node": state.local[act].astype(np.int64), "__y": state.y[act].astype(np.int64),
