@@ -464,3 +464,41 @@ def test_write_joins_the_qi_read_and_the_other_columns_in_order():
     pd.testing.assert_frame_equal(only, full[["q1", "q2"]])
     with pytest.raises(RuntimeError, match="differ in length"):
         _join_columns(full[qi], full[["a"]].iloc[:2], qi, ["a", "q1", "q2"])
+
+
+def test_qi_columns_held_or_read_again_give_the_same_output(client, adult, folder, tmp_path,
+                                                            monkeypatch):
+    """When the QI columns would not fit in the workers' memory, each task reads what it needs
+    (the proposals, the picking, the write) instead of keeping them: the same written files."""
+    import anonml.dask._api as api
+
+    _, _, qi = adult
+    outs = {}
+    for hold in (True, False):
+        monkeypatch.setattr(api, "_hold_qi", lambda *a, hold=hold: hold)
+        out = tmp_path / f"out_{hold}"
+        ad.anonymize_dataset(str(folder), out, k=20, quasi_identifiers=qi, label="label",
+                             client=client)
+        outs[hold] = {p.name: pd.read_parquet(p) for p in sorted(out.iterdir())}
+    assert outs[True].keys() == outs[False].keys() and len(outs[True]) == 4
+    for name, frame in outs[True].items():
+        pd.testing.assert_frame_equal(frame, outs[False][name])
+
+
+def test_qi_columns_held_only_when_they_fit():
+    """Held when 16 bytes per QI value and row, spread over the workers, is at most a third of
+    the smallest worker's memory limit; held when the cluster tells no limit."""
+    from types import SimpleNamespace
+
+    from anonml.dask._api import _hold_qi
+
+    def cluster(limits):
+        workers = {f"w{i}": {"memory_limit": m} for i, m in enumerate(limits)}
+        return SimpleNamespace(client=SimpleNamespace(
+            nthreads=lambda: dict.fromkeys(workers, 1),
+            scheduler_info=lambda: {"workers": workers}))
+
+    four_gb = cluster([4 * 10**9, 4 * 10**9])
+    assert _hold_qi(four_gb, 10_000_000, 12)  # 0.96 GB a worker <= 1.33
+    assert not _hold_qi(four_gb, 30_000_000, 12)  # 2.9 GB a worker
+    assert _hold_qi(cluster([0, 0]), 10**9, 12)  # no limit known

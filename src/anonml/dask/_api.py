@@ -228,10 +228,31 @@ def _write_task(qi_part, rest, groups, reps, qi, folder, i, columns):
     return int(out.shape[0])
 
 
-def _join_columns(qi_part: pd.DataFrame, rest: pd.DataFrame | None, qi: list,
+_QI_VALUE_BYTES = 16  # a QI value held by pandas, text included (Adult: 13.5; BENCHMARKS.md)
+
+
+def _hold_qi(client: Any, n_rows: int, n_qi: int) -> bool:
+    """Whether every partition's QI columns may stay on the workers from the representatives
+    to the write: when they take at most a third of the smallest worker's memory limit. Else
+    each task reads the columns it needs (more reads, bounded memory)."""
+    try:
+        n_workers = len(client.client.nthreads())
+        limits = [w.get("memory_limit") or 0
+                  for w in client.client.scheduler_info()["workers"].values()]
+    except Exception:  # noqa: BLE001 - no information: the memory is not the question
+        return True
+    if not n_workers or not limits or min(limits) <= 0:
+        return True
+    return n_rows * n_qi * _QI_VALUE_BYTES / n_workers <= min(limits) / 3
+
+
+def _join_columns(qi_part: pd.DataFrame | None, rest: pd.DataFrame | None, qi: list,
                   columns: list) -> pd.DataFrame:
     """``columns`` of one partition, the QIs from ``qi_part`` and the others from ``rest`` (two
-    reads of the same file or partition: the same rows in the same order)."""
+    reads of the same file or partition: the same rows in the same order); ``qi_part`` None:
+    ``rest`` holds them all."""
+    if qi_part is None:
+        return rest[columns] if list(rest.columns) != columns else rest
     if rest is None or rest is qi_part:
         return qi_part[columns] if list(qi_part.columns) != columns else qi_part
     if rest.shape[0] != qi_part.shape[0]:
@@ -620,16 +641,23 @@ def anonymize_dataset(
             med_parts.append(client.submit(K.group_medians, counts, spec_f, n_groups, rule,
                                            sizes_f, pure=False))
         med = client.submit(K.assemble_medians, *med_parts, pure=False)
-        # the QI columns read once per partition, kept on the workers (a lost one is read
-        # again) for both the proposals (numeric QIs; the categorical ones are the bins) and
-        # the picking of the winners' values
-        qi_parts = client.compute(parts_of(qi))
-        cands = [client.submit(K.propose_representatives, p, s, g, med, spec_f, qi, i, pure=False)
-                 for i, (p, s, g) in enumerate(zip(qi_parts, states, groups))]
+        # when they fit (_hold_qi), the QI columns are read once per partition and kept on the
+        # workers (a lost one is read again) for the proposals (numeric QIs; the categorical
+        # ones are the bins), the picking of the winners' values and the write; else each of
+        # these tasks reads the columns it needs
+        hold = _hold_qi(client, n_rows, len(qi))
+        if hold:
+            qi_parts = prop_parts = client.compute(parts_of(qi))
+        else:  # the proposals read the numeric QIs only (the categorical ones are the bins)
+            prop_parts = parts_of([c for c in qi if c not in set(categorical)] or qi[:1])
+        cands = client.compute([
+            dask.delayed(K.propose_representatives, pure=False)(p, s, g, med, spec_f, qi, i)
+            for i, (p, s, g) in enumerate(zip(prop_parts, states, groups))])
         run_parts("representatives", cands)
         winners = tree_reduce(client, cands, K.merge_candidates)
-        picked = [client.submit(K.pick_rows, p, winners, i, qi, pure=False)
-                  for i, p in enumerate(qi_parts)]
+        picked = client.compute([dask.delayed(K.pick_rows, pure=False)(p, winners, i, qi)
+                                 for i, p in enumerate(qi_parts if hold else parts_of(qi))])
+        del prop_parts
         reps = client.submit(_reps_table, n_groups, qi, *picked, pure=False)
         client.wait([reps])
         del counts, med, med_parts, cands, winners, picked  # qi_parts: kept for the write
@@ -658,7 +686,10 @@ def anonymize_dataset(
         del states
         # the QIs as the representatives stage read them; only the other columns read here
         other = [col for col in written if col not in set(qi)]
-        rest = parts_of(other) if other else [None] * len(qi_parts)
+        if not hold:
+            qi_parts, rest = [None] * len(groups), parts_of(written)  # one read of each file
+        else:
+            rest = parts_of(other) if other else [None] * len(qi_parts)
         written = client.compute([
             dask.delayed(_write_task)(qp, r, g, reps, qi, str(tmp), i, written)
             for i, (qp, r, g) in enumerate(zip(qi_parts, rest, groups))
