@@ -383,7 +383,9 @@ def test_dask_writer_clears_attrs(tmp_path, table):
     part.columns.name = SECRET
     groups = np.zeros(len(part), dtype=np.int64)
     reps = pd.DataFrame({"age": [40], "sex": ["F"]})
-    n = api._write_task(part, groups, reps, ["age", "sex"], str(tmp_path), 0)
+    rest = part.drop(columns=["age", "sex"])  # the other columns, read apart from the QIs
+    n = api._write_task(part[["age", "sex"]], rest, groups, reps, ["age", "sex"], str(tmp_path),
+                        0, list(part.columns))
     assert n == len(part)
     _assert_plain_parquet(tmp_path / "part.00000.parquet")
 

@@ -422,3 +422,83 @@ def test_a_task_that_kills_its_workers_is_one_line(adult, folder, tmp_path):
     assert "\n" not in line and "KilledWorker" in line and "fix:" in line
     assert line.startswith("a Dask worker was lost and the work could not be recomputed")
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("criterion,k,local", [
+    ("gini", 10, {"local_rows": 600, "local_cells": None}),
+    ("mondrian", 10, {"local_cells": 1, "local_rows": None}),
+    ("entropy", 15, {"local_rows": 250, "local_cells": None}),
+])
+def test_local_subtree_leaves_sent_back_are_the_routed_leaves(client, adult, criterion, k, local):
+    """The leaves that the local subtrees send back to the rows' partitions (HistTree's own,
+    after a shuffle by partition) are exactly the nodes found by routing every row from its
+    root down the grafted tree (``descend``, the engine's earlier way): the same node ids."""
+    X, y, qi = adult
+    _, enc, classes = _in_memory_groups(X, y, qi, k, criterion, False)
+    spec = K.BinSpec.from_encoder(enc, None if classes is None else classes.astype(object))
+    parts = dd.from_pandas(X.assign(label=y.to_numpy()), npartitions=5).to_delayed()
+    guide = criterion != "mondrian"
+    states = client.compute([
+        dask.delayed(K.bin_partition)(p, spec, p["label"] if guide else None) for p in parts
+    ])
+    C = spec.n_classes if guide else 1
+    tree, leaves = grow(client, states, spec.is_cat, spec.n_bins, C, k, criterion, **local)
+    arrays = {"feature": tree.feature_, "threshold": tree.threshold_, "offset": tree.offset_,
+              "flat": tree.flat_, "left": tree.children_left_, "right": tree.children_right_}
+    assert (tree.feature_ >= 0).sum() > 1  # a tree, not a stump
+    for st, lf in zip(client.gather(states), client.gather(leaves)):
+        np.testing.assert_array_equal(lf, K.descend(st, np.zeros(st.y.size, np.int64), arrays))
+
+
+def test_write_joins_the_qi_read_and_the_other_columns_in_order():
+    """The write takes the QIs from the representatives' read and the other columns from its
+    own: the dataset's column order and the first read's index, with or without other columns."""
+    from anonml.dask._columns import _join_columns
+
+    full = pd.DataFrame({"a": [1, 2, 3], "q1": ["x", "y", "x"], "b": [0.5, 1.5, 2.5],
+                         "q2": [7, 8, 9]}, index=[5, 5, 6])  # a repeated index label
+    qi = ["q2", "q1"]
+    got = _join_columns(full[qi], full[["a", "b"]].reset_index(drop=True), qi, list(full.columns))
+    pd.testing.assert_frame_equal(got, full)
+    only = _join_columns(full[qi], None, qi, ["q1", "q2"])
+    pd.testing.assert_frame_equal(only, full[["q1", "q2"]])
+    with pytest.raises(RuntimeError, match="differ in length"):
+        _join_columns(full[qi], full[["a"]].iloc[:2], qi, ["a", "q1", "q2"])
+
+
+def test_qi_columns_held_or_read_again_give_the_same_output(client, adult, folder, tmp_path,
+                                                            monkeypatch):
+    """When the QI columns would not fit in the workers' memory, each task reads what it needs
+    (the proposals, the picking, the write) instead of keeping them: the same written files."""
+    import anonml.dask._api as api
+
+    _, _, qi = adult
+    outs = {}
+    for hold in (True, False):
+        monkeypatch.setattr(api, "_hold_qi", lambda *a, hold=hold: hold)
+        out = tmp_path / f"out_{hold}"
+        ad.anonymize_dataset(str(folder), out, k=20, quasi_identifiers=qi, label="label",
+                             client=client)
+        outs[hold] = {p.name: pd.read_parquet(p) for p in sorted(out.iterdir())}
+    assert outs[True].keys() == outs[False].keys() and len(outs[True]) == 4
+    for name, frame in outs[True].items():
+        pd.testing.assert_frame_equal(frame, outs[False][name])
+
+
+def test_qi_columns_held_only_when_they_fit():
+    """Held when 16 bytes per QI value and row, spread over the workers, is at most a third of
+    the smallest worker's memory limit; held when the cluster tells no limit."""
+    from types import SimpleNamespace
+
+    from anonml.dask._columns import _hold_qi
+
+    def cluster(limits):
+        workers = {f"w{i}": {"memory_limit": m} for i, m in enumerate(limits)}
+        return SimpleNamespace(client=SimpleNamespace(
+            nthreads=lambda: dict.fromkeys(workers, 1),
+            scheduler_info=lambda: {"workers": workers}))
+
+    four_gb = cluster([4 * 10**9, 4 * 10**9])
+    assert _hold_qi(four_gb, 10_000_000, 12)  # 0.96 GB a worker <= 1.33
+    assert not _hold_qi(four_gb, 30_000_000, 12)  # 2.9 GB a worker
+    assert _hold_qi(cluster([0, 0]), 10**9, 12)  # no limit known

@@ -23,6 +23,7 @@ from anonml._utils import check_int
 from anonml.dask._guide import (check_guide, guide_summary, is_continuous, merge_guide,
                                 resolve_criterion)
 from anonml.dask._identifiers import IdentifierColumnError, merge_flags, unique_flags
+from anonml.dask._columns import _hold_qi, _join_columns
 from anonml.dask._tree import _put, compact, grow, tree_reduce
 from anonml.engine import _kernels as K
 
@@ -245,11 +246,13 @@ def _reps_table(n_groups: int, qi: list, *picked: pd.DataFrame) -> pd.DataFrame:
     return reps[qi].reset_index(drop=True)
 
 
-def _write_task(part, groups, reps, qi, folder, i, drop=()):
+def _write_task(qi_part, rest, groups, reps, qi, folder, i, columns):
+    """Recode and write partition ``i``: its QI columns as read for the representatives
+    (``qi_part``, still on the workers, so the file is not read again for them) beside the
+    other written ``columns`` (``rest``, read now), in the dataset's column order."""
     from anonml._output import write_parquet
 
-    if drop:
-        part = part.drop(columns=list(drop), errors="ignore")
+    part = _join_columns(qi_part, rest, qi, columns)
     out = K.recode_partition(part, groups, reps, qi)
     # no metadata of the input (pandas attrs, schema key-values): the columns and their types
     write_parquet(out, os.path.join(folder, f"part.{i:05d}.parquet"))
@@ -647,19 +650,26 @@ def anonymize_dataset(
             med_parts.append(client.submit(K.group_medians, counts, spec_f, n_groups, rule,
                                            sizes_f, pure=False))
         med = client.submit(K.assemble_medians, *med_parts, pure=False)
-        # the QI columns read once per partition, kept on the workers (a lost one is read
-        # again) for both the proposals (numeric QIs; the categorical ones are the bins) and
-        # the picking of the winners' values
-        qi_parts = client.compute(parts_of(qi))
-        cands = [client.submit(K.propose_representatives, p, s, g, med, spec_f, qi, i, pure=False)
-                 for i, (p, s, g) in enumerate(zip(qi_parts, states, groups))]
+        # when they fit (_hold_qi), the QI columns are read once per partition and kept on the
+        # workers (a lost one is read again) for the proposals (numeric QIs; the categorical
+        # ones are the bins), the picking of the winners' values and the write; else each of
+        # these tasks reads the columns it needs
+        hold = _hold_qi(client, n_rows, len(qi))
+        if hold:
+            qi_parts = prop_parts = client.compute(parts_of(qi))
+        else:  # the proposals read the numeric QIs only (the categorical ones are the bins)
+            prop_parts = parts_of([c for c in qi if c not in set(categorical)] or qi[:1])
+        cands = client.compute([
+            dask.delayed(K.propose_representatives, pure=False)(p, s, g, med, spec_f, qi, i)
+            for i, (p, s, g) in enumerate(zip(prop_parts, states, groups))])
         run_parts("representatives", cands)
         winners = tree_reduce(client, cands, K.merge_candidates)
-        picked = [client.submit(K.pick_rows, p, winners, i, qi, pure=False)
-                  for i, p in enumerate(qi_parts)]
+        picked = client.compute([dask.delayed(K.pick_rows, pure=False)(p, winners, i, qi)
+                                 for i, p in enumerate(qi_parts if hold else parts_of(qi))])
+        del prop_parts
         reps = client.submit(_reps_table, n_groups, qi, *picked, pure=False)
         client.wait([reps])
-        del counts, med, med_parts, qi_parts, cands, winners, picked
+        del counts, med, med_parts, cands, winners, picked  # qi_parts: kept for the write
         seconds["representatives"] = time.perf_counter() - t0
         if mapping_path is not None:  # the routing of the training rows, for new rows
             from anonml.dask._mapping import build_mapping, save_mapping as _save
@@ -684,10 +694,17 @@ def anonymize_dataset(
         t0 = time.perf_counter()
         tmp.mkdir()
         del states
+        # the QIs as the representatives stage read them; only the other columns read here
+        other = [col for col in written if col not in set(qi)]
+        if not hold:
+            qi_parts, rest = [None] * len(groups), parts_of(written)  # one read of each file
+        else:
+            rest = parts_of(other) if other else [None] * len(qi_parts)
         written = client.compute([
-            dask.delayed(_write_task)(p, g, reps, qi, str(tmp), i, drop)
-            for i, (p, g) in enumerate(zip(parts_of(written), groups))
+            dask.delayed(_write_task)(qp, r, g, reps, qi, str(tmp), i, written)
+            for i, (qp, r, g) in enumerate(zip(qi_parts, rest, groups))
         ])
+        del qi_parts, rest
         run_parts("recode_write", written)
         n_written = sum(client.gather(written))
         del groups, reps, written

@@ -120,15 +120,18 @@ def _arrays(builder: TreeBuilder) -> dict:
     }
 
 
-def _stitch(tree: dict, frontier: np.ndarray, subtrees: list) -> dict:
+def _stitch(tree: dict, frontier: np.ndarray, subtrees: list) -> tuple[dict, list]:
     """Graft the locally grown subtrees onto the tree: their roots are frontier nodes, their
-    other nodes get new ids after the tree's."""
+    other nodes get new ids after the tree's. Returns the tree and, per subtree, the id in the
+    tree of each of its nodes (None for a subtree without rows)."""
     parts = {key: [v] for key, v in tree.items()}
+    gids: list = []
     n_nodes = tree["feature"].size
     flat_len = tree["flat"].size
     for sub in subtrees:
         roots = sub["roots"]
         if roots.size == 0 or "feature" not in sub:
+            gids.append(None)
             continue
         R, n_sub = roots.size, sub["feature"].size
         gid = np.empty(n_sub, dtype=np.int64)
@@ -145,7 +148,8 @@ def _stitch(tree: dict, frontier: np.ndarray, subtrees: list) -> dict:
         parts["flat"].append(sub["flat"])
         n_nodes += n_sub - R
         flat_len += sub["flat"].size
-    return {key: np.concatenate(v) for key, v in parts.items()}
+        gids.append(gid)
+    return {key: np.concatenate(v) for key, v in parts.items()}, gids
 
 
 def _launch_local(
@@ -163,9 +167,10 @@ def _launch_local(
     bdtype = np.uint8 if top <= 256 else np.uint16 if top <= 65536 else np.int32
     ydtype = np.float64 if criterion == "squared_error" else np.int64
     meta = pd.DataFrame({"__node": np.zeros(0, np.int64), "__y": np.zeros(0, ydtype),
+                         "__at": np.zeros(0, np.int64),
                          **{f"__b{j}": np.zeros(0, bdtype) for j in range(len(n_bins))}})
     loc_f = _put(client, loc)
-    frames = [client.submit(K.active_rows, s, loc_f, pure=False) for s in cur]
+    frames = [client.submit(K.active_rows, s, loc_f, i, pure=False) for i, s in enumerate(cur)]
     rows = dd.from_delayed(frames, meta=meta, verify_meta=False)
     n_out = max(1, min(len(frames), int(loc.sum())))
     shuffled = rows.shuffle(on="__node", npartitions=n_out)
@@ -358,16 +363,18 @@ def grow(
     tree = _arrays(builder)
     n_subs = sum(len(subs) for _, subs in launched)
     done = 0
+    placed: list = []  # (subtree future, its nodes' ids in the tree)
     for front, subs in launched:
-        # every future checked (a cancelled one raises, it is never taken for a subtree)
-        subtrees = client.gather(subs)
+        # only the node arrays reach the client; every future checked (a cancelled one
+        # raises, it is never taken for a subtree)
+        subtrees = client.gather([client.submit(K.subtree_arrays, s, pure=False) for s in subs])
         done += len(subs)
         if progress is not None:
             progress(stage + " (local)", done, n_subs)
-        tree = _stitch(tree, front, subtrees)
+        tree, gids = _stitch(tree, front, subtrees)
+        placed += [(s, g) for s, g in zip(subs, gids) if g is not None]
     del launched
-    tree_f = _put(client, tree)
-    leaves = [client.submit(K.descend, st, lf, tree_f, pure=False) for st, lf in zip(cur, leaves)]
+    leaves = _send_back(client, cur, leaves, placed, int(tree["feature"].size))
     return GrownTree(tree, is_cat), leaves
 
 
@@ -384,6 +391,34 @@ def _impure(T: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore"):
         impure = tot2 - tot * tot / np.maximum(cnt, 1) > 1e-12 * np.maximum(tot2, 1)
     return impure | np.isnan(tot2)
+
+
+def _send_back(client: Any, cur: list, leaves: list, placed: list, n_nodes: int) -> list:
+    """Each row's final node, per partition: the level-wise leaves, with the rows finished in
+    local subtrees given the leaf that ``HistTree`` found for them, sent back to their partition
+    by Dask's own shuffle on the partition index (the same nodes as routing every row down the
+    grafted subtrees, :func:`~anonml.engine._kernels.descend`, without walking the rows)."""
+    import dask.dataframe as dd
+    import pandas as pd
+
+    if not placed:
+        return leaves
+    dtype = np.int32 if n_nodes < 2**31 - 1 else np.int64
+    meta = pd.DataFrame({"__part": np.zeros(0, np.int32), "__row": np.zeros(0, np.int32),
+                         "__leaf": np.zeros(0, dtype)})
+    frames = [client.submit(K.leaf_frame, s, _put(client, g), dtype, pure=False)
+              for s, g in placed]
+    n_out = max(1, len(cur))
+    back = dd.from_delayed(frames, meta=meta, verify_meta=False).shuffle(
+        on="__part", npartitions=n_out)
+    outs = client.compute(back.to_delayed())
+    held = client.gather([client.submit(K.parts_in, o, pure=False) for o in outs])
+    where: list = [[] for _ in cur]
+    for o, ps in zip(outs, held):
+        for p in ps.tolist():
+            where[p].append(o)
+    return [client.submit(K.assign_leaves, lf, i, *where[i], pure=False)
+            for i, lf in enumerate(leaves)]
 
 
 def compact(client: Any, leaves: list, n_nodes: int) -> tuple[list, int, np.ndarray]:

@@ -69,13 +69,13 @@ def verify(
     :class:`~anonml._errors.PrivacyViolationError`. Everything runs on ``client`` (a
     :class:`~anonml.dask._cluster.Watched` client), never on a default one."""
     ddf = dd.read_parquet(path)
-    n = int(client.gather(client.compute(ddf.map_partitions(len).sum())))
+    sizes = ddf[qi].groupby(qi, dropna=False).size(split_out=max(1, ddf.npartitions))
+    # the row count is the sum of the class sizes: one read of the files for both
+    n, smallest = (int(v) for v in client.gather(client.compute([sizes.sum(), sizes.min()])))
     if n_rows is not None and n != n_rows:
         raise PrivacyViolationError(
             f"internal error: the output holds {n} rows, not {n_rows}; nothing was written"
         )
-    sizes = ddf[qi].groupby(qi, dropna=False).size(split_out=max(1, ddf.npartitions))
-    smallest = int(client.gather(client.compute(sizes.min())))
     if smallest < k:
         raise PrivacyViolationError(
             f"internal error: the output has an equivalence class of {smallest} < k={k} rows; "

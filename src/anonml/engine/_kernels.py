@@ -22,9 +22,11 @@ Steps (docs/dask.md):
 4. :func:`group_bin_counts` (sparse per-group histograms), :func:`group_medians`,
    :func:`propose_representatives` / :func:`merge_candidates` -- representatives by map-reduce.
 5. :func:`recode_partition` -- the output rows of a partition.
-6. :func:`active_rows`, :func:`local_subtree`, :func:`descend` -- nodes small enough to finish
-   in memory: their rows gathered by node (the engine's own shuffle), their subtrees grown by
-   ``HistTree``, every partition's rows routed down the grafted subtrees.
+6. :func:`active_rows`, :func:`local_subtree`, :func:`leaf_frame`, :func:`assign_leaves` -- nodes
+   small enough to finish in memory: their rows gathered by node (the engine's own shuffle),
+   their subtrees grown by ``HistTree``, which knows each row's leaf; the leaves sent back to
+   the rows' partitions by a second shuffle. (:func:`descend` routes rows down grafted
+   subtrees instead, walking every row level by level.)
 
 Verification of the written table uses :func:`anonml.dask._verify.class_stats` and the count
 kernels of :mod:`anonml.privacy`; l/t merging uses :mod:`anonml.dask._merge`.
@@ -104,7 +106,7 @@ def column_summary(
                 "in a partition; impute or drop them first (or declare the column categorical)"
             )
         v = np.sort(v)
-        distinct = np.unique(v)
+        distinct = v[np.r_[True, v[1:] != v[:-1]]] if v.size else v  # np.unique, sorted already
         n = v.size
         mean = float(v.mean()) if n else 0.0
         m2 = float(((v - mean) ** 2).sum()) if n else 0.0
@@ -320,7 +322,9 @@ def bin_partition(part: pd.DataFrame, spec: BinSpec, guide: np.ndarray | pd.Seri
             raise InputError("the regression guide holds a missing or infinite value absent "
                              "from the label summary")
     else:
-        y = _cat_codes(pd.Series(np.asarray(guide, dtype=object)), spec.classes)
+        # a column is factorized as it is (an object copy of a text column costs as much)
+        g = guide if isinstance(guide, pd.Series) else pd.Series(np.asarray(guide, dtype=object))
+        y = _cat_codes(g, spec.classes)
         if (y >= len(spec.classes)).any():
             raise InputError("the guide labels hold a value absent from the label summary")
         y = y.astype(np.int16 if len(spec.classes) < 32000 else np.int32)  # kept per row
@@ -668,15 +672,20 @@ def recode_partition(part: pd.DataFrame, groups: np.ndarray, reps: pd.DataFrame,
 
 
 # -- 3b. finishing small nodes locally ---------------------------------------------------------
-def active_rows(state: PartState, can: np.ndarray) -> pd.DataFrame:
+def active_rows(state: PartState, can: np.ndarray, part_index: int = 0) -> pd.DataFrame:
     """The rows of the frontier nodes that may split (``can``, per frontier position): their
     frontier position, class code and bins, as a frame that an engine's own shuffle can gather
-    by node (``"__node"``)."""
+    by node (``"__node"``), with each row's place ``"__at"`` = partition << 32 | row, so that
+    its leaf can be sent back (:func:`local_subtree`, :func:`assign_leaves`)."""
+    if state.y.size >= 2**31:  # a row's position is sent back as 32 bits
+        raise InputError(f"a partition holds {state.y.size} rows, more than 2**31 - 1; split "
+                         "its file into smaller files")
     act = np.flatnonzero(state.local >= 0)
     act = act[can[state.local[act]]]
     y = state.y[act]
     cols = {"__node": state.local[act].astype(np.int64),
             "__y": y if _regression(state) else y.astype(np.int64)}
+    cols["__at"] = (np.int64(part_index) << np.int64(32)) | act.astype(np.int64)
     for j in range(state.B.shape[1]):
         cols[f"__b{j}"] = state.B[act, j]
     return pd.DataFrame(cols)
@@ -688,8 +697,9 @@ def local_subtree(
 ) -> dict:
     """Grow the subtrees of the frontier nodes whose rows are all in ``rows`` with the in-memory
     :class:`~anonml.anonymize._hist_tree.HistTree` (the same splits as level-wise growth: every
-    node's split depends only on its own rows). Returns the subtree arrays and ``roots``, the
-    frontier position of each root.
+    node's split depends only on its own rows). Returns the subtree arrays, ``roots`` (the
+    frontier position of each root), and for each row its place ``at`` (:func:`active_rows`)
+    and its leaf in the subtree ``leaf`` (found while growing: ``HistTree.fit_apply``).
 
     For ``"squared_error"`` the rows are first put in (node, y) order: the engine's shuffle
     delivers them in an order that may change between runs, and float sums depend on the order
@@ -705,11 +715,46 @@ def local_subtree(
         return out
     B = np.column_stack([rows[f"__b{j}"].to_numpy() for j in range(len(n_bins))])
     y = None if criterion == "mondrian" else rows["__y"].to_numpy()
-    t = HistTree(k, max_depth, criterion).fit(B, is_cat, n_bins, y, init=init)
-    del t._train_leaves
+    t = HistTree(k, max_depth, criterion)
+    leaf = t.fit_apply(B, is_cat, n_bins, y, init=init)
     out.update(feature=t.feature_, threshold=t.threshold_, left=t.children_left_,
-               right=t.children_right_, offset=t.offset_, flat=t.flat_)
+               right=t.children_right_, offset=t.offset_, flat=t.flat_,
+               at=rows["__at"].to_numpy(dtype=np.int64), leaf=leaf)
     return out
+
+
+def subtree_arrays(sub: dict) -> dict:
+    """The node arrays of a :func:`local_subtree` result (what the client grafts), without the
+    rows' leaves (which stay on the workers)."""
+    return {key: v for key, v in sub.items() if key not in ("at", "leaf")}
+
+
+def leaf_frame(sub: dict, gid: np.ndarray | None, dtype: Any) -> pd.DataFrame:
+    """The rows of a :func:`local_subtree` result with their leaf's id in the grafted tree
+    (``gid``: subtree node -> tree node), by partition (``"__part"``) and row (``"__row"``)."""
+    if "at" not in sub or gid is None:
+        at, leaf = np.zeros(0, np.int64), np.zeros(0, np.int64)
+    else:
+        at, leaf = sub["at"], gid[sub["leaf"]]
+    return pd.DataFrame({"__part": (at >> np.int64(32)).astype(np.int32),
+                         "__row": (at & np.int64(0xFFFFFFFF)).astype(np.int32),
+                         "__leaf": leaf.astype(dtype)})
+
+
+def parts_in(frame: pd.DataFrame) -> np.ndarray:
+    """The partitions whose rows ``frame`` (a part of :func:`leaf_frame`'s shuffle) holds."""
+    return np.unique(frame["__part"].to_numpy())
+
+
+def assign_leaves(leaf: np.ndarray, part_index: int, *frames: pd.DataFrame) -> np.ndarray:
+    """The final node of every row of partition ``part_index``: its node in the level-wise tree
+    (``leaf``, :func:`finish`), replaced for the rows finished in a local subtree by their leaf
+    there (``frames``: the parts of the shuffled :func:`leaf_frame` holding this partition)."""
+    node = np.asarray(leaf).astype(np.int64)
+    for f in frames:
+        mine = f["__part"].to_numpy() == part_index
+        node[f["__row"].to_numpy()[mine]] = f["__leaf"].to_numpy()[mine]
+    return node.astype(np.int32) if node.size and node.max() < 2**31 - 1 else node
 
 
 def descend(state: PartState, leaf: np.ndarray, tree: dict) -> np.ndarray:

@@ -1,0 +1,44 @@
+"""Which columns of a partition the Dask engine keeps on the workers between stages, and how a
+partition is put back together from two reads (:mod:`anonml.dask._api`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+__all__ = ["_hold_qi", "_join_columns"]
+
+_QI_VALUE_BYTES = 16  # a QI value held by pandas, text included (Adult: 13.5; BENCHMARKS.md)
+
+
+def _hold_qi(client: Any, n_rows: int, n_qi: int) -> bool:
+    """Whether every partition's QI columns may stay on the workers from the representatives
+    to the write: when they take at most a third of the smallest worker's memory limit. Else
+    each task reads the columns it needs (more reads, bounded memory)."""
+    try:
+        n_workers = len(client.client.nthreads())
+        limits = [w.get("memory_limit") or 0
+                  for w in client.client.scheduler_info()["workers"].values()]
+    except Exception:  # noqa: BLE001 - no information: the memory is not the question
+        return True
+    if not n_workers or not limits or min(limits) <= 0:
+        return True
+    return n_rows * n_qi * _QI_VALUE_BYTES / n_workers <= min(limits) / 3
+
+
+def _join_columns(qi_part: pd.DataFrame | None, rest: pd.DataFrame | None, qi: list,
+                  columns: list) -> pd.DataFrame:
+    """``columns`` of one partition, the QIs from ``qi_part`` and the others from ``rest`` (two
+    reads of the same file or partition: the same rows in the same order); ``qi_part`` None:
+    ``rest`` holds them all."""
+    if qi_part is None:
+        return rest[columns] if list(rest.columns) != columns else rest
+    if rest is None or rest is qi_part:
+        return qi_part[columns] if list(qi_part.columns) != columns else qi_part
+    if rest.shape[0] != qi_part.shape[0]:
+        raise RuntimeError("internal error: two reads of a partition differ in length; please report")
+    other = [c for c in columns if c not in set(qi)]
+    both = pd.concat([qi_part[qi].reset_index(drop=True), rest[other].reset_index(drop=True)],
+                     axis=1)
+    return both[columns].set_axis(qi_part.index)
