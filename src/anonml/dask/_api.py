@@ -22,7 +22,9 @@ from anonml._methods import check_method
 from anonml._utils import check_int
 from anonml.dask._guide import (check_guide, guide_summary, is_continuous, merge_guide,
                                 resolve_criterion)
-from anonml.dask._identifiers import IdentifierColumnError, merge_flags, unique_flags
+from anonml.dask._identifiers import (merge_flags, refuse_identifiers,
+                                      unique_flags)
+from anonml.dask._merge import merge_for_model
 from anonml.dask._columns import _hold_qi, _join_columns
 from anonml.dask._tree import _put, compact, grow, tree_reduce
 from anonml.engine import _kernels as K
@@ -585,7 +587,7 @@ def anonymize_dataset(
         n_rows = int(summary["n"])
         if n_rows < k:
             raise InputError(f"the dataset has {n_rows} rows, fewer than k={k}; lower k or add data")
-        _refuse_identifiers(client, dd, parts_of, meta, summary.get("unique"), n_rows)
+        refuse_identifiers(client, dd, parts_of, meta, summary.get("unique"), n_rows)
         spec_f = _put(client, spec)
         states = client.compute([
             dask.delayed(_bin_task)(p, spec_f, label, g) for p, g in zip(parts, preds)
@@ -624,7 +626,7 @@ def anonymize_dataset(
         del leaves
         n_merges = 0
         if l is not None or t is not None:  # merge the groups that break l or t
-            groups, n_groups, sizes, n_merges = _merge_for_model(
+            groups, n_groups, sizes, n_merges = merge_for_model(
                 client, dask, parts, states, groups, n_groups, sizes, spec, spec_f, summary,
                 meta, k, sensitive, l, l_kind, c, t, t_distance, hierarchy,
             )
@@ -769,64 +771,3 @@ def _column_list(name: str, value: Any, names: list) -> list:
         raise InputError(f"{name}={missing[0]!r} is not a column; columns are: "
                          f"{', '.join(map(str, names[:12]))}")
     return cols
-
-
-def _refuse_identifiers(client, dd, parts_of, meta, flags, n_rows) -> None:
-    """Raise IdentifierColumnError for the columns unique on every row (two steps, see
-    :mod:`anonml.dask._identifiers`)."""
-    from anonml.dask._identifiers import count_distinct
-
-    candidates = [c for c, ok in dict(flags or {}).items() if ok]
-    if not candidates or n_rows < 2:
-        return
-    parts = parts_of(None)
-    if len(parts) > 1:  # exact, across partitions, for the few columns still in doubt
-        found = []
-        for c in candidates:
-            cols = parts_of([c])
-            if count_distinct(client, dd, cols, meta[[c]], c) == n_rows:
-                found.append(c)
-        candidates = found
-    if candidates:
-        raise IdentifierColumnError(candidates)
-
-
-def _merge_for_model(client, dask, parts, states, groups, n_groups, sizes, spec, spec_f, summary,
-                     meta, k, sensitive, l, l_kind, c, t, t_distance="auto", hierarchy=None):
-    from anonml.dask._merge import group_sums, merge_groups, merge_sums
-    from anonml.dask._tree import _map_ids
-    from anonml.dask._verify import _value_order
-    from anonml.privacy._constraints import PrivacyModel
-    from anonml.privacy._diversity import resolve_distance
-    from anonml.dask._privacy import fold_counts, fold_keys, sensitive_coding
-
-    vc = summary["sensitive"]
-    values = _value_order(vc)
-    total = float(vc.sum())
-    q = np.array([vc.get(v, 0) for v in values], dtype=np.float64)
-    q = np.append(q, total - q.sum())
-    distance = resolve_distance(t_distance, meta[sensitive], hierarchy) if t is not None else None
-    coding = sensitive_coding(values, q[-1] > 0, distance, hierarchy, sensitive)
-    q = fold_counts(q[None, :], coding)[0]
-    m = q.size
-    model = PrivacyModel(k=k, codes=np.zeros(0, dtype=np.int64), n_values=m, l=l, l_kind=l_kind,
-                         c=c, t=t, distance=distance, q=q / total, sensitive=sensitive,
-                         parents=coding.parents)
-    if not model.allowed(q[None, :])[0]:
-        raise InputError(
-            f"the whole table fails the privacy model on {sensitive!r} (it has "
-            f"{int((q > 0).sum())} distinct values), so no grouping can satisfy it; lower l"
-        )
-    sums = tree_reduce(client, client.compute([
-        dask.delayed(group_sums)(p, s, g, spec_f, sensitive, values, n_groups)
-        for p, s, g in zip(parts, states, groups)
-    ]), merge_sums)
-    got = client.gather(sums)
-    keys, width_s = fold_keys(got["s"][0], len(values) + 1, coding)
-    got["s"] = (keys, got["s"][1])
-    mapping, n_merges = merge_groups(got, spec, sizes, model, width_s)
-    mapping_f = _put(client, mapping)
-    groups = [client.submit(_map_ids, g, mapping_f, pure=False) for g in groups]
-    n_new = int(mapping.max()) + 1
-    sizes = np.bincount(mapping, weights=sizes, minlength=n_new).astype(np.int64)
-    return groups, n_new, sizes, n_merges

@@ -23,7 +23,7 @@ import pandas as pd
 
 from anonml._errors import InputError
 
-__all__ = ["IdentifierColumnError", "unique_flags", "merge_flags", "count_distinct"]
+__all__ = ["IdentifierColumnError", "unique_flags", "merge_flags", "count_distinct", "refuse_identifiers"]
 
 
 class IdentifierColumnError(InputError):
@@ -63,3 +63,21 @@ def count_distinct(client: Any, dd: Any, parts: list, meta: pd.DataFrame, column
     col = ddf[column]
     uniq = col.drop_duplicates(split_out=max(1, ddf.npartitions))
     return int(client.gather(client.compute(uniq.map_partitions(len).sum())))
+
+
+def refuse_identifiers(client, dd, parts_of, meta, flags, n_rows) -> None:
+    """Raise IdentifierColumnError for the columns unique on every row (two steps, see
+    :mod:`anonml.dask._identifiers`)."""
+    candidates = [c for c, ok in dict(flags or {}).items() if ok]
+    if not candidates or n_rows < 2:
+        return
+    parts = parts_of(None)
+    if len(parts) > 1:  # exact, across partitions, for the few columns still in doubt
+        found = []
+        for c in candidates:
+            cols = parts_of([c])
+            if count_distinct(client, dd, cols, meta[[c]], c) == n_rows:
+                found.append(c)
+        candidates = found
+    if candidates:
+        raise IdentifierColumnError(candidates)

@@ -17,10 +17,12 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from anonml._errors import InputError
+from anonml.dask._tree import _map_ids, _put, tree_reduce
 from anonml.engine import _kernels as K
 from anonml.anonymize._generalize import merge_round
 
-__all__ = ["group_sums", "merge_sums", "merge_groups"]
+__all__ = ["group_sums", "merge_sums", "merge_groups", "merge_for_model"]
 
 
 def group_sums(
@@ -93,3 +95,42 @@ def merge_groups(sums: dict, spec: K.BinSpec, sizes: np.ndarray, model: Any, wid
         sq = (C**2).sum(axis=1)
         groups, made = merge_round(groups, C, sq, bad)
         merges += made
+
+
+def merge_for_model(client, dask, parts, states, groups, n_groups, sizes, spec, spec_f, summary,
+                     meta, k, sensitive, l, l_kind, c, t, t_distance="auto", hierarchy=None):
+    from anonml.dask._verify import _value_order
+    from anonml.privacy._constraints import PrivacyModel
+    from anonml.privacy._diversity import resolve_distance
+    from anonml.dask._privacy import fold_counts, fold_keys, sensitive_coding
+
+    vc = summary["sensitive"]
+    values = _value_order(vc)
+    total = float(vc.sum())
+    q = np.array([vc.get(v, 0) for v in values], dtype=np.float64)
+    q = np.append(q, total - q.sum())
+    distance = resolve_distance(t_distance, meta[sensitive], hierarchy) if t is not None else None
+    coding = sensitive_coding(values, q[-1] > 0, distance, hierarchy, sensitive)
+    q = fold_counts(q[None, :], coding)[0]
+    m = q.size
+    model = PrivacyModel(k=k, codes=np.zeros(0, dtype=np.int64), n_values=m, l=l, l_kind=l_kind,
+                         c=c, t=t, distance=distance, q=q / total, sensitive=sensitive,
+                         parents=coding.parents)
+    if not model.allowed(q[None, :])[0]:
+        raise InputError(
+            f"the whole table fails the privacy model on {sensitive!r} (it has "
+            f"{int((q > 0).sum())} distinct values), so no grouping can satisfy it; lower l"
+        )
+    sums = tree_reduce(client, client.compute([
+        dask.delayed(group_sums)(p, s, g, spec_f, sensitive, values, n_groups)
+        for p, s, g in zip(parts, states, groups)
+    ]), merge_sums)
+    got = client.gather(sums)
+    keys, width_s = fold_keys(got["s"][0], len(values) + 1, coding)
+    got["s"] = (keys, got["s"][1])
+    mapping, n_merges = merge_groups(got, spec, sizes, model, width_s)
+    mapping_f = _put(client, mapping)
+    groups = [client.submit(_map_ids, g, mapping_f, pure=False) for g in groups]
+    n_new = int(mapping.max()) + 1
+    sizes = np.bincount(mapping, weights=sizes, minlength=n_new).astype(np.int64)
+    return groups, n_new, sizes, n_merges
