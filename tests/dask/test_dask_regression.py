@@ -323,7 +323,8 @@ def test_local_subtree_does_not_depend_on_the_order_of_its_rows():
     B = rng.integers(0, 8, (n, 3)).astype(np.uint8)
     y = rng.choice([1e16, -1e16, 0.5, 1.25, 3.0], n) + rng.normal(0, 1, n)
     node = rng.integers(0, 3, n)
-    rows = pd.DataFrame({"__node": node, "__y": y, **{f"__b{j}": B[:, j] for j in range(3)}})
+    rows = pd.DataFrame({"__node": node, "__y": y, "__at": np.arange(n, dtype=np.int64),
+                         **{f"__b{j}": B[:, j] for j in range(3)}})
     is_cat, n_bins = np.array([False, True, False]), np.array([8, 8, 8])
     ref = K.local_subtree(rows, is_cat, n_bins, 10, "squared_error", None)
     t_ref = HistTree(10, None, "squared_error").fit(B, is_cat, n_bins, y, init=node)
@@ -334,6 +335,12 @@ def test_local_subtree_does_not_depend_on_the_order_of_its_rows():
         got = K.local_subtree(rows.iloc[perm], is_cat, n_bins, 10, "squared_error", None)
         for name in ("feature", "threshold", "left", "offset", "flat"):
             np.testing.assert_array_equal(got[name], ref[name])
+        # every row keeps its leaf, whatever the order it came in
+        leaf_of = np.empty(n, np.int64)
+        leaf_of[got["at"]] = got["leaf"]
+        ref_of = np.empty(n, np.int64)
+        ref_of[ref["at"]] = ref["leaf"]
+        np.testing.assert_array_equal(leaf_of, ref_of)
         t = HistTree(10, None, "squared_error").fit(B[perm], is_cat, n_bins, y[perm],
                                                     init=node[perm])
         raw_changed += not np.array_equal(t.feature_, t_ref.feature_)
