@@ -48,7 +48,7 @@ def _case(seed):
     rng = np.random.default_rng(seed)
     n = int(rng.integers(300, 1500))
     F = int(rng.integers(1, 6))
-    n_bins = rng.choice([1, 2, 5, 30, 70, 100], size=F)
+    n_bins = rng.choice([1, 2, 5, 12, 30, 50, 64, 70, 100], size=F)  # every bit width
     is_cat = rng.random(F) < 0.5
     B = np.empty((n, F), dtype=np.uint8)
     for f in range(F):

@@ -34,7 +34,6 @@ import numpy as np
 from anonml.anonymize._medians import group_order
 
 _I32 = 2**31 - 1
-_BITS = np.left_shift(np.uint64(1), np.arange(64, dtype=np.uint64))
 
 
 def fit_mondrian(B, is_cat, n_bins, init, k, max_depth, builder):
@@ -196,7 +195,11 @@ def _spreads(Bp, starts, cnt_f, is_cat, n_bins, it):
         col = Bp[:, f]
         if is_cat[f]:
             if nb <= 64:
-                bits = _BITS.take(col)  # 1 << code
+                # 1 << code in the narrowest unsigned type that holds nb bits (a ufunc: a take
+                # would first convert the codes to 8-byte indices)
+                bt = np.uint8 if nb <= 8 else np.uint16 if nb <= 16 else (
+                    np.uint32 if nb <= 32 else np.uint64)
+                bits = np.left_shift(bt(1), col, dtype=bt)
                 present = np.bitwise_count(np.bitwise_or.reduceat(bits, starts)).astype(np.int64)
                 del bits
             else:
