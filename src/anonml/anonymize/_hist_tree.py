@@ -37,6 +37,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import xlogy
 
+from anonml.anonymize._hist_mondrian import fit_mondrian
+
 __all__ = ["HistTree"]
 
 
@@ -67,19 +69,22 @@ class HistTree:
 
         ``init`` (ints 0..G-1, one per row) starts from G root nodes instead of one.
         """
+        k = self.min_samples_leaf
+        if self.criterion == "mondrian":  # rows kept contiguous per node (see _hist_mondrian)
+            B = np.ascontiguousarray(B)
+            n = B.shape[0]
+            builder = TreeBuilder(1 if init is None else int(init.max()) + 1 if n else 1)
+            self._train_leaves = fit_mondrian(B, is_cat, n_bins, init, k, self.max_depth, builder)
+            self._set_arrays(builder, is_cat)
+            return self
         B = np.asfortranarray(B)  # column-major for the histograms,
         B_rows = np.ascontiguousarray(B)  # row-major for routing
-        k = self.min_samples_leaf
         regression = self.criterion == "squared_error"
-        mondrian = self.criterion == "mondrian"
         n, n_feat = B.shape
         # row positions, node positions and (node, bin, class) codes in 32 bits when they fit:
         # half the memory traffic of every pass over the rows (the tree is bandwidth-bound)
         it = np.int32 if n * max(n_feat, 1) < _I32 else np.int64
-        if mondrian:
-            yv = None
-            n_classes = 1
-        elif regression:
+        if regression:
             yv = np.asarray(y, dtype=np.float64)
             n_classes = 0
         else:
@@ -106,10 +111,6 @@ class HistTree:
                 tot = np.bincount(local, weights=yr, minlength=A)
                 tot2 = np.bincount(local, weights=yr * yr, minlength=A)
                 impure = tot2 - tot * tot / np.maximum(cnt, 1) > 1e-12 * np.maximum(tot2, 1)
-            elif mondrian:
-                T = np.bincount(local, minlength=A).astype(np.float64)[:, None]
-                cnt = T[:, 0]
-                impure = np.ones(A, dtype=bool)
             else:
                 code = _codes_dtype(A * n_classes)
                 T = np.bincount(local.astype(code, copy=False) * n_classes + yr,
@@ -121,74 +122,66 @@ class HistTree:
             if not can.any():
                 break
 
-            if mondrian:
-                # no histograms kept: the occupied (node, bin) cells of each feature, counted
-                # from the rows (see _mondrian_level); the same cuts as the dense histograms
-                best_gain, best_f, best_pos = _mondrian_level(B, rows, local, can, cnt, is_cat,
-                                                              n_bins, k)
-                best_order: dict[int, np.ndarray] = {}
+            # Histograms: at the root level from all rows; below it, the frontier is made of
+            # sibling pairs, so only the smaller child of each pair is counted and the larger
+            # one is its parent's histogram minus the smaller's (the "subtraction trick").
+            if parent_H is None:
+                h_rows, h_node, h_y, n_h = rows, local, yr, A
             else:
-                # Histograms: at the root level from all rows; below it, the frontier is made of
-                # sibling pairs, so only the smaller child of each pair is counted and the larger
-                # one is its parent's histogram minus the smaller's (the "subtraction trick").
-                if parent_H is None:
-                    h_rows, h_node, h_y, n_h = rows, local, yr, A
+                n_pairs = A // 2
+                small_side = (cnt[1::2] < cnt[0::2]).astype(np.int64)
+                pair_ids = 2 * np.arange(n_pairs)
+                small_ids, large_ids = pair_ids + small_side, pair_ids + 1 - small_side
+                is_small = np.zeros(A, dtype=bool)
+                is_small[small_ids] = True
+                sel = np.flatnonzero(is_small.take(local))
+                h_rows, h_node = rows.take(sel), local.take(sel) >> 1
+                h_y = None if yr is None else yr.take(sel)
+                n_h = n_pairs
+                del sel
+            width = 2 if regression else n_classes
+            cur_H: list[np.ndarray] = []
+            if not regression:
+                # (bin, node, class) codes: bin * (n_h * C) + node * C + class; the node-and-class
+                # part is shared by every feature
+                code = _codes_dtype(n_h * width * int(n_bins.max(initial=1)))
+                hc = h_node.astype(code, copy=False)
+                if n_classes > 1:
+                    hc = hc * n_classes
+                    hc += h_y
+            for f in range(n_feat):
+                nb = int(n_bins[f])
+                b = B[:, f].take(h_rows)
+                if regression:
+                    idx = h_node.astype(_codes_dtype(n_h * nb)) * nb
+                    idx += b
+                    Hc = np.bincount(idx, minlength=n_h * nb).reshape(n_h, nb).astype(np.float64)
+                    Hs = np.bincount(idx, weights=h_y, minlength=n_h * nb).reshape(n_h, nb)
+                    Hh = np.stack([Hc, Hs], axis=2)
                 else:
-                    n_pairs = A // 2
-                    small_side = (cnt[1::2] < cnt[0::2]).astype(np.int64)
-                    pair_ids = 2 * np.arange(n_pairs)
-                    small_ids, large_ids = pair_ids + small_side, pair_ids + 1 - small_side
-                    is_small = np.zeros(A, dtype=bool)
-                    is_small[small_ids] = True
-                    sel = np.flatnonzero(is_small.take(local))
-                    h_rows, h_node = rows.take(sel), local.take(sel) >> 1
-                    h_y = None if yr is None else yr.take(sel)
-                    n_h = n_pairs
-                    del sel
-                width = 2 if regression else n_classes
-                cur_H: list[np.ndarray] = []
-                if not regression:
-                    # (bin, node, class) codes: bin * (n_h * C) + node * C + class; the node-and-class
-                    # part is shared by every feature
-                    code = _codes_dtype(n_h * width * int(n_bins.max(initial=1)))
-                    hc = h_node.astype(code, copy=False)
-                    if n_classes > 1:
-                        hc = hc * n_classes
-                        hc += h_y
-                for f in range(n_feat):
-                    nb = int(n_bins[f])
-                    b = B[:, f].take(h_rows)
-                    if regression:
-                        idx = h_node.astype(_codes_dtype(n_h * nb)) * nb
-                        idx += b
-                        Hc = np.bincount(idx, minlength=n_h * nb).reshape(n_h, nb).astype(np.float64)
-                        Hs = np.bincount(idx, weights=h_y, minlength=n_h * nb).reshape(n_h, nb)
-                        Hh = np.stack([Hc, Hs], axis=2)
-                    else:
-                        idx = np.multiply(b, n_h * width, dtype=code)
-                        idx += hc
-                        Hb = np.bincount(idx, minlength=nb * n_h * width).reshape(nb, n_h, width)
-                        Hh = np.empty((n_h, nb, width))
-                        Hh[...] = Hb.transpose(1, 0, 2)  # counts, exact in float64
-                    del b, idx
-                    if parent_H is None:
-                        H = Hh
-                    else:
-                        H = np.empty((A, nb, width))
-                        H[small_ids] = Hh
-                        H[large_ids] = parent_H[f] - Hh
-                    cur_H.append(H)
-                del h_rows, h_node, h_y
-                best_gain, best_f, best_pos, best_order = choose_splits(
-                    cur_H, cnt, tot if regression else T, is_cat, k, self.criterion
-                )
+                    idx = np.multiply(b, n_h * width, dtype=code)
+                    idx += hc
+                    Hb = np.bincount(idx, minlength=nb * n_h * width).reshape(nb, n_h, width)
+                    Hh = np.empty((n_h, nb, width))
+                    Hh[...] = Hb.transpose(1, 0, 2)  # counts, exact in float64
+                del b, idx
+                if parent_H is None:
+                    H = Hh
+                else:
+                    H = np.empty((A, nb, width))
+                    H[small_ids] = Hh
+                    H[large_ids] = parent_H[f] - Hh
+                cur_H.append(H)
+            del h_rows, h_node, h_y
+            best_gain, best_f, best_pos, best_order = choose_splits(
+                cur_H, cnt, tot if regression else T, is_cat, k, self.criterion
+            )
             split = can & np.isfinite(best_gain)
             if not split.any():
                 break
             split_ids = np.flatnonzero(split)
-            if not mondrian:
-                parent_H = [H[split_ids] for H in cur_H]  # children are created in this order
-                del cur_H
+            parent_H = [H[split_ids] for H in cur_H]  # children are created in this order
+            del cur_H
 
             # create children and route rows
             child_left = builder.add_children(
@@ -376,94 +369,6 @@ def _route_level(B_rows, rows, local, it, feature, threshold, offset, flat):
     # full-length selects: cheaper than boolean-mask indexing on large arrays
     return np.where(cat, (flat if flat.size else np.zeros(1, dtype=bool)).take(
         np.where(cat, off, 0)), left)
-
-
-def _mondrian_level(B, rows, local, can, cnt, is_cat, n_bins, k):
-    """The Mondrian cut of every node of a level (:meth:`HistTree._mondrian_split` on each
-    feature, then the widest spread, first feature on ties, as :func:`choose_splits`), from the
-    occupied (node, bin) cells alone.
-
-    The dense (node x bin) float histograms of a level outgrow the rows when the tree starts
-    from many small roots (the refinement of the guided tree's leaves: one root per ~k rows,
-    up to 255 bins per feature), and every pass over them costs more than one over the rows.
-    Here each feature's cells are counted once, the occupied ones listed in (node, bin) order,
-    and the spread, the cumulative counts and the most balanced allowable cut read per node
-    from them. A cut at an empty bin equals the cut at the last occupied bin before it, and the
-    dense search takes the first best position, i.e. that occupied bin: the cuts, gains and
-    ties are the same, bit for bit (integer counts are exact in float64).
-    """
-    A = can.size
-    best_gain = np.full(A, -np.inf)
-    best_f = np.full(A, -1, dtype=np.int64)
-    best_pos = np.zeros(A, dtype=np.int64)
-    if can.all():
-        r, nd = rows, local
-        C, can_ids, cnt_c = A, None, cnt
-    else:
-        sel = np.flatnonzero(can.take(local))
-        r, nd = rows.take(sel), local.take(sel)
-        del sel
-        # the nodes that may split, numbered 0 .. C-1 in the same order: the (node, bin)
-        # tables below are then C x bins, not A x bins (the refinement's first level has one
-        # node per guided leaf, most of them too small to cut)
-        can_ids = np.flatnonzero(can)
-        C = can_ids.size
-        nd = (np.cumsum(can) - 1).astype(nd.dtype).take(nd)
-        cnt_c = cnt.take(can_ids)
-    for f in range(B.shape[1]):
-        nb = int(n_bins[f])
-        if nb < 2 or not r.size:
-            continue
-        code = nd.astype(_codes_dtype(C * nb)) * nb
-        code += B[:, f].take(r)
-        counts = np.bincount(code, minlength=C * nb)
-        del code
-        cells = np.flatnonzero(counts)  # occupied cells, by node then bin
-        c = counts.take(cells).astype(np.float64)
-        del counts
-        node = cells // nb
-        b = cells - node * nb
-        del cells
-        new = np.empty(node.size, dtype=bool)
-        new[0] = True
-        np.not_equal(node[1:], node[:-1], out=new[1:])
-        starts = np.flatnonzero(new)
-        seg = np.cumsum(new) - 1  # the node segment of each cell
-        del new
-        nodes = node.take(starts)
-        cum = np.cumsum(c)
-        cum -= (cum - c).take(starts).take(seg)  # cumulative count within the node
-        tot = cnt_c.take(node)
-        del node
-        ends = np.r_[starts[1:], seg.size] - 1
-        if is_cat[f]:  # codes: categories, then 'missing' and 'unknown'
-            spread = (ends - starts) / max(nb - 3, 1)
-        else:
-            spread = (b.take(ends) - b.take(starts)) / (nb - 1)
-        valid = np.flatnonzero((cum >= k) & (tot - cum >= k))
-        if not valid.size:
-            continue
-        balance = -np.abs(2 * cum.take(valid) - tot.take(valid))
-        vseg = seg.take(valid)
-        vnew = np.r_[True, vseg[1:] != vseg[:-1]]
-        top = np.maximum.reduceat(balance, np.flatnonzero(vnew))
-        hits = valid[balance == top.take(np.cumsum(vnew) - 1)]  # each node's best balance
-        hseg = seg.take(hits)
-        first = hits[np.r_[True, hseg[1:] != hseg[:-1]]]  # first best cell of each node
-        s_ok = seg.take(first)
-        where = nodes.take(s_ok)
-        if can_ids is not None:
-            where = can_ids.take(where)
-        gain = np.full(A, -np.inf)
-        gain[where] = spread.take(s_ok)
-        better = gain > best_gain
-        if better.any():
-            pos = np.zeros(A, dtype=np.int64)
-            pos[where] = b.take(first)
-            best_gain[better] = gain[better]
-            best_f[better] = f
-            best_pos[better] = pos[better]
-    return best_gain, best_f, best_pos
 
 
 # -- split finding and node bookkeeping, shared with the distributed driver (anonml.dask) -------
