@@ -9,7 +9,8 @@ processes x 4 GB, one thread each (this machine has 2 cores). For every size it 
   recode_write, verify) and in all;
 * CPU seconds of the client and the workers together (``psutil``, user + system) and per
   million rows;
-* peak RSS of each worker and of the client (sampled by a thread every 0.2 s with ``psutil``);
+* peak RSS of each worker and of the client (sampled by a thread every 0.2 s with ``psutil``),
+  and the peak bytes each worker held spilled to disk (Dask's spill buffer, every 2 s);
 * the verified result: rows, groups, smallest class (the engine re-counts the written table).
 
 At 10M rows the in-memory path (``AccuracyGuidedAnonymizer(tree="hist")``, in a subprocess:
@@ -88,6 +89,37 @@ class Sampler(threading.Thread):
         self.join()
 
 
+def _spilled(dask_worker) -> int:
+    """Bytes this worker has spilled to disk now (Dask's SpillBuffer; 0 if it has none)."""
+    try:
+        return int(dask_worker.data.spilled_total.disk)
+    except AttributeError:
+        return 0
+
+
+class SpillSampler(threading.Thread):
+    """Peak bytes each worker holds spilled to disk, asked every ``every`` seconds."""
+
+    def __init__(self, client, every: float = 2.0):
+        super().__init__(daemon=True)
+        self.client, self.every = client, every
+        self.peak: dict[str, int] = {}
+        self._halt = threading.Event()
+
+    def run(self) -> None:
+        while not self._halt.is_set():
+            try:
+                for addr, nbytes in self.client.run(_spilled).items():
+                    self.peak[addr] = max(self.peak.get(addr, 0), nbytes)
+            except Exception:  # noqa: BLE001 - a worker restarting: the next sample counts
+                pass
+            self._halt.wait(self.every)
+
+    def stop(self) -> None:
+        self._halt.set()
+        self.join()
+
+
 def run_dask(folder: Path, n_rows: int, workers: int, memory: str, k: int,
              verbose: bool = False) -> dict:
     import logging
@@ -104,6 +136,8 @@ def run_dask(folder: Path, n_rows: int, workers: int, memory: str, k: int,
             pids[f"worker {len(pids)}"] = pid
         sampler = Sampler(pids)
         sampler.start()
+        spill = SpillSampler(client)
+        spill.start()
         stages: list[tuple[float, str, int, int | None]] = []
         t0 = time.perf_counter()
 
@@ -119,6 +153,7 @@ def run_dask(folder: Path, n_rows: int, workers: int, memory: str, k: int,
                                 progress=progress)
         wall = time.perf_counter() - t0
         sampler.stop()
+        spill.stop()
         cpu = sum(v for v in sampler.cpu.values())
         files = sorted(target.rglob("*.parquet"))
         return {
@@ -128,6 +163,7 @@ def run_dask(folder: Path, n_rows: int, workers: int, memory: str, k: int,
             "wall_s": wall, "stage_s": {s: float(v) for s, v in dict(res.seconds).items()},
             "cpu_s": cpu, "cpu_s_per_1M": cpu / n_rows * 1e6,
             "cpu_s_by_process": sampler.cpu, "peak_rss_bytes": sampler.peak,
+            "peak_spilled_bytes": spill.peak,
             "output_files": len(files), "output_bytes": sum(f.stat().st_size for f in files),
             "progress_events": len(stages),
         }
@@ -197,8 +233,9 @@ def main() -> None:
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     print("| engine | rows | wall s | " + " | ".join(STAGES) + " | CPU s per 1M rows | "
-          "peak RSS per worker GB | client peak GB | groups | smallest class |")
-    print("|---|---:|---:|" + "---:|" * len(STAGES) + "---:|---:|---:|---:|---:|")
+          "peak RSS per worker GB | spilled to disk, peak per worker GB | client peak GB | "
+          "groups | smallest class |")
+    print("|---|---:|---:|" + "---:|" * len(STAGES) + "---:|---:|---:|---:|---:|---:|")
     for text in args.sizes:
         folder = Path(args.data) / f"adult_{text}"
         if not folder.is_dir():
@@ -217,7 +254,7 @@ def main() -> None:
                 print(f"| memory (read {r['read_s']:.0f} s, fit {r['fit_s']:.0f} s, write "
                       f"{r['write_s']:.0f} s) | {n:,} | {r['wall_s']:.1f} | " + " | ".join(
                           "-" for _ in STAGES) + f" | {r['cpu_s_per_1M']:.2f} | "
-                      f"{r['peak_rss_bytes'] / 1e9:.2f} (one process) | - | {r['groups']} | "
+                      f"{r['peak_rss_bytes'] / 1e9:.2f} (one process) | - | - | {r['groups']} | "
                       f"{r['min_class_size']} |", flush=True)
         try:
             r = run_dask(folder, n, args.workers, args.worker_memory, args.k, args.verbose)
@@ -231,6 +268,7 @@ def main() -> None:
         print(f"| dask | {n:,} | {r['wall_s']:.1f} | " + " | ".join(
             f"{r['stage_s'].get(s, float('nan')):.1f}" for s in STAGES) +
             f" | {r['cpu_s_per_1M']:.2f} | {', '.join(f'{w / 1e9:.2f}' for w in workers)} | "
+            f"{', '.join(f'{w / 1e9:.2f}' for w in r['peak_spilled_bytes'].values()) or '-'} | "
             f"{r['peak_rss_bytes']['client'] / 1e9:.2f} | {r['groups']} | "
             f"{r['min_class_size']} |", flush=True)
         out.write_text(json.dumps(record, indent=1) + "\n")
