@@ -462,7 +462,15 @@ def test_an_s3_url_with_no_server(tmp_path, capsys, monkeypatch) -> None:
                        "AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "y",
                        "AWS_DEFAULT_REGION": "us-east-1"}.items():
         monkeypatch.setenv(key, value)
-    code, _, err = _run(capsys, "s3://anonml-none/data/", *BASE, "-o", str(tmp_path / "out"))
+    import s3fs
+
+    # fsspec keeps one S3FileSystem per set of arguments, with the endpoint it was made with:
+    # start without one, and leave none pointing at this dead port for later tests
+    s3fs.S3FileSystem.clear_instance_cache()
+    try:
+        code, _, err = _run(capsys, "s3://anonml-none/data/", *BASE, "-o", str(tmp_path / "out"))
+    finally:
+        s3fs.S3FileSystem.clear_instance_cache()
     _one_line_error(code, err, "cannot list 's3://anonml-none/data/'", "reachable",
                     "AWS_ENDPOINT_URL")
     assert list(tmp_path.iterdir()) == []

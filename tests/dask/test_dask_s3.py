@@ -39,10 +39,16 @@ def s3(monkeypatch):
         monkeypatch.setenv(key, value)
     bucket = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1")
     bucket.create_bucket(Bucket="anonml-test")
+    import s3fs
+
+    # fsspec reuses an S3FileSystem made with the same arguments, and with it the endpoint of
+    # an earlier test's environment: this server's endpoint must be read afresh
+    s3fs.S3FileSystem.clear_instance_cache()
     try:
         yield bucket
     finally:
         server.stop()
+        s3fs.S3FileSystem.clear_instance_cache()
 
 
 def _table(n: int) -> pd.DataFrame:
