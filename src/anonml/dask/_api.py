@@ -190,6 +190,11 @@ def _read_file(path: str, columns: list | None, name: str | None = None) -> pd.D
     (``name``)."""
     name = path if name is None else name
     try:
+        if "://" in path:  # through the fsspec filesystem that listed it, not Arrow's own
+            from anonml.engine._dataset import _filesystem  # (whose GCS client, e.g., differs)
+
+            fs, inner = _filesystem(path)
+            return pd.read_parquet(inner, columns=columns, filesystem=fs)
         return pd.read_parquet(path, columns=columns)
     except (MemoryError, KeyboardInterrupt):
         raise
