@@ -126,9 +126,7 @@ def test_reuse_freed_memory_nests_and_restores_after_an_error():
     from anonml._utils import reuse_freed_memory
 
     _glibc_only()
-    with pytest.raises(ValueError):
-        with reuse_freed_memory():
-            with reuse_freed_memory():
-                assert _utils._HEAP_DEPTH == 2
-                raise ValueError("inside")
+    with pytest.raises(ValueError), reuse_freed_memory(), reuse_freed_memory():
+        assert _utils._HEAP_DEPTH == 2
+        raise ValueError("inside")
     assert _utils._HEAP_DEPTH == 0

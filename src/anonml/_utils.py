@@ -7,8 +7,9 @@ Kept free of heavy imports (numpy only), so any module may use it.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from typing import Any
 
 import dataclasses
 import math
