@@ -85,3 +85,48 @@ def test_release_free_memory_finds_malloc_trim_on_glibc():
         assert _utils._LIBC is not False  # the call reached malloc_trim
     else:
         assert got is False
+
+
+def _glibc_only():
+    import platform
+    import sys
+
+    if not (sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc"):
+        pytest.skip("glibc's mallopt only")
+
+
+def test_reuse_freed_memory_recycles_a_large_freed_array():
+    """Outside the block a freed 64 MB array is unmapped and the next one is faulted in anew;
+    inside, the next one reuses its pages."""
+    import resource
+
+    from anonml._utils import reuse_freed_memory
+
+    _glibc_only()
+
+    def faults_of_second_array() -> int:
+        a = np.ones(8_000_000)  # 64 MB: above glibc's largest dynamic mmap threshold
+        del a
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        b = np.ones(8_000_000)  # written in full: every page is touched
+        faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+        del b
+        return faults
+
+    outside = faults_of_second_array()
+    with reuse_freed_memory():
+        inside = faults_of_second_array()
+    assert outside >= 16  # at least one fault per 4 MB even with 2 MB huge pages
+    assert inside < outside / 4
+    assert faults_of_second_array() >= 16  # the thresholds are back after the block
+
+
+def test_reuse_freed_memory_nests_and_restores_after_an_error():
+    from anonml import _utils
+    from anonml._utils import reuse_freed_memory
+
+    _glibc_only()
+    with pytest.raises(ValueError), reuse_freed_memory(), reuse_freed_memory():
+        assert _utils._HEAP_DEPTH == 2
+        raise ValueError("inside")
+    assert _utils._HEAP_DEPTH == 0

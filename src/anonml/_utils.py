@@ -7,6 +7,8 @@ Kept free of heavy imports (numpy only), so any module may use it.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import dataclasses
@@ -14,11 +16,12 @@ import math
 import numbers
 import os
 import sys
+import threading
 
 import numpy as np
 
 __all__ = ["check_int", "check_n_jobs", "check_real", "json_safe", "n_rows",
-           "release_free_memory"]
+           "release_free_memory", "reuse_freed_memory"]
 
 
 def n_rows(data: Any) -> int:
@@ -155,6 +158,12 @@ def release_free_memory() -> bool:
     documentation gives for worker memory "not released back to the OS". Returns whether
     memory was released; a no-op (False) where the C library is not glibc.
     """
+    trim = _glibc("malloc_trim")
+    return bool(trim(0)) if trim else False
+
+
+def _glibc(name: str) -> Any:
+    """A function of glibc (``malloc_trim``, ``mallopt``), or False elsewhere."""
     global _LIBC
     if _LIBC is None:
         _LIBC = False
@@ -163,8 +172,52 @@ def release_free_memory() -> bool:
             import ctypes.util
 
             try:
-                libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-                _LIBC = libc.malloc_trim if hasattr(libc, "malloc_trim") else False
+                _LIBC = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
             except OSError:
                 _LIBC = False
-    return bool(_LIBC(0)) if _LIBC else False
+    return getattr(_LIBC, name, False) if _LIBC else False
+
+
+# glibc's mallopt parameters (malloc.h), and the values its dynamic mmap threshold reaches once
+# large arrays have been freed (DEFAULT_MMAP_THRESHOLD_MAX on 64-bit; trim at twice that)
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+_MMAP_MAX_DYNAMIC = 32 * 1024 * 1024
+_HEAP_DEPTH = 0
+_HEAP_LOCK = threading.Lock()
+
+
+@contextmanager
+def reuse_freed_memory() -> Iterator[None]:
+    """Within the block, glibc serves large arrays from its heap and keeps freed ones for reuse.
+
+    glibc gives every allocation above its mmap threshold (which grows as large blocks are
+    freed, but to 32 MB at most) pages of its own and unmaps them when it is freed, and it
+    trims the top of its heap when more than the trim threshold is free there; the next large
+    array then takes fresh pages, each faulted in and zeroed by the kernel. A fit on n rows
+    makes hundreds of temporaries of n 8-byte items: below 4M rows they stay under the
+    threshold and are recycled; above, every one is faulted anew, system CPU time that grows
+    with the rows. Here both thresholds are raised for the block (``mallopt``), so that freed
+    arrays stay in the heap and are reused; at the end the heap's free pages go back to the
+    system (``malloc_trim``) and the thresholds are set to the values glibc's own dynamic
+    threshold reaches after large frees (32 MB, trim at 64 MB). Nested and threaded blocks: the
+    outermost one restores. A no-op where the C library is not glibc. Nothing computed changes.
+    """
+    global _HEAP_DEPTH
+    mallopt = _glibc("mallopt")
+    if not mallopt:
+        yield
+        return
+    with _HEAP_LOCK:
+        _HEAP_DEPTH += 1
+        if _HEAP_DEPTH == 1:
+            mallopt(_M_MMAP_THRESHOLD, 2**31 - 1)
+            mallopt(_M_TRIM_THRESHOLD, 2**31 - 1)
+    try:
+        yield
+    finally:
+        with _HEAP_LOCK:
+            _HEAP_DEPTH -= 1
+            if _HEAP_DEPTH == 0:
+                mallopt(_M_MMAP_THRESHOLD, _MMAP_MAX_DYNAMIC)
+                mallopt(_M_TRIM_THRESHOLD, 2 * _MMAP_MAX_DYNAMIC)
+                release_free_memory()

@@ -21,7 +21,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 
 from anonml._errors import InputError, NotFittedError
 from anonml._state import pop_frames, push_frames
-from anonml._utils import check_int, check_real, release_free_memory
+from anonml._utils import check_int, check_real, release_free_memory, reuse_freed_memory
 from anonml.anonymize._generalize import (
     SUPPRESSED,
     generalize_labels,
@@ -306,7 +306,7 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
         self.categorical_ = [c for c in categorical if c in set(qi)]
         self.model_ = model
         self.encoder_ = TableEncoder(tree_cols, categorical, max_bins=self._max_bins())
-        with self.encoder_.memoize(frame) as factorized:
+        with self.encoder_.memoize(frame) as factorized, reuse_freed_memory():
             self.encoder_.fit(frame)
             t1 = time.perf_counter()
             groups = np.asarray(self._partition(frame, y_fit), dtype=np.int64)
