@@ -1018,6 +1018,22 @@ def test_copy_false_frees_the_old_columns() -> None:
     assert ag.min_class_size_ >= 10 and k_anonymity(X, ["age", "job", "zip"]) >= 10
 
 
+def test_copy_false_leaves_shallow_copies_and_columns_alone() -> None:
+    """A shallow copy of X, a column or a column subset taken before keep the original values
+    (they hold the old arrays; X's columns are replaced, not written into)."""
+    from anonml import MondrianAnonymizer
+
+    X = pd.DataFrame({"a": np.arange(40) % 7, "b": np.arange(40) % 5, "c": np.arange(40.0),
+                      "s": ["x", "y"] * 20})
+    original = X.copy(deep=True)
+    shallow, column, subset = X.copy(deep=False), X["a"], X[["a", "b"]]
+    MondrianAnonymizer(k=5, quasi_identifiers=["a", "b", "s"], copy=False).fit_transform(X)
+    assert not X.equals(original)
+    pd.testing.assert_frame_equal(shallow, original)
+    pd.testing.assert_series_equal(column, original["a"])
+    pd.testing.assert_frame_equal(subset, original[["a", "b"]])
+
+
 @pytest.mark.parametrize("where", ["partition", "verification", "routing", "before_write"])
 def test_copy_false_failure_leaves_x_unchanged(small, monkeypatch, where) -> None:
     """Whatever fails, it fails before the first column is written: X is as it was, and the
