@@ -918,7 +918,7 @@ def test_anonymize_model_black_box_that_cannot_be_cloned(adult_slice) -> None:
 def copy_problems(draw):
     """The invariants' random problems, sometimes with extreme values (floats near ±1e308, the
     int64 limits) and sometimes an l-diversity of a non-QI column; seeded, so two fits agree."""
-    X, y_arr, y, params = draw(problems())
+    X, _, y, params = draw(problems())
     if draw(st.booleans()):
         for c in X.columns:
             if X[c].dtype == np.float64:
