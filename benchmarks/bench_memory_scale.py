@@ -16,11 +16,14 @@ Every (code version, size) runs in its own subprocess, so that peaks do not mix:
 
 "before" is the code at ``--before`` (default: ``main``), exported with ``git archive`` into a
 temporary folder; "after" is this worktree's ``src``. Both run in the same invocation.
+``--copy true false`` also runs "after" with ``copy=False`` (the QI columns recoded in the
+input frame itself, issue 21 item 6); "before" runs with the default only.
 
 Usage::
 
     python benchmarks/bench_memory_scale.py                      # 1M, 10M, 20M, before and after
     python benchmarks/bench_memory_scale.py --sizes 1M 5M --versions after
+    python benchmarks/bench_memory_scale.py --sizes 5M --copy true false --before c88fdad
 
 Writes benchmarks/results/memory_scale.json and prints a Markdown table.
 """
@@ -86,7 +89,7 @@ def build_table(n: int, seed: int = 0):
     return Xn, yn, qi
 
 
-def child(n: int, k: int) -> dict:
+def child(n: int, k: int, copy: bool = True) -> dict:
     """Run one measurement in this process (called in a subprocess)."""
     import anonml
     from anonml import AccuracyGuidedAnonymizer
@@ -97,9 +100,11 @@ def child(n: int, k: int) -> dict:
     Path("/proc/self/clear_refs").write_text("5")  # reset the peak-RSS mark (VmHWM)
     rss0 = _status("VmRSS")
     cpu0, t0 = _cpu(), time.perf_counter()
-    ag = AccuracyGuidedAnonymizer(k=k, quasi_identifiers=qi, tree="hist", random_state=0)
+    ag = AccuracyGuidedAnonymizer(k=k, quasi_identifiers=qi, tree="hist", random_state=0,
+                                  **({} if copy else {"copy": False}))
     out = ag.fit_transform(X, y)
     wall, cpu = time.perf_counter() - t0, _cpu() - cpu0
+    assert copy or out is X  # copy=False: the input frame itself, recoded
     peak = _status("VmHWM")
     # what was released, to check that before and after give the same table and groups: per
     # column its dtype and factorization (codes in order of appearance, and the distinct
@@ -116,7 +121,7 @@ def child(n: int, k: int) -> dict:
         digest.update(codes.astype(np.int64).tobytes())
         del codes
     return {
-        "rows": n, "k": k, "anonml": str(Path(anonml.__file__).parent),
+        "rows": n, "k": k, "copy": copy, "anonml": str(Path(anonml.__file__).parent),
         "cpu_s": cpu, "wall_s": wall, "cpu_s_per_1M": cpu / n * 1e6,
         "peak_rss_bytes": peak, "rss_before_fit_bytes": rss0, "frame_bytes": frame_bytes,
         "peak_over_frame": peak / frame_bytes, "working_over_frame": (peak - rss0) / frame_bytes,
@@ -151,12 +156,15 @@ def main() -> None:
     parser.add_argument("--before", default="main",
                         help="git revision of the 'before' code, or a src folder")
     parser.add_argument("--k", type=int, default=100)
+    parser.add_argument("--copy", nargs="+", default=["true"], choices=["true", "false"],
+                        help="the anonymizer's copy= for 'after' (false: recode in place)")
     parser.add_argument("--out", default=str(HERE / "results" / "memory_scale.json"))
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--child-copy", default="true", help=argparse.SUPPRESS)
     args = parser.parse_args()
 
     if args.child:
-        print(json.dumps(child(args.child, args.k)))
+        print(json.dumps(child(args.child, args.k, args.child_copy == "true")))
         return
 
     import numpy as np
@@ -176,32 +184,41 @@ def main() -> None:
         srcs = {"after": REPO / "src"}
         if "before" in args.versions:
             srcs["before"] = export_before(args.before, Path(tmp))
-        print("| code | rows | CPU s | CPU s per 1M rows | wall s | peak RSS GB | input frame GB "
-              "| peak / frame | (peak - RSS before fit) / frame | groups | output digest "
-              "| load average before |")
-        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
+        print("| code | copy | rows | CPU s | CPU s per 1M rows | wall s | peak RSS GB "
+              "| input frame GB | peak / frame | RSS before fit / frame "
+              "| (peak - RSS before fit) / frame | groups | output digest "
+              "| load average before → after |")
+        print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|")
+        runs = [(version, copy) for version in args.versions
+                for copy in (args.copy if version == "after" else ["true"])]
         for text in args.sizes:
             n = parse_size(text)
-            for version in args.versions:
+            for version, copy in runs:
                 env = dict(os.environ, PYTHONPATH=str(srcs[version]))
                 load = Path("/proc/loadavg").read_text().split()[:3]
                 proc = subprocess.run([sys.executable, __file__, "--child", str(n), "--k",
-                                       str(args.k)], env=env, capture_output=True, text=True)
+                                       str(args.k), "--child-copy", copy], env=env,
+                                      capture_output=True, text=True)
                 if proc.returncode != 0:
-                    print(f"| {version} | {n:,} | failed: {proc.stderr.strip().splitlines()[-1]} |")
-                    record["runs"].append({"version": version, "rows": n, "error": proc.stderr})
+                    print(f"| {version} | {copy} | {n:,} | failed: "
+                          f"{proc.stderr.strip().splitlines()[-1]} |")
+                    record["runs"].append({"version": version, "copy": copy, "rows": n,
+                                           "error": proc.stderr})
                     continue
                 r = json.loads(proc.stdout.strip().splitlines()[-1])
                 r["version"] = version
                 r["loadavg_before"] = " ".join(load)
                 r["loadavg_after"] = " ".join(Path("/proc/loadavg").read_text().split()[:3])
                 record["runs"].append(r)
-                print(f"| {version} | {n:,} | {r['cpu_s']:.1f} | {r['cpu_s_per_1M']:.2f} | "
-                      f"{r['wall_s']:.1f} | {r['peak_rss_bytes'] / 1e9:.2f} | "
-                      f"{r['frame_bytes'] / 1e9:.2f} | {r['peak_over_frame']:.2f} | "
+                print(f"| {version} | {copy} | {n:,} | {r['cpu_s']:.1f} | "
+                      f"{r['cpu_s_per_1M']:.2f} | {r['wall_s']:.1f} | "
+                      f"{r['peak_rss_bytes'] / 1e9:.2f} | {r['frame_bytes'] / 1e9:.2f} | "
+                      f"{r['peak_over_frame']:.2f} | "
+                      f"{r['rss_before_fit_bytes'] / r['frame_bytes']:.2f} | "
                       f"{r['working_over_frame']:.2f} | {r['groups']} | {r['output_digest']} | "
-                      f"{r['loadavg_before']} |", flush=True)
-    by = {(r["version"], r["rows"]): r for r in record["runs"] if "error" not in r}
+                      f"{r['loadavg_before']} → {r['loadavg_after']} |", flush=True)
+    by = {(r["version"], r["rows"]): r for r in record["runs"]
+          if "error" not in r and r.get("copy", True)}
     sizes = [parse_size(s) for s in args.sizes]
     print()
     for version in args.versions:

@@ -7,9 +7,13 @@ verify, routing tree) cut the samples into windows, taken back to back from the 
 ``fit_transform`` (the input checks before the first step are counted in the first window);
 for each step it prints the largest (RSS - RSS before the fit) / input frame seen in it.
 
+With ``--copy false`` the anonymizer recodes the input frame in place (``copy=False``): its
+last step, ``write``, is the column-by-column write into the frame.
+
 Usage::
 
     PYTHONPATH=src python benchmarks/profile_memory_stages.py --rows 2M
+    PYTHONPATH=src python benchmarks/profile_memory_stages.py --rows 2M --copy false
 """
 
 from __future__ import annotations
@@ -26,13 +30,15 @@ sys.path.insert(0, str(HERE))
 
 from bench_memory_scale import _status, build_table, parse_size
 
-STEPS = ["check_and_encode", "partition", "representatives", "recode", "verify", "routing"]
+STEPS = ["check_and_encode", "partition", "representatives", "recode", "verify", "routing",
+         "write"]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", default="2M")
     parser.add_argument("--k", type=int, default=100)
+    parser.add_argument("--copy", default="true", choices=["true", "false"])
     args = parser.parse_args()
     from anonml import AccuracyGuidedAnonymizer
 
@@ -51,14 +57,16 @@ def main() -> None:
     thread.start()
     rss0 = _status("VmRSS")
     t = time.perf_counter()
-    ag = AccuracyGuidedAnonymizer(k=args.k, quasi_identifiers=qi, tree="hist", random_state=0)
-    ag.fit_transform(X, y)
+    ag = AccuracyGuidedAnonymizer(k=args.k, quasi_identifiers=qi, tree="hist", random_state=0,
+                                  **({} if args.copy == "true" else {"copy": False}))
+    out = ag.fit_transform(X, y)
     done.set()
     thread.join()
     load = Path("/proc/loadavg").read_text().strip()
-    print(f"rows {X.shape[0]:,}, frame {frame / 1e9:.3f} GB, load {load}")
+    print(f"rows {X.shape[0]:,}, frame {frame / 1e9:.3f} GB, copy={args.copy}, the output "
+          f"{'is' if out is X else 'is not'} the input frame, load {load}")
     print("| step | wall s | working memory / frame |\n|---|---:|---:|")
-    for step in STEPS:
+    for step in [s for s in STEPS if s in ag.timings_]:
         a, b = t, t + ag.timings_[step]
         peak = max((r for ts, r in samples if a <= ts <= b), default=rss0)
         print(f"| {step} | {b - a:.2f} | {(peak - rss0) / frame:.2f} |")

@@ -79,6 +79,7 @@ STRICT = ({"xfail_strict": True}
 
 ESTIMATORS = [
     anonml.AccuracyGuidedAnonymizer(k=2),
+    anonml.AccuracyGuidedAnonymizer(k=2, copy=False),  # recodes a DataFrame X in place
     anonml.MondrianAnonymizer(k=2),
     anonml.HilbertAnonymizer(k=2),
     anonml.RTreeAnonymizer(k=2),

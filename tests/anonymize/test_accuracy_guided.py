@@ -909,3 +909,229 @@ def test_anonymize_model_black_box_that_cannot_be_cloned(adult_slice) -> None:
 
     with pytest.raises(InputError, match="cannot be cloned"):
         anonymize_model(BlackBox(), X, 20, qi, y=y, predictions=np.zeros(len(X), dtype=int))
+
+
+# ================================================================================================
+# copy=False: the quasi-identifiers recoded in the caller's DataFrame (issue 21, item 6)
+# ================================================================================================
+@st.composite
+def copy_problems(draw):
+    """The invariants' random problems, sometimes with extreme values (floats near ±1e308, the
+    int64 limits) and sometimes an l-diversity of a non-QI column; seeded, so two fits agree."""
+    X, _, y, params = draw(problems())
+    if draw(st.booleans()):
+        for c in X.columns:
+            if X[c].dtype == np.float64:
+                X[c] = X[c] * 1e305
+            elif X[c].dtype == np.int64:
+                big, small = np.iinfo(np.int64).max, np.iinfo(np.int64).min
+                X[c] = X[c].where(X[c] != 100, big).where(X[c] != -3, small)
+    others = [c for c in X.columns if c not in params["quasi_identifiers"]]
+    if others and draw(st.booleans()):
+        params.update(sensitive=others[0], l=2)
+    params["random_state"] = 0
+    return X, y, params
+
+
+def _raises_the_same(exc, fn) -> None:
+    with pytest.raises(type(exc)):
+        fn()
+
+
+@settings(max_examples=60, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(copy_problems())
+def test_copy_false_recodes_x_itself_into_the_copy_true_table(problem) -> None:
+    """fit_transform with copy=False returns X itself holding exactly copy=True's table (values,
+    dtypes, index), with the same groups, representatives and verified k, l; transform alike;
+    fit alone verifies the same; and where copy=True fails, copy=False fails the same way
+    with X unchanged."""
+    X, y, params = problem
+    original = X.copy(deep=True)
+    a, b = AG(**params), AG(**params, copy=False)
+    X_in_place = X.copy(deep=True)
+    try:
+        expected = a.fit_transform(X.copy(deep=True), y)
+    except Exception as exc:  # noqa: BLE001 - whatever it is, copy=False must do the same
+        _raises_the_same(exc, lambda: b.fit_transform(X_in_place, y))
+        pd.testing.assert_frame_equal(X_in_place, original)
+        return
+    got = b.fit_transform(X_in_place, y)
+    assert got is X_in_place
+    pd.testing.assert_frame_equal(got, expected, check_exact=True)
+    np.testing.assert_array_equal(b.groups_, a.groups_)
+    pd.testing.assert_frame_equal(b.representatives_, a.representatives_)
+    assert (b.min_class_size_, b.privacy_) == (a.min_class_size_, a.privacy_)
+    rows = original.copy(deep=True)
+    assert b.transform(rows) is rows
+    pd.testing.assert_frame_equal(rows, a.transform(original), check_exact=True)
+    fitted = AG(**params).fit(original, y)  # fit builds no table: the same check, column-wise
+    assert (fitted.min_class_size_, fitted.privacy_) == (a.min_class_size_, a.privacy_)
+    pd.testing.assert_frame_equal(original, X)  # the copies were the ones written into
+
+
+@pytest.mark.parametrize("name", ["MondrianAnonymizer", "HilbertAnonymizer", "RTreeAnonymizer",
+                                  "SaNGreeAAnonymizer", "AccuracyGuidedAnonymizer"])
+def test_copy_false_every_anonymizer(adult_slice, name) -> None:
+    """Every anonymizer of the shared pipeline: copy=False gives copy=True's table in X itself,
+    with l-diversity of a column and t-closeness of the label checked the same way."""
+    import anonml
+
+    X, y, _, _, qi, _ = adult_slice
+    X, y = X.iloc[:600].reset_index(drop=True), pd.Series(np.asarray(y)[:600], name="income")
+    cls = getattr(anonml, name)
+    qi = qi[:4] + ["age"]
+    sensitive = next(c for c in X.columns if c not in qi and not
+                     pd.api.types.is_numeric_dtype(X[c].dtype))
+    for extra in ({}, {"sensitive": sensitive, "l": 2}, {"sensitive": "income", "t": 0.5}):
+        params = dict(k=20, quasi_identifiers=qi, random_state=0, **extra)
+        a, b = cls(**params), cls(**params, copy=False)
+        expected = a.fit_transform(X, y)
+        X_in_place = X.copy(deep=True)
+        assert b.fit_transform(X_in_place, y) is X_in_place
+        pd.testing.assert_frame_equal(X_in_place, expected, check_exact=True)
+        assert (b.min_class_size_, b.privacy_) == (a.min_class_size_, a.privacy_)
+        assert set(b.privacy_) == set(extra) - {"sensitive"}
+
+
+def test_copy_false_frees_the_old_columns() -> None:
+    """Nothing the fit keeps (the anonymizer, its encoder, the routing tree, the recoding)
+    holds an old QI column once it is replaced: its memory can go."""
+    import gc
+    import weakref
+
+    rng = np.random.default_rng(0)
+    n = 400
+    X = pd.DataFrame({"age": rng.integers(18, 90, n),
+                      # extension arrays (pandas 2 and 3): the column's array is one object
+                      "job": pd.Series(rng.choice(["a", "b", "c", "d"], n), dtype="string"),
+                      "zip": pd.Series(rng.choice(["1", "2", "3"], n)).astype("category"),
+                      "other": rng.normal(size=n)})
+    y = rng.integers(0, 2, n)
+    old = {c: weakref.ref(X[c].array) for c in ("job", "zip")}
+    gc.collect()
+    assert all(r() is not None for r in old.values())  # X holds them
+    ag = AG(k=10, quasi_identifiers=["age", "job", "zip"], tree="hist", copy=False)
+    assert ag.fit_transform(X, y) is X
+    gc.collect()
+    assert all(r() is None for r in old.values())
+    assert ag.min_class_size_ >= 10 and k_anonymity(X, ["age", "job", "zip"]) >= 10
+
+
+def test_copy_false_leaves_shallow_copies_and_columns_alone() -> None:
+    """A shallow copy of X, a column or a column subset taken before keep the original values
+    (they hold the old arrays; X's columns are replaced, not written into)."""
+    from anonml import MondrianAnonymizer
+
+    X = pd.DataFrame({"a": np.arange(40) % 7, "b": np.arange(40) % 5, "c": np.arange(40.0),
+                      "s": ["x", "y"] * 20})
+    original = X.copy(deep=True)
+    shallow, column, subset = X.copy(deep=False), X["a"], X[["a", "b"]]
+    MondrianAnonymizer(k=5, quasi_identifiers=["a", "b", "s"], copy=False).fit_transform(X)
+    assert not X.equals(original)
+    pd.testing.assert_frame_equal(shallow, original)
+    pd.testing.assert_series_equal(column, original["a"])
+    pd.testing.assert_frame_equal(subset, original[["a", "b"]])
+
+
+@pytest.mark.parametrize("where", ["partition", "verification", "routing", "before_write"])
+def test_copy_false_failure_leaves_x_unchanged(small, monkeypatch, where) -> None:
+    """Whatever fails, it fails before the first column is written: X is as it was, and the
+    anonymizer is not fitted."""
+    from anonml._errors import PrivacyViolationError
+    from anonml.anonymize import _base
+
+    X, y = small
+    before = X.copy(deep=True)
+    ag = AG(k=2, quasi_identifiers=["age", "sex"], copy=False)
+    hook = None
+    if where == "partition":
+        y = np.array([0, 1, 0, None, 1, 0, 1, 0, 1, 0], dtype=object)  # a missing label
+    elif where == "verification":
+        def failing(*args, **kwargs):
+            raise PrivacyViolationError("simulated: a class below k")
+        monkeypatch.setattr(_base, "verify_recoding", failing)
+    elif where == "routing":
+        def failing(*args, **kwargs):
+            raise RuntimeError("simulated: the routing tree failed")
+        monkeypatch.setattr(_base, "anonymizer_routing", failing)
+    else:
+        def hook():
+            raise KeyboardInterrupt
+    with pytest.raises((InputError, PrivacyViolationError, RuntimeError, KeyboardInterrupt)):
+        ag._fit_transform(X, y, None, before_write=hook)
+    pd.testing.assert_frame_equal(X, before)
+    if where != "before_write":  # (there the fit itself had succeeded)
+        with pytest.raises(NotFittedError):
+            ag.transform(X)
+
+
+def test_copy_false_transform_failure_leaves_x_unchanged(small) -> None:
+    """transform: an unseen category, or a representative its column's dtype cannot hold, is
+    refused before anything is written."""
+    X, y = small
+    ag = AG(k=2, quasi_identifiers=["age", "zip"], copy=False).fit(X, y)
+    new = X.copy(deep=True)
+    new.loc[3, "zip"] = "unseen"
+    before = new.copy(deep=True)
+    with pytest.raises(InputError, match="unseen"):
+        ag.transform(new)
+    pd.testing.assert_frame_equal(new, before)
+    # a representative of 20.5 for an integer column (the cast is checked on the groups first)
+    ag.representatives_ = ag.representatives_.assign(age=ag.representatives_["age"] + 0.5)
+    ag.representatives_.loc[0, "age"] = np.nan
+    rows = X.copy(deep=True)
+    with pytest.raises((TypeError, ValueError)):
+        ag.transform(rows)
+    pd.testing.assert_frame_equal(rows, X)
+
+
+def test_copy_parameter_contract(small) -> None:
+    """copy is a constructor parameter (get_params, clone, set_params), checked in fit with one
+    line; an array is never written into (a new array comes back); a state saved before the
+    parameter existed loads with copy=True; release copies always copy."""
+    from anonml.anonymize._model import release_copy
+
+    X, y = small
+    assert AG().get_params()["copy"] is True
+    assert clone(AG(copy=False)).get_params()["copy"] is False
+    _one_line_error(InputError, lambda: AG(k=2, copy="no").fit_transform(X, y), "copy='no'",
+                    "True", "False")
+    before = X.copy(deep=True)
+    _one_line_error(InputError, lambda: AG(k=2, copy=None).fit(X, y), "copy=None")
+    pd.testing.assert_frame_equal(X, before)
+    arr = X[["age"]].to_numpy()
+    arr_before = arr.copy()
+    out = AG(k=2, copy=False).fit_transform(arr, y)
+    assert isinstance(out, np.ndarray) and out is not arr
+    np.testing.assert_array_equal(arr, arr_before)
+    ag = AG(k=2, quasi_identifiers=["age", "sex"], copy=False).fit(X, y)
+    state = ag.__getstate__()
+    del state["copy"]
+    old = object.__new__(AG)
+    old.__setstate__(state)
+    assert old.get_params()["copy"] is True
+    released = release_copy(ag)
+    assert released.copy is True and ag.copy is False
+    rows = X.copy(deep=True)
+    assert released.transform(rows) is not rows
+    pd.testing.assert_frame_equal(rows, X)
+
+
+def test_copy_false_in_anonymize_then_fit_and_map_rows(small) -> None:
+    """AnonymizeThenFit fits a copy=True clone (the attacks refit it on the same rows), and
+    map_rows never recodes the test rows in place."""
+    from anonml.anonymize import AnonymizeThenFit
+    from anonml.anonymize._model import map_rows
+
+    X, y = small
+    X = X.assign(sex=(X["sex"] == "F").astype(int), zip=X["zip"].astype(int))  # a tree reads it
+    before = X.copy(deep=True)
+    m = AnonymizeThenFit(AG(k=2, quasi_identifiers=["age", "sex"], copy=False),
+                         DecisionTreeClassifier(random_state=0), random_state=0).fit(X, y)
+    pd.testing.assert_frame_equal(X, before)
+    assert m.anonymizer.copy is False and m.anonymizer_.copy is True
+    ag = AG(k=2, quasi_identifiers=["age", "sex"], copy=False).fit(X, y)
+    mapped = map_rows(ag, X)
+    assert mapped is not X and ag.copy is False
+    pd.testing.assert_frame_equal(X, before)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from anonml.anonymize._pipeline import _distance_to_median, recode
 from anonml.encoding import TableEncoder
@@ -118,3 +120,114 @@ def test_group_order_is_a_stable_sort(n_groups: int) -> None:
     groups = rng.integers(0, n_groups, 50_000)
     groups[:2] = n_groups - 1  # the largest id occurs
     np.testing.assert_array_equal(_group_order(groups, n_groups), np.argsort(groups, kind="stable"))
+
+
+# -- recode: the casts on the groups' values (session 8) ------------------------------------------
+def _recode_before(frame, qi, groups, representatives, *, cast=True):
+    """``recode`` as it was before the in-place option (main ``c88fdad``): the representatives
+    gathered to the rows, then every row cast; the reference of the property below."""
+    from anonml.anonymize._pipeline import _nullable
+
+    out = frame.copy()
+    for c in qi:
+        col = representatives[c]
+        taken = (col.to_numpy().take(groups) if isinstance(col.dtype, np.dtype)
+                 else col.array.take(groups))
+        values = pd.Series(taken, index=out.index, name=col.name, dtype=col.dtype, copy=False)
+        if not cast:
+            out[c] = pd.Series(values.to_numpy(dtype=object), index=out.index, dtype=object)
+            continue
+        target = frame[c].dtype
+        if isinstance(target, np.dtype) and values.isna().any():
+            target = _nullable(target)
+        if isinstance(target, pd.CategoricalDtype):
+            seen = pd.Index(pd.unique(values.dropna().to_numpy(dtype=object)))
+            extra = seen.difference(target.categories)
+            if len(extra):
+                target = pd.CategoricalDtype(target.categories.append(extra), target.ordered)
+            values = values.astype(target)
+        elif values.dtype != target:
+            values = values.astype(target)
+        out[c] = values.set_axis(out.index)
+    return out
+
+
+_POOLS = {
+    "int64": ([-3, 0, 7, np.iinfo(np.int64).max, np.iinfo(np.int64).min], "int64"),
+    "uint8": ([0, 1, 255], "uint8"),
+    "float": ([-1.5, 0.0, 2.0, 1e308, -1e308, np.nan], "float64"),
+    "Int64": ([-3, 0, 40, None], "Int64"),
+    "bool": ([True, False], "bool"),
+    "boolean": ([True, False, None], "boolean"),
+    "object": (["a", "b", None], object),
+    "str": (["a", "b", None], "str"),
+    "string": (["a", "b", None], "string"),
+    "datetime": ([pd.Timestamp("2020-01-01"), pd.Timestamp("1677-09-22"), pd.NaT],
+                 "datetime64[ns]"),
+    "category": (["a", "b", None], pd.CategoricalDtype(["c", "a", "b"])),
+}
+#: values a representative may hold that its column's dtype lacks (new categories, mixed types)
+_FOREIGN = ["new", "zz", 5, "a b"]
+
+
+@st.composite
+def recode_cases(draw):
+    n = draw(st.integers(1, 30))
+    n_groups = draw(st.integers(1, 8))
+    groups = np.array(draw(st.lists(st.integers(0, n_groups - 1), min_size=n, max_size=n)),
+                      dtype=np.int64)  # some groups may not occur (transform of a few rows)
+    kinds = draw(st.lists(st.sampled_from(sorted(_POOLS)), min_size=1, max_size=4))
+    frame, reps = {}, {}
+    for j, kind in enumerate(kinds):
+        pool, dtype = _POOLS[kind]
+        present = draw(st.lists(st.sampled_from(pool), min_size=1, max_size=len(pool), unique=True))
+        frame[f"q{j}"] = pd.Series(draw(st.lists(st.sampled_from(present), min_size=n,
+                                                 max_size=n)), dtype=dtype)
+        # foreign values: new categories (in any order of types), or a failed cast elsewhere
+        how = draw(st.sampled_from(["same", "same", "suppressed", "foreign"]))
+        rep_pool = list(present) + ([None] if how == "suppressed" else []) + (
+            _FOREIGN if how == "foreign" else [])
+        values = draw(st.lists(st.sampled_from(rep_pool), min_size=n_groups, max_size=n_groups))
+        if how == "foreign":  # at least two of them (their order is the point)
+            values[:2] = draw(st.permutations(_FOREIGN))[:2]
+        reps[f"q{j}"] = (pd.Series(values, dtype=dtype) if how == "same"
+                         else pd.Series(values, dtype=object))
+    frame["other"] = np.arange(n) * 0.5
+    frame = pd.DataFrame(frame)
+    if draw(st.booleans()):
+        frame.index = np.arange(n) // 2  # a duplicated index
+    reps = pd.DataFrame(reps)
+    reps.index.name = "group"
+    qi = draw(st.permutations([c for c in frame.columns if c != "other"]))
+    return frame, list(qi), groups, reps, draw(st.booleans())
+
+
+@settings(max_examples=150, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(recode_cases())
+def test_recode_casts_groups_as_the_rows_were_cast(case) -> None:
+    """The casts done once per group (``recode_plan``) give the table of the casts done per row
+    (the code before): values, dtypes, categories and their order, the index; and writing the
+    same columns into the table itself (``copy=False``) gives it too, or fails alike before
+    anything is written."""
+    from anonml.anonymize._pipeline import recode_plan
+
+    frame, qi, groups, reps, cast = case
+    before = frame.copy(deep=True)
+    try:
+        expected = _recode_before(frame, qi, groups, reps, cast=cast)
+    except (TypeError, ValueError) as exc:
+        with pytest.raises(type(exc)):
+            recode(frame, qi, groups, reps, cast=cast)
+        target = frame.copy(deep=True)
+        with pytest.raises(type(exc)):
+            recode_plan(target, qi, groups, reps, cast=cast).write_into(target)
+        pd.testing.assert_frame_equal(target, before)
+        return
+    got = recode(frame, qi, groups, reps, cast=cast)
+    pd.testing.assert_frame_equal(got, expected, check_exact=True, check_categorical=True)
+    pd.testing.assert_frame_equal(frame, before)  # recode never writes into its input
+    target = frame.copy(deep=True)
+    returned = recode_plan(target, qi, groups, reps, cast=cast).write_into(target)
+    assert returned is target
+    pd.testing.assert_frame_equal(target, expected, check_exact=True)

@@ -182,3 +182,34 @@ def test_outputs_get_the_usual_file_mode(tmp_path, csv_in, capsys):
     umask = os.umask(0)
     os.umask(umask)
     assert stat.S_IMODE(out.stat().st_mode) == 0o666 & ~umask
+
+
+def test_anonymize_recodes_its_own_table_in_place(tmp_path, csv_in, capsys, monkeypatch):
+    """The command recodes the table it read in place (copy=False): the file it writes and the
+    information loss it reports (measured on the original values, before the write) are those
+    of the default copy=True API; the mapping it saves returns new tables (copy=True)."""
+    import io
+
+    import anonml.safemodel
+    from anonml import AccuracyGuidedAnonymizer
+    from anonml.anonymize import summarize
+
+    saved = []
+    monkeypatch.setattr(anonml.safemodel, "save_model", lambda est, path: saved.append(est))
+    out = tmp_path / "anon.csv"
+    code, stdout, _ = run(["anonymize", csv_in, "--k", 20, "--qi", ",".join(QI), "--target",
+                           "income", "--labels", "--sensitive", "income", "--l", 2, "-o", out,
+                           "--save-mapping", tmp_path / "map.skops", "--json"], capsys)
+    assert code == 0
+    summary = json.loads(stdout)
+    raw = pd.read_csv(csv_in)
+    X, y = raw.drop(columns="income"), raw["income"]
+    ag = AccuracyGuidedAnonymizer(k=20, quasi_identifiers=QI, sensitive="income", l=2,
+                                  random_state=0)
+    expected = ag.fit_transform(X, y, sensitive_values=y)
+    expected.insert(list(raw.columns).index("income"), "income", y)
+    pd.testing.assert_frame_equal(pd.read_csv(out),
+                                  pd.read_csv(io.StringIO(expected.to_csv(index=False))))
+    for key, value in summarize(ag, X).items():
+        assert summary[key] == (pytest.approx(value) if isinstance(value, float) else value), key
+    assert len(saved) == 1 and saved[0].get_params()["copy"] is True

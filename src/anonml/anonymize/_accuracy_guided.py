@@ -123,6 +123,18 @@ class AccuracyGuidedAnonymizer(BaseAnonymizer):
         shares of the categorical QIs, round after round until every group satisfies the model
         (``n_merges_`` counts the merges). Merging keeps l and t (their monotonicity), and the
         whole table satisfies them, so this always ends.
+    copy : bool, default True
+        ``False``: :meth:`fit_transform` and :meth:`transform` write the recoded
+        quasi-identifier columns into the DataFrame they are given, one column at a time, and
+        return that DataFrame itself, so that the output needs no second copy of the QI columns
+        (scikit-learn's ``copy`` convention, as in ``StandardScaler(copy=False)``). Everything
+        that can fail (the checks, the fit, the independent privacy verification of the output's
+        values, the casts) runs before the first column is written: if an error is raised, ``X``
+        is unchanged. Only a pandas DataFrame is written into; any other input gets a new array
+        back, as with ``True``. An old column's memory is freed only if nothing else holds it
+        (a shallow copy or a column of ``X`` taken before keeps it). Release copies
+        (``release_copy``, ``release_pipeline``) and ``AnonymizeThenFit`` always copy. See
+        docs/accuracy_guided.md, "Memory".
 
     Attributes
     ----------
@@ -194,6 +206,7 @@ class AccuracyGuidedAnonymizer(BaseAnonymizer):
         hierarchies: dict | None = None,
         recoding: str = "representative",
         suppression: float = 0.0,
+        copy: bool = True,
     ):
         self.k = k
         self.quasi_identifiers = quasi_identifiers
@@ -217,6 +230,7 @@ class AccuracyGuidedAnonymizer(BaseAnonymizer):
         self.hierarchies = hierarchies
         self.recoding = recoding
         self.suppression = suppression
+        self.copy = copy
 
     @property
     def _tree_columns(self) -> str:  # type: ignore[override]

@@ -30,11 +30,13 @@ from anonml.anonymize._generalize import (
 )
 from anonml.anonymize._pipeline import (
     REPRESENTATIVE_RULES,
-    recode,
+    Recoding,
+    recode_plan,
     representative_values,
     select_representatives,
     verify_k_anonymity,
     verify_model,
+    verify_recoding,
 )
 from anonml.anonymize._routing_build import anonymizer_routing, compact_codes
 from anonml.encoding import (
@@ -91,6 +93,7 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
         "hierarchies": None,
         "recoding": "representative",
         "suppression": 0.0,
+        "copy": True,
     }
 
     def _param(self, name: str) -> Any:
@@ -101,7 +104,10 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
         return push_frames(super().__getstate__())
 
     def __setstate__(self, state: dict) -> None:
-        super().__setstate__(pop_frames(state))
+        state = pop_frames(state)
+        if isinstance(state, dict):  # saved before ``copy`` existed: get_params needs it
+            state.setdefault("copy", True)
+        super().__setstate__(state)
 
     # -- scikit-learn plumbing ---------------------------------------------------------------
     def __sklearn_tags__(self):
@@ -147,17 +153,51 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
 
         >>> ag.fit(X, model.predict(X), sensitive_values=y)  # doctest: +SKIP
         """
-        self._fit(X, y, sensitive_values)
+        self._fit(X, y, sensitive_values, output="none")
         return self
 
     def fit_transform(self, X: Any, y: Any = None, *, sensitive_values: Any = None,
                       **fit_params: Any) -> Any:
         """Fit, then return the anonymized training table (verified k-anonymous).
 
-        Same container, columns, dtypes and index as ``X``. ``sensitive_values``: as in
-        :meth:`fit`.
+        Parameters
+        ----------
+        X, y, sensitive_values
+            As in :meth:`fit`.
+
+        Returns
+        -------
+        X_anon : DataFrame or ndarray
+            Same container, columns, dtypes and index as ``X``: with ``copy=True`` (the
+            default) a new table; with ``copy=False`` and a DataFrame ``X``, ``X`` itself,
+            its quasi-identifier columns replaced, once everything (fit, verification) has
+            succeeded; if an error is raised, ``X`` is unchanged.
         """
-        return from_frame(self._fit(X, y, sensitive_values), X)
+        return self._fit_transform(X, y, sensitive_values)
+
+    def _fit_transform(self, X: Any, y: Any, sensitive_values: Any,
+                       before_write: Any = None) -> Any:
+        """:meth:`fit_transform`; ``before_write()``, if given, runs once the fit has
+        succeeded and before ``copy=False`` writes into ``X`` (the CLI measures the
+        information loss there, on the original values)."""
+        in_place = self._in_place(X)
+        result = self._fit(X, y, sensitive_values, output="in_place" if in_place else "copy")
+        if before_write is not None:
+            before_write()
+        if not in_place:
+            return from_frame(result, X)
+        t = time.perf_counter()
+        result.write_into(X)
+        self.timings_["write"] = time.perf_counter() - t
+        return X
+
+    def _in_place(self, X: Any) -> bool:
+        """Whether to write into ``X`` (``copy=False`` and a DataFrame), with ``copy`` checked."""
+        copy = self._param("copy")
+        if not isinstance(copy, (bool, np.bool_)):
+            raise InputError(f"copy={copy!r}; use True (return a new table) or False (recode X "
+                             "in place)")
+        return not copy and isinstance(X, pd.DataFrame)
 
     def transform(self, X: Any) -> Any:
         """Replace the quasi-identifiers of each row by those of its group's representative.
@@ -166,6 +206,10 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
         are routed the same way (the mapping the model was retrained for). With
         ``recoding="generalize"`` each row gets its group's generalized labels; a row routed to
         a suppressed group gets its QIs suppressed.
+
+        With ``copy=False`` and a DataFrame ``X``, the QI columns of ``X`` are replaced and
+        ``X`` itself is returned (every check, the routing and the casts run before the first
+        column is written; if an error is raised, ``X`` is unchanged).
         """
         if not hasattr(self, "representatives_"):
             raise NotFittedError(
@@ -173,14 +217,16 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
             )
         frame, _ = as_frame(X)
         self._check_columns(frame)
+        in_place = self._in_place(X)
         if frame.shape[0] == 0:
-            return from_frame(frame.copy(), X)
+            return X if in_place else from_frame(frame.copy(), X)
         groups = self._groups(frame)
-        out = recode(
-            frame, self.qi_, groups, self.representatives_,
-            cast=self.recoding_ == "representative",
-        )
-        return from_frame(out, X)
+        # every check and cast happens here, before anything is written into X
+        plan = recode_plan(frame, self.qi_, groups, self.representatives_,
+                           cast=self.recoding_ == "representative")
+        if in_place:
+            return plan.write_into(X)
+        return from_frame(plan.new_frame(frame), X)
 
     def _groups(self, frame: pd.DataFrame) -> np.ndarray:
         """Group of every row (after any merge): through the routing tree ``route_`` (splits on
@@ -249,11 +295,18 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
                              "entries; fix: drop those rows or fill them")
         return values
 
-    def _fit(self, X: Any, y: Any, sensitive_values: Any = None) -> pd.DataFrame:
+    def _fit(self, X: Any, y: Any, sensitive_values: Any = None, *,
+             output: str = "copy") -> pd.DataFrame | Recoding | None:
+        """The fit. ``output="copy"``: build the anonymized table, verify it, return it;
+        ``"in_place"``: verify the output's columns one at a time (:func:`verify_recoding`)
+        and return the :class:`Recoding` that writes them (the caller writes, after
+        everything here has succeeded; the routing tree reads ``X``'s original values);
+        ``"none"`` (:meth:`fit`): the same check, nothing returned."""
         t0 = time.perf_counter()
         # until the new output passes verification, the estimator counts as not fitted
         self.__dict__.pop("representatives_", None)
         frame, _ = as_frame(X)
+        self._in_place(X)  # copy= checked before the work
         k = self._check_k(frame.shape[0])
         if self.representative not in REPRESENTATIVE_RULES:
             raise InputError(
@@ -346,14 +399,23 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
                     SUPPRESSED if recoding == "generalize" else None
                 )
         t3 = time.perf_counter()
-        out = recode(frame, qi, groups, representatives, cast=recoding == "representative")
+        plan = recode_plan(frame, qi, groups, representatives, cast=recoding == "representative")
+        out = plan.new_frame(frame) if output == "copy" else None
         t4 = time.perf_counter()
-        self.min_class_size_ = verify_k_anonymity(out, qi, k)
-        checked = out
-        if label_values is not None and not model.trivial:  # the label beside the QIs
-            checked = out[qi].copy()
-            checked[model.sensitive] = label_values.to_numpy()
-        self.privacy_ = verify_model(checked, qi, model, hierarchies)
+        if out is not None:
+            self.min_class_size_ = verify_k_anonymity(out, qi, k)
+            checked = out
+            if label_values is not None and not model.trivial:  # the label beside the QIs
+                checked = out[qi].copy()
+                checked[model.sensitive] = label_values.to_numpy()
+            self.privacy_ = verify_model(checked, qi, model, hierarchies)
+        else:  # the same check on the output's columns built one at a time, nothing written
+            sensitive = None
+            if model.l is not None or model.t is not None:
+                sensitive = (label_values.to_numpy() if label_values is not None
+                             else frame[model.sensitive])
+            self.min_class_size_, self.privacy_ = verify_recoding(
+                plan, qi, k, model, hierarchies, sensitive)
         # the ground distance of a t claim, resolved ("auto" -> ordered, equal, hierarchical):
         # a released file keeps it so the claim can be re-measured without the hierarchies
         self.t_distance_ = model.distance if model.t is not None else None
@@ -382,7 +444,12 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
             warnings.warn(collapsed, AnonmlWarning, stacklevel=3)
         # the routing a released copy keeps: splits on raw values with rounded thresholds
         release_free_memory()  # (the verification's temporaries)
-        self.route_ = anonymizer_routing(self, frame, groups, merge_map, factorized)
+        try:
+            self.route_ = anonymizer_routing(self, frame, groups, merge_map, factorized)
+        except BaseException:  # not fitted after all (and no older routing tree kept)
+            self.__dict__.pop("representatives_", None)
+            self.__dict__.pop("route_", None)
+            raise
         t6 = time.perf_counter()
         self.timings_ = {
             "check_and_encode": t1 - t0,
@@ -394,6 +461,8 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
         }
         # a partitioner's own steps (``partition`` split further), kept by ``_partition``
         self.timings_.update(self.__dict__.pop("_partition_timings", {}))
+        if output == "in_place":
+            return plan
         return out
 
     def _check_hierarchies(self, frame: pd.DataFrame) -> dict:

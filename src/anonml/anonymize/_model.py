@@ -107,8 +107,10 @@ def release_copy(anonymizer: Any, *, in_pipeline: bool = False, _legacy: bool = 
     Returns
     -------
     anonymizer
-        Same class, ``handle_unknown="ignore"`` (a copy with a routing tree); ``transform`` of the training rows gives the same output as
-        ``fit_transform``, and new rows are routed by the rounded thresholds. The original is
+        Same class, ``handle_unknown="ignore"`` (a copy with a routing tree) and ``copy=True``
+        (its ``transform`` returns a new table, never rewrites the caller's); ``transform`` of
+        the training rows gives the same output as ``fit_transform``, and new rows are routed
+        by the rounded thresholds. The original is
         unchanged. (An anonymizer without a routing tree, SaNGreeA, is copied without its
         per-row state only.)
     """
@@ -128,6 +130,7 @@ def release_copy(anonymizer: Any, *, in_pipeline: bool = False, _legacy: bool = 
     out.merge_map_ = None  # folded into the routing tree's leaves
     # no category lists: an unseen category follows each split's default branch, as "ignore"
     out.handle_unknown = "ignore"
+    _returns_new_tables(out)
     if out.__dict__.get("hierarchies") is not None:
         out.hierarchies = None  # their category lists are not needed to route
     return out
@@ -143,7 +146,15 @@ def _legacy_copy(anonymizer: Any) -> Any:
     model = out.__dict__.get("model_")
     if dataclasses.is_dataclass(model) and getattr(model, "codes", None) is not None:
         out.model_ = dataclasses.replace(model, codes=np.zeros(0, dtype=np.int64))
+    _returns_new_tables(out)
     return out
+
+
+def _returns_new_tables(mapping: Any) -> None:
+    """A released mapping's ``transform`` returns a new table (``copy=True``), whatever the
+    anonymizer was fitted with: ``pipeline.predict(X)`` must not rewrite the caller's ``X``."""
+    if "copy" in mapping.__dict__:
+        mapping.copy = True
 
 
 def release_pipeline(anonymizer: Any, model: Any, *, _legacy: bool = False) -> Any:
@@ -173,12 +184,15 @@ def _clone(model: Any) -> Any:
 
 def map_rows(anonymizer: Any, X: Any) -> Any:
     """``anonymizer.transform(X)``, with categories unseen in fit routed instead of refused
-    (test rows may hold values the training rows lack)."""
+    (test rows may hold values the training rows lack), into a new table (``copy=True``)."""
     chosen = anonymizer.handle_unknown
+    # the rows are the caller's (test rows scored again later): never recoded in place
+    copy = {"copy": anonymizer.copy} if "copy" in anonymizer.get_params(deep=False) else {}
     try:
-        return anonymizer.set_params(handle_unknown="ignore").transform(X)
+        return anonymizer.set_params(handle_unknown="ignore",
+                                     **({"copy": True} if copy else {})).transform(X)
     finally:
-        anonymizer.set_params(handle_unknown=chosen)
+        anonymizer.set_params(handle_unknown=chosen, **copy)
 
 
 def retrain(

@@ -122,6 +122,18 @@ class MondrianAnonymizer(BaseAnonymizer):
         (The fitted cut tree's own ``_assign`` routes it to the largest part.)
     random_state : None
         Unused: Mondrian is deterministic. Accepted for a uniform interface.
+    copy : bool, default True
+        ``False``: :meth:`fit_transform` and :meth:`transform` write the recoded
+        quasi-identifier columns into the DataFrame they are given, one column at a time, and
+        return that DataFrame itself, so that the output needs no second copy of the QI columns
+        (scikit-learn's ``copy`` convention, as in ``StandardScaler(copy=False)``). Everything
+        that can fail (the checks, the fit, the independent privacy verification of the output's
+        values, the casts) runs before the first column is written: if an error is raised, ``X``
+        is unchanged. Only a pandas DataFrame is written into; any other input gets a new array
+        back, as with ``True``. An old column's memory is freed only if nothing else holds it
+        (a shallow copy or a column of ``X`` taken before keeps it). Release copies
+        (``release_copy``, ``release_pipeline``) and ``AnonymizeThenFit`` always copy. See
+        docs/accuracy_guided.md, "Memory".
 
     Attributes
     ----------
@@ -188,6 +200,7 @@ class MondrianAnonymizer(BaseAnonymizer):
         representative: str = "majority_medoid",
         handle_unknown: str = "error",
         random_state: Any = None,
+        copy: bool = True,
     ):
         self.k = k
         self.quasi_identifiers = quasi_identifiers
@@ -206,6 +219,7 @@ class MondrianAnonymizer(BaseAnonymizer):
         self.representative = representative
         self.handle_unknown = handle_unknown
         self.random_state = random_state
+        self.copy = copy
 
     # -- partition ---------------------------------------------------------------------------------
     def _partition(self, frame: pd.DataFrame, y_fit: np.ndarray | None) -> np.ndarray:

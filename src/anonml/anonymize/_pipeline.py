@@ -30,8 +30,11 @@ __all__ = [
     "select_representatives",
     "representative_values",
     "recode",
+    "recode_plan",
+    "Recoding",
     "verify_k_anonymity",
     "verify_model",
+    "verify_recoding",
     "REPRESENTATIVE_RULES",
     "PER_FEATURE_RULES",
     "JOINT_CATEGORICAL_RULES",
@@ -325,6 +328,127 @@ def representative_values(
     return reps
 
 
+class Recoding:
+    """The output's quasi-identifier columns before they exist: for each QI, one value per
+    group already in the output's dtype, so that the output column is that array taken at
+    ``groups`` (:meth:`column`).
+
+    Built by :func:`recode_plan`, which does every cast (the step that can fail on odd dtypes)
+    on the groups' values, not on the rows. Then the columns are built one at a time: into a
+    copy of the table (:meth:`new_frame`, what :func:`recode` returns), into the table itself
+    (:meth:`write_into`, the anonymizers' ``copy=False``), or only to be checked
+    (:func:`verify_recoding`), so that no second copy of the QI columns is ever held.
+    """
+
+    def __init__(self, groups: np.ndarray, index: pd.Index, per_group: dict) -> None:
+        self.groups = groups
+        self.index = index
+        self.per_group = per_group  # QI -> values per group (numpy or extension array)
+
+    @property
+    def columns(self) -> list:
+        return list(self.per_group)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (len(self.groups), len(self.per_group))
+
+    def column(self, c: Any) -> pd.Series:
+        """The output column ``c``: its group's value on every row, on the table's index."""
+        values = self.per_group[c]
+        # a gather of the group values: no length-n index is built and then dropped; the
+        # dtype is given, so that pandas >= 3 does not infer 'str' for an object column
+        return pd.Series(values.take(self.groups), index=self.index, name=c,
+                         dtype=values.dtype, copy=False)
+
+    __getitem__ = column  # what the verification reads: ``table[c]`` and ``table.shape``
+
+    def new_frame(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """A copy of ``frame`` with the recoded QI columns (non-QI columns shared where
+        copy-on-write makes that safe, see :func:`_shallow_copy`)."""
+        out = _shallow_copy(frame)
+        for c in self.per_group:
+            out[c] = self.column(c)
+        return out
+
+    def write_into(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """Replace ``frame``'s QI columns by the recoded ones, in place, one at a time: each
+        old column is released (unless something else holds it) before the next new one is
+        built, so the table never holds two copies of its QI columns. Plain column
+        assignments: nothing in this loop checks or casts (:func:`recode_plan` did)."""
+        for c in self.per_group:
+            frame[c] = self.column(c)
+        return frame
+
+
+def recode_plan(
+    frame: pd.DataFrame,
+    qi: Sequence[Any],
+    groups: np.ndarray,
+    representatives: pd.DataFrame,
+    *,
+    cast: bool = True,
+) -> Recoding:
+    """Each QI's output value per group, in the output dtype (see :func:`recode`).
+
+    The casts are done on the representatives of the groups that occur in ``groups`` (all of
+    them in a fit), which gives the same values and dtypes as casting the gathered rows: a
+    cast acts value by value, and the dtype's choices (a nullable twin when a value is
+    missing, the categories a category column gains) look only at the values that occur.
+    """
+    groups = np.asarray(groups)
+    n_groups = representatives.shape[0]
+    used = None
+    if groups.size and n_groups:
+        present = np.bincount(groups, minlength=n_groups) > 0
+        if not present.all():  # transform of a few rows: the other groups' values do not count
+            used = np.flatnonzero(present)
+    per_group = {}
+    for c in qi:
+        col = representatives[c].reset_index(drop=True)
+        seen = col if used is None else col.iloc[used].reset_index(drop=True)
+        if not cast:
+            values = seen.to_numpy(dtype=object)
+        else:
+            target = frame[c].dtype
+            if isinstance(target, np.dtype) and seen.isna().any():  # suppressed: missing values
+                target = _nullable(target)
+            if isinstance(target, pd.CategoricalDtype):
+                extra = _new_categories(seen, target, groups, used)
+                if len(extra):
+                    target = pd.CategoricalDtype(target.categories.append(extra), target.ordered)
+                seen = seen.astype(target)
+            elif seen.dtype != target:
+                seen = seen.astype(target)
+            values = seen.to_numpy() if isinstance(seen.dtype, np.dtype) else seen.array
+        if used is not None:  # back to one entry per group id (the absent ones never read)
+            where = np.zeros(n_groups, dtype=np.intp)
+            where[used] = np.arange(used.size)
+            values = values.take(where)
+        per_group[c] = values
+    return Recoding(groups, frame.index, per_group)
+
+
+def _new_categories(seen: pd.Series, target: pd.CategoricalDtype, groups: np.ndarray,
+                    used: np.ndarray | None) -> pd.Index:
+    """The values of ``seen`` (one per used group) that ``target`` lacks, in the order the
+    recoded rows would show them: ``Index.difference`` sorts them when it can, and keeps the
+    order of first appearance among the rows when it cannot, so that order is rebuilt from
+    the first row of each group (only when two or more values are new)."""
+    values = seen.dropna().to_numpy(dtype=object)
+    extra = pd.Index(pd.unique(values)).difference(target.categories)
+    if len(extra) < 2:
+        return extra
+    n_groups = len(seen) if used is None else int(used.max()) + 1
+    first = np.full(n_groups, groups.size, dtype=np.int64)
+    np.minimum.at(first, groups, np.arange(groups.size))  # the first row of every group
+    ids = np.arange(len(seen)) if used is None else used
+    by_first = np.argsort(first[ids], kind="stable")
+    ordered = seen.iloc[by_first]
+    return pd.Index(pd.unique(ordered.dropna().to_numpy(dtype=object))).difference(
+        target.categories)
+
+
 def recode(
     frame: pd.DataFrame,
     qi: Sequence[Any],
@@ -340,32 +464,10 @@ def recode(
     (a category column gains the categories it lacks; an integer or bool column holding
     suppressed, missing values becomes its pandas nullable twin, ``Int64``, ``UInt64``, ...,
     ``boolean``, so that every integer keeps its exact value). Without it (generalized labels)
-    the QI columns hold text.
+    the QI columns hold text. ``recode_plan(...).write_into(frame)`` writes the same columns into
+    ``frame`` itself.
     """
-    out = _shallow_copy(frame)
-    for c in qi:
-        # a gather of the column's array: no length-n index is built and then dropped
-        col = representatives[c]
-        taken = col.to_numpy().take(groups) if isinstance(col.dtype, np.dtype) else col.array.take(groups)
-        values = pd.Series(taken, index=out.index, name=col.name, dtype=col.dtype, copy=False)
-        if not cast:
-            out[c] = pd.Series(values.to_numpy(dtype=object), index=out.index, dtype=object)
-            continue
-        target = frame[c].dtype
-        if isinstance(target, np.dtype) and values.isna().any():  # suppressed: missing values
-            target = _nullable(target)
-        if isinstance(target, pd.CategoricalDtype):
-            seen = pd.Index(pd.unique(values.dropna().to_numpy(dtype=object)))
-            extra = seen.difference(target.categories)
-            if len(extra):
-                target = pd.CategoricalDtype(target.categories.append(extra), target.ordered)
-            values = values.astype(target)
-        elif values.dtype != target:
-            values = values.astype(target)
-        # a Series on out's own index: assigning a bare object array would let pandas >= 3
-        # infer the 'str' dtype for an object column of strings
-        out[c] = values.set_axis(out.index)
-    return out
+    return recode_plan(frame, qi, groups, representatives, cast=cast).new_frame(frame)
 
 
 def _shallow_copy(frame: pd.DataFrame) -> pd.DataFrame:
@@ -429,3 +531,47 @@ def verify_model(
                 f"t={model.t:g}; nothing was returned; please report this"
             )
     return achieved
+
+
+def verify_recoding(
+    plan: Recoding,
+    qi: Sequence[Any],
+    k: int,
+    model: PrivacyModel,
+    hierarchies: dict | None = None,
+    sensitive: pd.Series | np.ndarray | None = None,
+) -> tuple[int, dict]:
+    """:func:`verify_k_anonymity` and :func:`verify_model` on an output that is not built yet.
+
+    The same independent check, from the output's own values: the equivalence classes are
+    derived (by :func:`anonml.privacy._k_anonymity._classes`, as :func:`k_anonymity` does)
+    from the recoded QI columns, each built from ``plan`` exactly as it will be written,
+    coded, and dropped before the next, so the check holds one output column at a time, not
+    the table. l and t are then measured on those classes (their one column of class ids
+    stands for the QI columns: the same rows share a class) beside ``sensitive``, the
+    sensitive values by row (a column of the input, which recoding does not change, or the
+    label). This is what lets ``copy=False`` check everything before its first write.
+
+    Returns
+    -------
+    (int, dict)
+        The smallest class size and the achieved ``{"l": ..., "t": ...}``, or raises
+        :class:`~anonml._errors.PrivacyViolationError` with the messages of the two checks.
+    """
+    from anonml.privacy._k_anonymity import _classes
+
+    class_of_row, sizes = _classes(plan, list(qi))
+    smallest = int(sizes.min()) if sizes.size else 0
+    if smallest < k:
+        raise PrivacyViolationError(
+            f"internal error: the output has {int((sizes < k).sum())} equivalence classes "
+            f"smaller than k={k} (smallest {smallest}); nothing was returned; please report "
+            "this with the parameters used"
+        )
+    if model.l is None and model.t is None:
+        return smallest, {}
+    name = "__class__" if model.sensitive != "__class__" else "__classes__"
+    table = pd.DataFrame({name: class_of_row}, index=plan.index)
+    table[model.sensitive] = sensitive
+    del class_of_row
+    return smallest, verify_model(table, [name], model, hierarchies)

@@ -137,6 +137,18 @@ class SaNGreeAAnonymizer(BaseAnonymizer):
         hierarchy): raise, or treat it as sharing only the root with every other value.
     random_state : None
         Not used: the algorithm is deterministic. Kept for the common interface.
+    copy : bool, default True
+        ``False``: :meth:`fit_transform` and :meth:`transform` write the recoded
+        quasi-identifier columns into the DataFrame they are given, one column at a time, and
+        return that DataFrame itself, so that the output needs no second copy of the QI columns
+        (scikit-learn's ``copy`` convention, as in ``StandardScaler(copy=False)``). Everything
+        that can fail (the checks, the fit, the independent privacy verification of the output's
+        values, the casts) runs before the first column is written: if an error is raised, ``X``
+        is unchanged. Only a pandas DataFrame is written into; any other input gets a new array
+        back, as with ``True``. An old column's memory is freed only if nothing else holds it
+        (a shallow copy or a column of ``X`` taken before keeps it). Release copies
+        (``release_copy``, ``release_pipeline``) and ``AnonymizeThenFit`` always copy. See
+        docs/accuracy_guided.md, "Memory".
 
     Attributes
     ----------
@@ -215,6 +227,7 @@ class SaNGreeAAnonymizer(BaseAnonymizer):
         representative: str = "majority_medoid",
         handle_unknown: str = "error",
         random_state: Any = None,
+        copy: bool = True,
     ):
         self.k = k
         self.quasi_identifiers = quasi_identifiers
@@ -232,6 +245,7 @@ class SaNGreeAAnonymizer(BaseAnonymizer):
         self.representative = representative
         self.handle_unknown = handle_unknown
         self.random_state = random_state
+        self.copy = copy
 
     # -- the pipeline hooks ----------------------------------------------------------------------
     def _partition(self, frame: pd.DataFrame, y_fit: np.ndarray | None) -> np.ndarray:

@@ -31,7 +31,9 @@ class AnonymizeThenFit(ClassifierMixin, BaseEstimator):
     Parameters
     ----------
     anonymizer : anonml anonymizer, unfitted
-        E.g. ``AccuracyGuidedAnonymizer(k=10, quasi_identifiers=[...])``.
+        E.g. ``AccuracyGuidedAnonymizer(k=10, quasi_identifiers=[...])``. Its clone is fitted
+        with ``copy=True`` whatever it says: ``fit`` never rewrites ``X`` (the attacks refit
+        this procedure on the same rows).
     estimator : classifier, unfitted
     random_state : int or None
         Seeds the anonymizer and, with ``seed_estimator``, the estimator (every
@@ -92,6 +94,8 @@ class AnonymizeThenFit(ClassifierMixin, BaseEstimator):
         """The procedure, for this class and for subclasses that build the anonymizer from
         parameters of their own."""
         anonymizer = self._seeded(anonymizer)
+        if "copy" in anonymizer.get_params(deep=False):  # fit never rewrites X: the attacks
+            anonymizer.set_params(copy=True)  # refit this procedure on the same rows
         guide, first = y, None
         if type(anonymizer).__name__ == "AccuracyGuidedAnonymizer":
             first = self._seeded(self.estimator, seed_estimator).fit(X, y)

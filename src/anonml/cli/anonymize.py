@@ -173,7 +173,6 @@ def run(args: argparse.Namespace) -> int:
                          "quasi-identifier: it would name every person in the output; fix: "
                          f"--drop {','.join(map(str, unique))} (or --keep it if it must stay, "
                          "or add it to --qi); nothing was written")
-    features = frame.drop(columns=[args.target]) if args.target else frame
     test = None
     if args.test is not None:
         say(f"reading {args.test}")
@@ -198,17 +197,23 @@ def run(args: argparse.Namespace) -> int:
 
         say(f"reading the model {args.model} in the sandbox")
         model = open_model(args.model, trust=args.trust_model)
+    if args.labels and args.target is None:
+        raise InputError("--labels needs --target COLUMN, the column of true labels")
+    # the features are the table read, the target taken out of it (not a copy: the anonymizer
+    # recodes them in place, copy=False, so no other reference may hold their columns)
+    target_at = frame.columns.get_loc(args.target) if args.target else None
+    target = frame.pop(args.target) if args.target else None
+    features = frame
+    del frame
     if args.labels:
-        if args.target is None:
-            raise InputError("--labels needs --target COLUMN, the column of true labels")
-        y = frame[args.target]
+        y = target
     elif args.predictions:
         y = _load_predictions(args.predictions)
     elif method == "ag":
         say("predicting with the model")
         y = _predict(model, features, args.model)
     else:  # target-free methods: the labels, when given, choose the representatives
-        y = frame[args.target] if args.target else None
+        y = target
     categorical = _split_names(args.categorical, "categorical") if args.categorical else None
     anonymizer = anonymizer_class(method)(
         k=args.k,
@@ -225,17 +230,26 @@ def run(args: argparse.Namespace) -> int:
         recoding=args.recoding,
         suppression=args.suppression,
         random_state=args.seed,
+        copy=False,  # the table read is this command's own: recoded in place
         **params,
     )
-    say(f"anonymizing {len(frame):,} rows ({METHODS[method]}, k={args.k}, {len(qi)} "
+    say(f"anonymizing {len(features):,} rows ({METHODS[method]}, k={args.k}, {len(qi)} "
         "quasi-identifiers)")
     t = time.perf_counter()
     # the target never reaches the partitioner; as --sensitive its values go aside
-    label = frame[args.target] if args.target and args.sensitive == args.target else None
-    out = anonymizer.fit_transform(features, y, sensitive_values=label)
-    seconds = time.perf_counter() - t
-    say("measuring the information loss")
-    summary = anonml.anonymize.summarize(anonymizer, features)
+    label = target if args.target and args.sensitive == args.target else None
+    summary: dict = {}
+    measured = []
+
+    def measure() -> None:  # on the original values, before they are recoded in place
+        say("measuring the information loss")
+        t_measure = time.perf_counter()
+        summary.update(anonml.anonymize.summarize(anonymizer, features))
+        measured.append(time.perf_counter() - t_measure)
+
+    out = anonymizer._fit_transform(features, y, label, before_write=measure)
+    seconds = time.perf_counter() - t - measured[0]
+    anonymizer.set_params(copy=True)  # a saved mapping returns new tables, the default
     if method == "ag":
         summary["tree"] = anonymizer.tree_method_
     if drop:
@@ -245,12 +259,12 @@ def run(args: argparse.Namespace) -> int:
         from anonml.anonymize._model import retrain
 
         X_test, y_test = test.drop(columns=[args.target]), test[args.target].to_numpy()
-        retrained, scores = retrain(model, out, frame[args.target].to_numpy(),
+        retrained, scores = retrain(model, out, target.to_numpy(),
                                     anonymizer=anonymizer, X_test=X_test, y_test=y_test,
                                     progress=say)
         summary.update(scores)
     if args.target:  # put it back, unchanged, where it was
-        out.insert(frame.columns.get_loc(args.target), args.target, frame[args.target])
+        out.insert(target_at, args.target, target)
     say(f"writing {args.output}")
     write_table(out, args.output)
     summary["output"] = str(args.output)
