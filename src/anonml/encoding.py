@@ -353,6 +353,7 @@ class TableEncoder:
         return [c for c in self.columns if c not in cat]
 
     def fit(self, frame: pd.DataFrame) -> "TableEncoder":
+        memo = self._memo if getattr(self, "_memo_frame", None) is frame else None
         for c in self.numeric:
             v = frame[c].to_numpy(dtype=np.float64)
             # mean and std of the values scaled by a power of two: finite for any finite floats
@@ -362,15 +363,27 @@ class TableEncoder:
             self.mean_[c] = float(z.mean())
             std = float(z.std())
             self.scale_[c] = std if std > 0 else 1.0
-            self.values_[c] = np.sort(pd.unique(v))
+            # the distinct values (pd.unique's, by the same hash table) and, for the fit
+            # frame's rows, their ranks among them: what :meth:`ranks` would search for
+            row_codes, uniques = pd.factorize(v, use_na_sentinel=False)
+            order = np.argsort(uniques, kind="stable")
+            self.values_[c] = uniques[order]
+            if memo is not None and not np.isnan(uniques).any():
+                rank = np.empty(order.size, dtype=np.float64)
+                rank[order] = np.arange(order.size, dtype=np.float64)
+                memo[(c, "rank")] = rank.take(row_codes)
+            del row_codes
             self.thresholds_[c] = _bin_thresholds(v, self.max_bins, self.values_[c])
-        memo = self._memo if getattr(self, "_memo_frame", None) is frame else None
         for c in self.categorical:
             s = frame[c]
             row_codes, uniques = pd.factorize(s, use_na_sentinel=True)
             values = np.asarray(uniques, dtype=object)
+            code_of = None  # each unique's code (its position among the sorted categories)
             try:
-                values = np.sort(values)
+                order = np.argsort(values, kind="stable")
+                values = values[order]
+                code_of = np.empty(order.size, dtype=np.int64)
+                code_of[order] = np.arange(order.size)
             except TypeError:  # values of one kind that do not order (checked before)
                 values = np.asarray(sorted(values, key=repr), dtype=object)
             self.cats_[c] = _CatSpec(np.asarray(values, dtype=object), bool((row_codes < 0).any()))
@@ -378,7 +391,10 @@ class TableEncoder:
                 # kept in the smallest integer dtype (1 byte a row, not 8, for each column
                 # while the partition runs)
                 row_codes = _smallest_codes(row_codes, len(uniques))
-                codes = self._codes(frame, c, "error", (row_codes, uniques))
+                if code_of is not None:  # known values 0..m-1, missing m (as _codes gives)
+                    codes = np.append(code_of, len(values))[row_codes]
+                else:
+                    codes = self._codes(frame, c, "error", (row_codes, uniques))
                 memo[(c, "error")] = memo[(c, "ignore")] = _smallest_codes(
                     codes, self.cats_[c].n_codes + 1)
                 del codes
@@ -459,6 +475,9 @@ class TableEncoder:
         A value seen in fit gets its rank ``0 .. m-1``; any other value ``i - 0.5``, where
         ``i`` is the number of fit values below it, so that the order is kept.
         """
+        memo = getattr(self, "_memo", None)
+        if memo is not None and self._memo_frame is frame and (column, "rank") in memo:
+            return memo[(column, "rank")].copy()  # the fit frame's ranks, found by fit
         u = self.values_[column]
         v = frame[column].to_numpy(dtype=np.float64)
         i = np.searchsorted(u, v, side="left")
