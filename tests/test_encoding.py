@@ -255,6 +255,26 @@ def test_fit_within_a_block_gives_the_same_views(mixed: pd.DataFrame, nan: bool)
             np.testing.assert_array_equal(enc.cats_[c].categories, plain.cats_[c].categories)
             np.testing.assert_array_equal(enc.codes(frame, c), plain.codes(frame, c))
         np.testing.assert_array_equal(enc.onehot(frame), plain.onehot(frame))
+        for a, b in zip(enc.bins(frame), plain.bins(frame)):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_fit_keeps_ranks_of_few_distinct_values_only() -> None:
+    """Ranks are kept in 1-2 bytes a row: a column of more distinct values has none kept, and
+    the same ranks and bins either way."""
+    from anonml.encoding import _RANK_MEMO_MAX
+
+    x = np.arange(_RANK_MEMO_MAX + 2, dtype=np.float64)[::-1]
+    frame = pd.DataFrame({"many": x, "few": x % 100})
+    plain = TableEncoder(["many", "few"], []).fit(frame)
+    enc = TableEncoder(["many", "few"], [])
+    with enc.memoize(frame):
+        enc.fit(frame)
+        assert ("many", "rank") not in enc._memo
+        assert enc._memo[("few", "rank")].dtype == np.int8
+        for c in ["many", "few"]:
+            np.testing.assert_array_equal(enc.ranks(frame, c), plain.ranks(frame, c))
+        np.testing.assert_array_equal(enc.bins(frame)[0], plain.bins(frame)[0])
 
 
 def test_onehot_layout() -> None:

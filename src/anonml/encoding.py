@@ -368,10 +368,13 @@ class TableEncoder:
             row_codes, uniques = pd.factorize(v, use_na_sentinel=False)
             order = np.argsort(uniques, kind="stable")
             self.values_[c] = uniques[order]
-            if memo is not None and not np.isnan(uniques).any():
-                rank = np.empty(order.size, dtype=np.float64)
-                rank[order] = np.arange(order.size, dtype=np.float64)
-                memo[(c, "rank")] = rank.take(row_codes)
+            # (kept in 1-2 bytes a row, as the category codes: not for columns of more
+            # distinct values, whose rows would cost 4-8 bytes each while the partition runs)
+            if memo is not None and order.size <= _RANK_MEMO_MAX and not np.isnan(uniques).any():
+                rank = np.empty(order.size, dtype=np.int64)
+                rank[order] = np.arange(order.size)
+                # each row's value is values_[c][rank]
+                memo[(c, "rank")] = _smallest_codes(rank.take(row_codes), order.size)
             del row_codes
             self.thresholds_[c] = _bin_thresholds(v, self.max_bins, self.values_[c])
         for c in self.categorical:
@@ -469,15 +472,23 @@ class TableEncoder:
             out[:, j] = (z - self.mean_[c]) / self.scale_[c]
         return out
 
+    def _memo_rank(self, frame: pd.DataFrame, column: Any) -> np.ndarray | None:
+        """Within :meth:`memoize` on the fit frame: each row's position of its value in
+        ``values_[column]``, as fit found it (None when not kept)."""
+        memo = getattr(self, "_memo", None)
+        if memo is None or self._memo_frame is not frame:
+            return None
+        return memo.get((column, "rank"))
+
     def ranks(self, frame: pd.DataFrame, column: Any) -> np.ndarray:
         """Rank of each value among the fit's distinct values of a numeric column.
 
         A value seen in fit gets its rank ``0 .. m-1``; any other value ``i - 0.5``, where
         ``i`` is the number of fit values below it, so that the order is kept.
         """
-        memo = getattr(self, "_memo", None)
-        if memo is not None and self._memo_frame is frame and (column, "rank") in memo:
-            return memo[(column, "rank")].copy()  # the fit frame's ranks, found by fit
+        rank = self._memo_rank(frame, column)
+        if rank is not None:  # the fit frame's, found by fit
+            return rank.astype(np.float64)
         u = self.values_[column]
         v = frame[column].to_numpy(dtype=np.float64)
         i = np.searchsorted(u, v, side="left")
@@ -533,11 +544,18 @@ class TableEncoder:
                 out[:, j] = self.codes(frame, c, handle_unknown)
             else:
                 t = self.thresholds_[c]
-                out[:, j] = np.searchsorted(t, frame[c].to_numpy(dtype=np.float64), side="left")
+                rank = self._memo_rank(frame, c)
+                if rank is not None:  # the fit frame: each distinct value's bin, then the rows'
+                    out[:, j] = np.searchsorted(t, self.values_[c], side="left").take(rank)
+                else:
+                    out[:, j] = np.searchsorted(t, frame[c].to_numpy(dtype=np.float64),
+                                                side="left")
         return out, is_cat, n_bins
 
 
 _BIN_SAMPLE = 200_000
+#: most distinct values of a numeric column whose fit-frame ranks ``fit`` keeps (int16)
+_RANK_MEMO_MAX = int(np.iinfo(np.int16).max)
 
 
 def _smallest_codes(codes: np.ndarray, top: int) -> np.ndarray:
