@@ -6,7 +6,7 @@ Per fit, one sha256 prefix each for: the anonymized table (every column's name, 
 values, ``pd.util.hash_pandas_object``), ``groups_``, ``representatives_``,
 ``representative_rows_``, ``transform`` of 500 rows, the routing tree ``route_`` (every
 attribute of ``ROUTING_ATTRIBUTES``) and, for the exact tree, the scikit-learn tree's arrays
-(feature, threshold, children, value, n_node_samples, impurity).
+(every array of ``TREE_ARRAYS``, its parameters and fitted attributes).
 
 Cases (k = 2, 5, 10, 25, 100 each; ``random_state=0``; the library's defaults otherwise):
 
@@ -38,7 +38,8 @@ FEATURES = ["age", "workclass", "education-num", "marital-status", "occupation",
             "race", "sex", "capital-gain", "capital-loss", "hours-per-week", "native-country"]
 KS = (2, 5, 10, 25, 100)
 TREE_ARRAYS = ("feature", "threshold", "children_left", "children_right", "value",
-               "n_node_samples", "impurity")
+               "n_node_samples", "weighted_n_node_samples", "impurity", "max_depth", "node_count",
+               "n_leaves")
 
 
 def _h(*parts) -> str:
@@ -71,7 +72,10 @@ def digests(est, X: pd.DataFrame, y) -> dict:
                       for a in ROUTING_ATTRIBUTES])
     tree = getattr(getattr(est, "tree_", None), "tree_", None)
     if tree is not None:  # the scikit-learn tree
-        d["sklearn_tree"] = _h(*[np.asarray(getattr(tree, a)) for a in TREE_ARRAYS])
+        d["sklearn_tree"] = _h(*[np.asarray(getattr(tree, a)) for a in TREE_ARRAYS],
+                               sorted(est.tree_.get_params().items()),
+                               sorted((a, repr(v)) for a, v in vars(est.tree_).items()
+                                      if a != "tree_"))
     return d
 
 
