@@ -900,22 +900,6 @@ def test_failed_verification_returns_nothing_and_leaves_it_unfitted(small, monke
         ag.transform(X)
 
 
-def test_verify_k_anonymity_counts_the_classes_below_k() -> None:
-    """The output's own check: the smallest class when it is >= k, else an error naming how
-    many classes are below k and the smallest."""
-    from anonml._errors import PrivacyViolationError
-    from anonml.anonymize._pipeline import verify_k_anonymity
-
-    t = pd.DataFrame({"age": [30, 30, 30, 40, 50, 50], "sex": ["F", "F", "F", "M", "M", "M"]})
-    assert verify_k_anonymity(t.iloc[[0, 1, 2, 4, 5]], ["age", "sex"], 2) == 2
-    with pytest.raises(PrivacyViolationError, match=r"has 1 equivalence classes smaller than "
-                       r"k=2 \(smallest 1\)"):
-        verify_k_anonymity(t, ["age", "sex"], 2)
-    with pytest.raises(PrivacyViolationError, match=r"has 2 equivalence classes smaller than "
-                       r"k=3 \(smallest 1\)"):
-        verify_k_anonymity(t, ["age"], 3)
-
-
 def test_anonymize_model_black_box_that_cannot_be_cloned(adult_slice) -> None:
     X, y, _, _, qi, _ = adult_slice
 
