@@ -255,6 +255,8 @@ def test_fit_within_a_block_gives_the_same_views(mixed: pd.DataFrame, nan: bool)
             np.testing.assert_array_equal(enc.cats_[c].categories, plain.cats_[c].categories)
             np.testing.assert_array_equal(enc.codes(frame, c), plain.codes(frame, c))
         np.testing.assert_array_equal(enc.onehot(frame), plain.onehot(frame))
+        rows = np.array([3, 0, 0, 2])  # some rows only, in any order
+        np.testing.assert_array_equal(enc.onehot(frame, rows=rows), plain.onehot(frame)[rows])
         for a, b in zip(enc.bins(frame), plain.bins(frame)):
             np.testing.assert_array_equal(a, b)
 

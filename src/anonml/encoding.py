@@ -495,28 +495,33 @@ class TableEncoder:
         seen = np.take(u, np.minimum(i, u.size - 1)) == v
         return np.where(seen, i, i - 0.5)
 
-    def onehot(self, frame: pd.DataFrame, handle_unknown: str = "error") -> np.ndarray:
+    def onehot(self, frame: pd.DataFrame, handle_unknown: str = "error",
+               rows: np.ndarray | None = None) -> np.ndarray:
         """Ranks of the numeric columns (:meth:`ranks`), then one indicator per seen category
-        (and 'missing').
+        (and 'missing'); of the rows at positions ``rows`` only, when given.
 
         A tree only needs the order of a numeric column; ranks keep it in float32 (the dtype of
         scikit-learn's trees), where ``±1.8e308`` would overflow and subnormals become 0.
         """
-        n = frame.shape[0]
+        n = frame.shape[0] if rows is None else len(rows)
+
+        def pick(values: np.ndarray) -> np.ndarray:
+            return values if rows is None else values.take(rows)
+
         num = self.numeric
         widths = [self.cats_[c].n_codes if self.cats_[c].has_missing else
                   self.cats_[c].n_codes - 1 for c in self.categorical]
         # one C-ordered float32 matrix, filled in place (scikit-learn's trees read it as it is)
         out = np.zeros((n, len(num) + sum(widths)), dtype=np.float32)
         for j, c in enumerate(num):
-            out[:, j] = self.ranks(frame, c)
+            out[:, j] = pick(self.ranks(frame, c))
         start = len(num)
         flat = out.reshape(-1)
         row_start = np.arange(n, dtype=np.int64) * out.shape[1]
         for c, width in zip(self.categorical, widths):
-            codes = self.codes(frame, c, handle_unknown)
-            rows = np.flatnonzero(codes < width)  # unknown (and unseen missing) stay all-zero
-            flat[row_start.take(rows) + start + codes.take(rows)] = 1.0
+            codes = pick(self.codes(frame, c, handle_unknown))
+            known = np.flatnonzero(codes < width)  # unknown (and unseen missing) stay all-zero
+            flat[row_start.take(known) + start + codes.take(known)] = 1.0
             start += width
         return out
 

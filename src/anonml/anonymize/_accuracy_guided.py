@@ -260,8 +260,7 @@ class AccuracyGuidedAnonymizer(BaseAnonymizer):
         method, crit = self._resolve(frame.shape[0])
         self.tree_method_ = method
         if method == "exact":
-            M = self.encoder_.onehot(frame)
-            self.tree_, leaves = self._fit_exact(M, y_fit, crit, frame)
+            self.tree_, leaves = self._fit_exact(y_fit, crit, frame)
             n_nodes = self.tree_.tree_.node_count
         else:
             B, is_cat, n_bins = self.encoder_.bins(frame)
@@ -287,12 +286,12 @@ class AccuracyGuidedAnonymizer(BaseAnonymizer):
             groups = self.refined_leaf_to_group_[leaves]
         return groups
 
-    def _fit_exact(self, M: np.ndarray, y_fit: np.ndarray, crit: str,
+    def _fit_exact(self, y_fit: np.ndarray, crit: str,
                    frame: pd.DataFrame) -> tuple[Any, np.ndarray]:
-        """scikit-learn's tree on the one-hot matrix ``M`` (finite float32, as the tree reads
-        it, so not validated again), and each row's leaf.
+        """scikit-learn's tree on the one-hot matrix of ``frame`` (finite float32, as the tree
+        reads it, so not validated again), and each row's leaf.
 
-        A classification tree is grown on the distinct (row of ``M``, label) pairs, each
+        A classification tree is grown on the distinct (one-hot row, label) pairs, each
         weighted by its number of rows, with ``min_weight_leaf`` in (k - 1/2, k] for
         ``min_samples_leaf=k``: the same tree, from less work where rows repeat (on Adult's
         12 QIs one row in nine, on its 8 QIs three in four). Rows that are equal in every
@@ -307,17 +306,18 @@ class AccuracyGuidedAnonymizer(BaseAnonymizer):
         cls = DecisionTreeRegressor if self.task_ == "regression" else DecisionTreeClassifier
         tree = cls(criterion=crit, min_samples_leaf=self.k, max_depth=self.max_depth,
                    random_state=self.random_state)
-        n = M.shape[0]
+        n = frame.shape[0]
         if self.task_ == "classification" and n >= 2 * self.k:
             first, inverse, counts = _distinct_rows(self.encoder_, frame, y_fit)
             if first.size < n:
-                U = M.take(first, axis=0)
+                U = self.encoder_.onehot(frame, rows=first)  # (the distinct rows only)
                 tree.set_params(min_samples_leaf=1,
                                 min_weight_fraction_leaf=(self.k - 0.25) / n)
                 tree.fit(U, y_fit.take(first), sample_weight=counts, check_input=False)
                 tree.set_params(min_samples_leaf=self.k, min_weight_fraction_leaf=0.0)
                 _counts_as_samples(tree)
                 return tree, tree.apply(U, check_input=False).take(inverse)
+        M = self.encoder_.onehot(frame)
         tree.fit(M, y_fit, check_input=False)
         return tree, tree.apply(M, check_input=False)
 
