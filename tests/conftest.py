@@ -3,11 +3,24 @@
 * ``adult_split(n_train, n_test)``: the first ``n_train`` rows of the bundled Adult data's
   published training split and the first ``n_test`` of its test split, as
   ``(X_train, X_test, y_train, y_test)`` with fresh indices; the split is read once per session.
+* ``_one_openmp_thread`` (autouse, session): OpenMP pools of this process (scikit-learn's
+  histogram gradient boosting, XGBoost) run one thread. On a busy 2-core machine their idle
+  threads spin against the other processes: one contract check of
+  ``SafeHistGradientBoostingClassifier`` took 16-34 s with them and 1.2-2 s without. No test
+  checks a thread count; subprocesses (the CLI, sandbox workers, Dask workers) are not affected.
 """
 
 from __future__ import annotations
 
 import pytest
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _one_openmp_thread():
+    from threadpoolctl import threadpool_limits
+
+    with threadpool_limits(limits=1, user_api="openmp"):
+        yield
 
 
 @pytest.fixture(scope="session")

@@ -234,6 +234,51 @@ def test_codes_memoized_within_block(mixed: pd.DataFrame) -> None:
     assert enc.codes(mixed, "obj") is not enc.codes(mixed, "obj")
 
 
+@pytest.mark.parametrize("nan", [False, True])
+def test_fit_within_a_block_gives_the_same_views(mixed: pd.DataFrame, nan: bool) -> None:
+    """Fitted inside ``memoize``, the encoder keeps the fit frame's ranks and category codes
+    from its own factorization: the same values, categories, ranks, codes and one-hot matrix
+    as an encoder fitted outside (-0.0 and 0.0 one value; with a NaN nothing is kept)."""
+    frame = mixed.assign(x=[3.0, -0.0, np.nan if nan else 1e308, 0.0],
+                         string=pd.Series(["b", "a", None, "é"], dtype="str"))
+    cols = ["x", "int", "float", "obj", "string", "cat", "flag"]
+    cat = ["obj", "string", "cat", "flag"]
+    plain = TableEncoder(cols, cat).fit(frame)
+    enc = TableEncoder(cols, cat)
+    with enc.memoize(frame):
+        enc.fit(frame)
+        assert (("x", "rank") in enc._memo) is not nan
+        for c in ["x", "int", "float"]:
+            np.testing.assert_array_equal(enc.values_[c], plain.values_[c])
+            np.testing.assert_array_equal(enc.ranks(frame, c), plain.ranks(frame, c))
+        for c in cat:
+            np.testing.assert_array_equal(enc.cats_[c].categories, plain.cats_[c].categories)
+            np.testing.assert_array_equal(enc.codes(frame, c), plain.codes(frame, c))
+        np.testing.assert_array_equal(enc.onehot(frame), plain.onehot(frame))
+        rows = np.array([3, 0, 0, 2])  # some rows only, in any order
+        np.testing.assert_array_equal(enc.onehot(frame, rows=rows), plain.onehot(frame)[rows])
+        for a, b in zip(enc.bins(frame), plain.bins(frame)):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_fit_keeps_ranks_of_few_distinct_values_only() -> None:
+    """Ranks are kept in 1-2 bytes a row: a column of more distinct values has none kept, and
+    the same ranks and bins either way."""
+    from anonml.encoding import _RANK_MEMO_MAX
+
+    x = np.arange(_RANK_MEMO_MAX + 2, dtype=np.float64)[::-1]
+    frame = pd.DataFrame({"many": x, "few": x % 100})
+    plain = TableEncoder(["many", "few"], []).fit(frame)
+    enc = TableEncoder(["many", "few"], [])
+    with enc.memoize(frame):
+        enc.fit(frame)
+        assert ("many", "rank") not in enc._memo
+        assert enc._memo[("few", "rank")].dtype == np.int8
+        for c in ["many", "few"]:
+            np.testing.assert_array_equal(enc.ranks(frame, c), plain.ranks(frame, c))
+        np.testing.assert_array_equal(enc.bins(frame)[0], plain.bins(frame)[0])
+
+
 def test_onehot_layout() -> None:
     df = pd.DataFrame({"x": [1.5, 2.0, 3.0], "c": ["b", "a", None], "d": ["u", "v", "u"]})
     enc = TableEncoder(["x", "c", "d"], ["c", "d"]).fit(df)

@@ -353,6 +353,7 @@ class TableEncoder:
         return [c for c in self.columns if c not in cat]
 
     def fit(self, frame: pd.DataFrame) -> "TableEncoder":
+        memo = self._memo if getattr(self, "_memo_frame", None) is frame else None
         for c in self.numeric:
             v = frame[c].to_numpy(dtype=np.float64)
             # mean and std of the values scaled by a power of two: finite for any finite floats
@@ -362,15 +363,30 @@ class TableEncoder:
             self.mean_[c] = float(z.mean())
             std = float(z.std())
             self.scale_[c] = std if std > 0 else 1.0
-            self.values_[c] = np.sort(pd.unique(v))
+            # the distinct values (pd.unique's, by the same hash table) and, for the fit
+            # frame's rows, their ranks among them: what :meth:`ranks` would search for
+            row_codes, uniques = pd.factorize(v, use_na_sentinel=False)
+            order = np.argsort(uniques, kind="stable")
+            self.values_[c] = uniques[order]
+            # (kept in 1-2 bytes a row, as the category codes: not for columns of more
+            # distinct values, whose rows would cost 4-8 bytes each while the partition runs)
+            if memo is not None and order.size <= _RANK_MEMO_MAX and not np.isnan(uniques).any():
+                rank = np.empty(order.size, dtype=np.int64)
+                rank[order] = np.arange(order.size)
+                # each row's value is values_[c][rank]
+                memo[(c, "rank")] = _smallest_codes(rank.take(row_codes), order.size)
+            del row_codes
             self.thresholds_[c] = _bin_thresholds(v, self.max_bins, self.values_[c])
-        memo = self._memo if getattr(self, "_memo_frame", None) is frame else None
         for c in self.categorical:
             s = frame[c]
             row_codes, uniques = pd.factorize(s, use_na_sentinel=True)
             values = np.asarray(uniques, dtype=object)
+            code_of = None  # each unique's code (its position among the sorted categories)
             try:
-                values = np.sort(values)
+                order = np.argsort(values, kind="stable")
+                values = values[order]
+                code_of = np.empty(order.size, dtype=np.int64)
+                code_of[order] = np.arange(order.size)
             except TypeError:  # values of one kind that do not order (checked before)
                 values = np.asarray(sorted(values, key=repr), dtype=object)
             self.cats_[c] = _CatSpec(np.asarray(values, dtype=object), bool((row_codes < 0).any()))
@@ -378,7 +394,10 @@ class TableEncoder:
                 # kept in the smallest integer dtype (1 byte a row, not 8, for each column
                 # while the partition runs)
                 row_codes = _smallest_codes(row_codes, len(uniques))
-                codes = self._codes(frame, c, "error", (row_codes, uniques))
+                if code_of is not None:  # known values 0..m-1, missing m (as _codes gives)
+                    codes = np.append(code_of, len(values))[row_codes]
+                else:
+                    codes = self._codes(frame, c, "error", (row_codes, uniques))
                 memo[(c, "error")] = memo[(c, "ignore")] = _smallest_codes(
                     codes, self.cats_[c].n_codes + 1)
                 del codes
@@ -453,40 +472,56 @@ class TableEncoder:
             out[:, j] = (z - self.mean_[c]) / self.scale_[c]
         return out
 
+    def _memo_rank(self, frame: pd.DataFrame, column: Any) -> np.ndarray | None:
+        """Within :meth:`memoize` on the fit frame: each row's position of its value in
+        ``values_[column]``, as fit found it (None when not kept)."""
+        memo = getattr(self, "_memo", None)
+        if memo is None or self._memo_frame is not frame:
+            return None
+        return memo.get((column, "rank"))
+
     def ranks(self, frame: pd.DataFrame, column: Any) -> np.ndarray:
         """Rank of each value among the fit's distinct values of a numeric column.
 
         A value seen in fit gets its rank ``0 .. m-1``; any other value ``i - 0.5``, where
         ``i`` is the number of fit values below it, so that the order is kept.
         """
+        rank = self._memo_rank(frame, column)
+        if rank is not None:  # the fit frame's, found by fit
+            return rank.astype(np.float64)
         u = self.values_[column]
         v = frame[column].to_numpy(dtype=np.float64)
         i = np.searchsorted(u, v, side="left")
         seen = np.take(u, np.minimum(i, u.size - 1)) == v
         return np.where(seen, i, i - 0.5)
 
-    def onehot(self, frame: pd.DataFrame, handle_unknown: str = "error") -> np.ndarray:
+    def onehot(self, frame: pd.DataFrame, handle_unknown: str = "error",
+               rows: np.ndarray | None = None) -> np.ndarray:
         """Ranks of the numeric columns (:meth:`ranks`), then one indicator per seen category
-        (and 'missing').
+        (and 'missing'); of the rows at positions ``rows`` only, when given.
 
         A tree only needs the order of a numeric column; ranks keep it in float32 (the dtype of
         scikit-learn's trees), where ``±1.8e308`` would overflow and subnormals become 0.
         """
-        n = frame.shape[0]
+        n = frame.shape[0] if rows is None else len(rows)
+
+        def pick(values: np.ndarray) -> np.ndarray:
+            return values if rows is None else values.take(rows)
+
         num = self.numeric
         widths = [self.cats_[c].n_codes if self.cats_[c].has_missing else
                   self.cats_[c].n_codes - 1 for c in self.categorical]
         # one C-ordered float32 matrix, filled in place (scikit-learn's trees read it as it is)
         out = np.zeros((n, len(num) + sum(widths)), dtype=np.float32)
         for j, c in enumerate(num):
-            out[:, j] = self.ranks(frame, c)
+            out[:, j] = pick(self.ranks(frame, c))
         start = len(num)
         flat = out.reshape(-1)
         row_start = np.arange(n, dtype=np.int64) * out.shape[1]
         for c, width in zip(self.categorical, widths):
-            codes = self.codes(frame, c, handle_unknown)
-            rows = np.flatnonzero(codes < width)  # unknown (and unseen missing) stay all-zero
-            flat[row_start.take(rows) + start + codes.take(rows)] = 1.0
+            codes = pick(self.codes(frame, c, handle_unknown))
+            known = np.flatnonzero(codes < width)  # unknown (and unseen missing) stay all-zero
+            flat[row_start.take(known) + start + codes.take(known)] = 1.0
             start += width
         return out
 
@@ -514,11 +549,18 @@ class TableEncoder:
                 out[:, j] = self.codes(frame, c, handle_unknown)
             else:
                 t = self.thresholds_[c]
-                out[:, j] = np.searchsorted(t, frame[c].to_numpy(dtype=np.float64), side="left")
+                rank = self._memo_rank(frame, c)
+                if rank is not None:  # the fit frame: each distinct value's bin, then the rows'
+                    out[:, j] = np.searchsorted(t, self.values_[c], side="left").take(rank)
+                else:
+                    out[:, j] = np.searchsorted(t, frame[c].to_numpy(dtype=np.float64),
+                                                side="left")
         return out, is_cat, n_bins
 
 
 _BIN_SAMPLE = 200_000
+#: most distinct values of a numeric column whose fit-frame ranks ``fit`` keeps (int16)
+_RANK_MEMO_MAX = int(np.iinfo(np.int16).max)
 
 
 def _smallest_codes(codes: np.ndarray, top: int) -> np.ndarray:

@@ -1,6 +1,24 @@
-"""Shared fixtures of the Dask tests: a LocalCluster of two worker processes (the tests that
-need separate ``dask scheduler`` / ``dask worker`` processes start them themselves, see
-test_dask_cluster.py)."""
+"""Shared fixtures of the Dask tests.
+
+* ``client``: a LocalCluster of two worker processes in this process (module scope);
+* ``real_cluster``: a ``dask scheduler`` and ``dask worker`` processes on 127.0.0.1, started
+  once per session and shared by every real-cluster module (test_dask_cluster*.py,
+  test_dask_rules_cluster.py); a test sets the number of live workers it needs with
+  ``real_cluster.ensure(n)``, which starts new workers in place of killed ones, so tests that
+  kill workers use it too;
+* ``new_real_cluster(logdir)``: a cluster of the test's own, closed after it (for a test that
+  kills the scheduler).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -16,3 +34,139 @@ def client():
     yield c
     c.close()
     cluster.close()
+
+
+def _src() -> str:
+    import anonml
+
+    return str(Path(anonml.__file__).resolve().parents[1])  # the src dir of the checkout
+
+
+def _env() -> dict:
+    path = os.environ.get("PYTHONPATH")
+    return {**os.environ, "PYTHONPATH": _src() + (os.pathsep + path if path else "")}
+
+
+def _dask_cli() -> str:
+    found = shutil.which("dask") or str(Path(sys.executable).with_name("dask"))
+    if not Path(found).exists():
+        pytest.skip("the `dask` command is not installed")
+    return found
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class RealCluster:
+    """A scheduler and worker processes (no nanny: a worker's PID is the worker itself)."""
+
+    def __init__(self, logdir: Path):
+        self.dask = _dask_cli()
+        self.logdir = logdir
+        self.port = _free_port()
+        self.address = f"tcp://127.0.0.1:{self.port}"
+        self.procs: list[subprocess.Popen] = []
+        self.workers: list[subprocess.Popen] = []
+        self.scheduler = self._start("scheduler", [
+            "scheduler", "--host", "127.0.0.1", "--port", str(self.port), "--no-dashboard"])
+        deadline = time.monotonic() + 30
+        while True:  # until the scheduler accepts connections
+            if self.scheduler.poll() is not None:
+                raise RuntimeError(f"dask scheduler exited: {self.log('scheduler')}")
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError("dask scheduler did not start in 30 s") from None
+                time.sleep(0.2)
+        import distributed
+
+        self.client = distributed.Client(self.address, timeout=30, set_as_default=False)
+
+    def _start(self, name: str, argv: list) -> subprocess.Popen:
+        log = open(self.logdir / f"{name}.log", "wb")
+        p = subprocess.Popen([self.dask, *argv], stdout=log, stderr=subprocess.STDOUT,
+                             env=_env(), start_new_session=True)
+        log.close()
+        self.procs.append(p)
+        return p
+
+    def log(self, name: str) -> str:
+        return (self.logdir / f"{name}.log").read_text(errors="replace")[-2000:]
+
+    def add_workers(self, n: int) -> None:
+        for _ in range(n):
+            i = len(self.workers)
+            self.workers.append(self._start(f"worker{i}", [
+                "worker", self.address, "--nworkers", "1", "--nthreads", "1", "--no-nanny",
+                "--no-dashboard", "--memory-limit", "1GB", "--host", "127.0.0.1",
+                "--name", f"w{i}"]))
+
+    def alive(self) -> list[subprocess.Popen]:
+        return [w for w in self.workers if w.poll() is None]
+
+    def ensure(self, n: int) -> None:
+        """Exactly ``n`` live workers registered (starts more, or stops the extra ones)."""
+        live = self.alive()
+        for w in live[n:]:
+            w.kill()
+            w.wait()
+        self.add_workers(n - min(n, len(live)))
+        deadline = time.monotonic() + 60
+        while len(self.client.nthreads()) != n:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{n} workers did not register in 60 s")
+            time.sleep(0.2)
+
+    def close(self) -> None:
+        try:
+            self.client.close(timeout=5)
+        except Exception:  # noqa: BLE001 - teardown must reach the kills
+            pass
+        for p in self.procs:
+            if p.poll() is None:
+                p.kill()
+        for p in self.procs:
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:  # pragma: no cover
+                pass
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    c = RealCluster(tmp_path_factory.mktemp("dask-logs"))
+    try:
+        yield c
+    finally:
+        c.close()
+
+
+@pytest.fixture(scope="session")
+def real_cluster(tmp_path_factory):
+    pytest.importorskip("distributed")
+    c = RealCluster(tmp_path_factory.mktemp("dask-logs"))
+    try:
+        yield c
+    finally:
+        c.close()
+
+
+@pytest.fixture
+def new_real_cluster():
+    """A factory of clusters of the test's own (logs in the folder given), closed after it."""
+    pytest.importorskip("distributed")
+    made: list[RealCluster] = []
+
+    def make(logdir: Path) -> RealCluster:
+        logdir.mkdir(parents=True, exist_ok=True)
+        made.append(RealCluster(logdir))
+        return made[-1]
+
+    yield make
+    for c in made:
+        c.close()

@@ -4,20 +4,20 @@ subprocess of its own (so no client of this process can be the default one), and
 killed by PID during a run.
 
 The workers import the anonml of this checkout (PYTHONPATH is set from ``anonml.__file__``).
-Cluster start takes a few seconds; each run a few more.
+The cluster is the session's (``real_cluster`` of tests/dask/conftest.py, shared with the other
+real-cluster modules: its start takes a few seconds, each worker's a few more); each test sets
+the number of live workers it needs with ``ensure`` (which replaces killed ones). The test that
+kills the scheduler has its own cluster.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
-import socket
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 from typing import Callable
 
@@ -34,106 +34,16 @@ SRC = str(Path(anonml.__file__).resolve().parents[1])  # the src dir of the chec
 QI = ["age", "sex", "zip"]
 
 
-def _dask_cli() -> str:
-    found = shutil.which("dask") or str(Path(sys.executable).with_name("dask"))
-    if not Path(found).exists():
-        pytest.skip("the `dask` command is not installed")
-    return found
-
-
 def _env() -> dict:
+    """The environment of the CLI subprocesses: this checkout's anonml first on PYTHONPATH."""
     path = os.environ.get("PYTHONPATH")
     return {**os.environ, "PYTHONPATH": SRC + (os.pathsep + path if path else "")}
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class RealCluster:
-    """A scheduler and worker processes (no nanny: a worker's PID is the worker itself)."""
-
-    def __init__(self, logdir: Path):
-        self.dask = _dask_cli()
-        self.logdir = logdir
-        self.port = _free_port()
-        self.address = f"tcp://127.0.0.1:{self.port}"
-        self.procs: list[subprocess.Popen] = []
-        self.workers: list[subprocess.Popen] = []
-        self.scheduler = self._start("scheduler", [
-            "scheduler", "--host", "127.0.0.1", "--port", str(self.port), "--no-dashboard"])
-        deadline = time.monotonic() + 30
-        while True:  # until the scheduler accepts connections
-            if self.scheduler.poll() is not None:
-                raise RuntimeError(f"dask scheduler exited: {self.log('scheduler')}")
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise RuntimeError("dask scheduler did not start in 30 s") from None
-                time.sleep(0.2)
-        self.client = distributed.Client(self.address, timeout=30, set_as_default=False)
-
-    def _start(self, name: str, argv: list) -> subprocess.Popen:
-        log = open(self.logdir / f"{name}.log", "wb")
-        p = subprocess.Popen([self.dask, *argv], stdout=log, stderr=subprocess.STDOUT,
-                             env=_env(), start_new_session=True)
-        log.close()
-        self.procs.append(p)
-        return p
-
-    def log(self, name: str) -> str:
-        return (self.logdir / f"{name}.log").read_text(errors="replace")[-2000:]
-
-    def add_workers(self, n: int) -> None:
-        for _ in range(n):
-            i = len(self.workers)
-            self.workers.append(self._start(f"worker{i}", [
-                "worker", self.address, "--nworkers", "1", "--nthreads", "1", "--no-nanny",
-                "--no-dashboard", "--memory-limit", "1GB", "--host", "127.0.0.1",
-                "--name", f"w{i}"]))
-
-    def alive(self) -> list[subprocess.Popen]:
-        return [w for w in self.workers if w.poll() is None]
-
-    def ensure(self, n: int) -> None:
-        """Exactly ``n`` live workers registered (starts more, or stops the extra ones)."""
-        live = self.alive()
-        for w in live[n:]:
-            w.kill()
-            w.wait()
-        self.add_workers(n - min(n, len(live)))
-        deadline = time.monotonic() + 60
-        while len(self.client.nthreads()) != n:
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"{n} workers did not register in 60 s")
-            time.sleep(0.2)
-
-    def close(self) -> None:
-        try:
-            self.client.close(timeout=5)
-        except Exception:  # noqa: BLE001 - teardown must reach the kills
-            pass
-        for p in self.procs:
-            if p.poll() is None:
-                p.kill()
-        for p in self.procs:
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:  # pragma: no cover
-                pass
-
-
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    c = RealCluster(tmp_path_factory.mktemp("dask-logs"))
-    try:
-        yield c
-    finally:
-        c.close()
+def cluster(real_cluster):
+    """The session's shared cluster (tests/dask/conftest.py); each test sets its workers."""
+    return real_cluster
 
 
 def _table(n: int, seed: int = 0) -> pd.DataFrame:
@@ -215,7 +125,7 @@ def _run_and_kill(argv: list, when: str, kill: Callable) -> tuple[int, str, str]
     return proc.returncode, out, "".join(err_lines)
 
 
-def _kill_one(cluster: RealCluster) -> Callable:
+def _kill_one(cluster) -> Callable:
     victim = cluster.alive()[0]
 
     def kill() -> None:
@@ -279,10 +189,11 @@ def test_every_worker_killed_is_one_line_and_nothing_written(cluster, tmp_path) 
     assert not cluster.alive()
 
 
-def test_scheduler_killed_is_one_line_and_nothing_written(tmp_path) -> None:
+def test_scheduler_killed_is_one_line_and_nothing_written(new_real_cluster,
+                                                          tmp_path) -> None:
     """The scheduler holds the task graph: when it dies the run cannot go on (Dask has no
     scheduler failover). One line, exit code 1, nothing at the target, no traceback."""
-    c = RealCluster(tmp_path / "logs" if (tmp_path / "logs").mkdir() is None else None)
+    c = new_real_cluster(tmp_path / "logs")  # its own: its scheduler is killed
     try:
         c.ensure(2)
         frame = _table(30000, 3)

@@ -25,8 +25,8 @@ distributed = pytest.importorskip("distributed")
 pytest.importorskip("pyarrow")
 pytest.importorskip("skops")
 
-from test_dask_cluster import (  # noqa: E402 - the cluster and helpers of that module
-    QI, RealCluster, _argv, _check_output, _env, _kill_one, _run_and_kill, _table, _write)
+from test_dask_cluster import (  # noqa: E402 - the helpers of that module
+    QI, _argv, _check_output, _env, _kill_one, _run_and_kill, _table, _write)
 
 from anonml.dask._api import STAGES  # noqa: E402
 from anonml.dask._transform import STAGE  # noqa: E402
@@ -38,12 +38,9 @@ TRANSFORM_AT = f"{STAGE}: 1/"
 
 
 @pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    c = RealCluster(tmp_path_factory.mktemp("dask-logs"))
-    try:
-        yield c
-    finally:
-        c.close()
+def cluster(real_cluster):
+    """The session's shared cluster (tests/dask/conftest.py); each test sets its workers."""
+    return real_cluster
 
 
 @pytest.fixture(scope="module")
@@ -71,7 +68,7 @@ def _transform(rows: Path, out: Path, mapping: Path, address: str, *extra: str) 
             "--handle-unknown", "ignore", *extra]
 
 
-def _kill_all(cluster: RealCluster):
+def _kill_all(cluster):
     victims = cluster.alive()
 
     def kill() -> None:

@@ -1,5 +1,5 @@
 """The CLI's in-memory rules on Dask against a real cluster (a ``dask scheduler`` and ``dask
-worker`` processes started here, as in test_dask_cluster.py): ``--save-mapping`` then
+worker`` processes: the session's cluster of tests/dask/conftest.py): ``--save-mapping`` then
 ``anonml transform`` of the training rows, recursive (c, l)-diversity, hierarchical
 t-closeness, and one-line refusals."""
 
@@ -18,7 +18,7 @@ distributed = pytest.importorskip("distributed")
 pytest.importorskip("pyarrow")
 pytest.importorskip("skops")
 
-from test_dask_cluster import RealCluster, _env  # noqa: E402 - the cluster of that module
+from test_dask_cluster import _env  # noqa: E402 - the CLI's environment
 
 from anonml.hierarchies import Hierarchy  # noqa: E402
 from anonml.privacy import k_anonymity, l_diversity, t_closeness  # noqa: E402
@@ -27,14 +27,11 @@ QI = ["age", "sex", "zip"]
 DEPTS = ["ops", "hr", "it", "law", "lab", "pay"]
 
 
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    c = RealCluster(tmp_path_factory.mktemp("dask-logs"))
-    try:
-        c.ensure(2)
-        yield c
-    finally:
-        c.close()
+@pytest.fixture
+def cluster(real_cluster):
+    """The session's shared cluster (tests/dask/conftest.py) with two live workers."""
+    real_cluster.ensure(2)
+    return real_cluster
 
 
 def _table(n: int, seed: int = 0) -> pd.DataFrame:

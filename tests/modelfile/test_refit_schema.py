@@ -103,9 +103,12 @@ def _factories():
     dp_lr = dict(epsilon=1.0, data_norm=2.0, classes=[0, 1])
     dp_svc = dict(epsilon=1.0, bounds=(0.0, 1.0), classes=[0, 1], gamma=0.5, n_components=8,
                   lam=0.1, random_state=3)
+    # n_jobs of the process-parallel meta-estimators: not the auditor's (2), and small, since
+    # each fit here starts that many worker processes (60 took ~25 s a test on 2 cores); the
+    # hostile values are test_n_jobs_anywhere_becomes_the_auditors'
     ct = lambda: ColumnTransformer(  # noqa: E731
         [("cat", OneHotEncoder(handle_unknown="ignore"), ["c"]),
-         ("num", StandardScaler(), ["x"]), ("gone", "drop", ["z"])], n_jobs=60)
+         ("num", StandardScaler(), ["x"]), ("gone", "drop", ["z"])], n_jobs=3)
     return {
         DecisionTreeClassifier: (lambda: DecisionTreeClassifier(max_depth=3), "xy"),
         ExtraTreeClassifier: (lambda: ExtraTreeClassifier(max_depth=3), "xy"),
@@ -165,7 +168,7 @@ def _factories():
         KBinsDiscretizer: (lambda: KBinsDiscretizer(n_bins=3, encode="ordinal"), "x"),
         PolynomialFeatures: (lambda: PolynomialFeatures((1, 2), include_bias=False), "x"),
         FeatureUnion: (lambda: FeatureUnion([("s", StandardScaler()), ("d", "drop")],
-                                            n_jobs=60), "x"),
+                                            n_jobs=3), "x"),
         VarianceThreshold: (lambda: VarianceThreshold(0.01), "x"),
         SelectKBest: (lambda: SelectKBest(chi2, k=2), "xy"),
         SelectPercentile: (lambda: SelectPercentile(f_classif, percentile=50), "xy"),

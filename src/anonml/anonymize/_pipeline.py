@@ -494,8 +494,9 @@ def _nullable(dtype: np.dtype) -> Any:
 
 def verify_k_anonymity(table: pd.DataFrame, qi: Sequence[Any], k: int) -> int:
     """Independent check: return the smallest class size, or raise if it is below ``k``."""
-    smallest, violations = k_anonymity(table, qi, k=k, return_violations=True)
-    if smallest < k:
+    smallest = k_anonymity(table, qi)
+    if smallest < k:  # (the violating classes are listed only then)
+        _, violations = k_anonymity(table, qi, k=k, return_violations=True)
         raise PrivacyViolationError(
             f"internal error: the output has {len(violations)} equivalence classes smaller than "
             f"k={k} (smallest {smallest}); nothing was returned; please report this with the "
