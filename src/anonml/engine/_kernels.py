@@ -344,6 +344,13 @@ class PartState:
     leaf: np.ndarray | None = None
     hist: list | None = None  # a level's class histograms, set by route_histograms
 
+    def __sizeof__(self) -> int:
+        """Bytes held, arrays included: what Dask's ``sizeof`` (which falls back to
+        ``sys.getsizeof``) counts as this object's managed memory; without it a 2M-row state
+        (about 42 MB) counted as 56 bytes and the workers' memory looked unmanaged."""
+        arrays = [self.B, self.y, self.local, self.leaf, *(self.hist or [])]
+        return object.__sizeof__(self) + sum(int(a.nbytes) for a in arrays if a is not None)
+
     def start(self, init: np.ndarray | None) -> "PartState":
         """A fresh tree over these rows (from root 0, or from roots ``init``)."""
         n = self.y.size
@@ -672,11 +679,13 @@ def recode_partition(part: pd.DataFrame, groups: np.ndarray, reps: pd.DataFrame,
 
 
 # -- 3b. finishing small nodes locally ---------------------------------------------------------
-def active_rows(state: PartState, can: np.ndarray, part_index: int = 0) -> pd.DataFrame:
+def active_rows(state: PartState, can: np.ndarray, part_index: int = 0,
+                out: np.ndarray | None = None) -> pd.DataFrame:
     """The rows of the frontier nodes that may split (``can``, per frontier position): their
     frontier position, class code and bins, as a frame that an engine's own shuffle can gather
     by node (``"__node"``), with each row's place ``"__at"`` = partition << 32 | row, so that
-    its leaf can be sent back (:func:`local_subtree`, :func:`assign_leaves`)."""
+    its leaf can be sent back (:func:`local_subtree`, :func:`assign_leaves`). With ``out`` (per
+    frontier position), each row's output partition of the shuffle, ``"_partitions"``."""
     if state.y.size >= 2**31:  # a row's position is sent back as 32 bits
         raise InputError(f"a partition holds {state.y.size} rows, more than 2**31 - 1; split "
                          "its file into smaller files")
@@ -688,6 +697,8 @@ def active_rows(state: PartState, can: np.ndarray, part_index: int = 0) -> pd.Da
     cols["__at"] = (np.int64(part_index) << np.int64(32)) | act.astype(np.int64)
     for j in range(state.B.shape[1]):
         cols[f"__b{j}"] = state.B[act, j]
+    if out is not None:
+        cols["_partitions"] = np.asarray(out, dtype=np.int64)[state.local[act]]
     return pd.DataFrame(cols)
 
 
@@ -736,9 +747,9 @@ def leaf_frame(sub: dict, gid: np.ndarray | None, dtype: Any) -> pd.DataFrame:
         at, leaf = np.zeros(0, np.int64), np.zeros(0, np.int64)
     else:
         at, leaf = sub["at"], gid[sub["leaf"]]
-    return pd.DataFrame({"__part": (at >> np.int64(32)).astype(np.int32),
-                         "__row": (at & np.int64(0xFFFFFFFF)).astype(np.int32),
-                         "__leaf": leaf.astype(dtype)})
+    part = (at >> np.int64(32)).astype(np.int32)
+    return pd.DataFrame({"__part": part, "__row": (at & np.int64(0xFFFFFFFF)).astype(np.int32),
+                         "__leaf": leaf.astype(dtype), "_partitions": part.astype(np.int64)})
 
 
 def parts_in(frame: pd.DataFrame) -> np.ndarray:
