@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["auto_local_rows", "n_threads", "pack_nodes", "shuffle_to"]
+__all__ = ["auto_local_rows", "n_threads", "pack_nodes", "shuffle_method", "shuffle_to"]
 
 MAX_LOCAL_ROWS = 4_000_000  # the largest node grown in memory on one worker thread
 MIN_LOCAL_ROWS = 50_000
@@ -38,6 +38,24 @@ def n_threads(client: Any) -> int:
         return max(1, int(sum(getattr(client, "client", client).nthreads().values())))
     except Exception:  # noqa: BLE001 - no information: plan for one thread
         return 1
+
+
+TASKS_SHARE = 8  # Dask's in-memory task shuffle up to 1/8 of the workers' memory, else p2p
+
+
+def shuffle_method(client: Any, nbytes: int) -> str | None:
+    """``"tasks"`` (Dask's in-memory shuffle: about half the CPU of p2p's, measured on 5M rows
+    of 16 columns, BENCHMARKS.md "Dask cost, session 8") when ``nbytes`` is at most
+    1/``TASKS_SHARE`` of the workers' memory limits together; else None (Dask's default,
+    p2p, which keeps the shuffled rows on disk)."""
+    try:
+        limits = [w.get("memory_limit") or 0 for w in
+                  getattr(client, "client", client).scheduler_info()["workers"].values()]
+    except Exception:  # noqa: BLE001 - no information: Dask's default
+        return None
+    if not limits or min(limits) <= 0:
+        return None
+    return "tasks" if nbytes * TASKS_SHARE <= sum(limits) else None
 
 
 def auto_local_rows(n_rows: int, threads: int) -> int:
@@ -70,18 +88,18 @@ def pack_nodes(rows: np.ndarray, threads: int) -> tuple[np.ndarray, int]:
     return out, n_out
 
 
-def shuffle_to(frame: Any, column: str, n_out: int) -> Any:
+def shuffle_to(frame: Any, column: str, n_out: int, method: str | None = None) -> Any:
     """Dask's own shuffle of ``frame`` (a dask DataFrame) with row ``r`` sent to output
     partition ``frame[column][r]`` (ints in 0..n_out-1), as ``sort_values`` does it (the
-    column is dropped). Falls back to hashing the column when this dask has no such
+    column may be dropped; ``method``: Dask's shuffle method, None for its default). Falls back to hashing the column when this dask has no such
     shuffle (then partitions may be uneven; the rows and the results are the same)."""
     try:
         from dask.dataframe.dask_expr import new_collection
         from dask.dataframe.dask_expr._shuffle import Shuffle
 
-        return new_collection(Shuffle(frame.expr, column, int(n_out), True))
+        return new_collection(Shuffle(frame.expr, column, int(n_out), True, method))
     except (ImportError, AttributeError, TypeError):
-        return frame.shuffle(on=column, npartitions=int(n_out))
+        return frame.shuffle(on=column, npartitions=int(n_out), method=method)
 
 
 def level_order(tree: dict, n_roots: int, n_bins: np.ndarray) -> tuple[dict, np.ndarray]:

@@ -33,7 +33,8 @@ import numpy as np
 
 from anonml.engine import _kernels as K
 from anonml.anonymize._hist_tree import TreeBuilder, choose_splits
-from anonml.dask._balance import auto_local_rows, level_order, n_threads, pack_nodes, shuffle_to
+from anonml.dask._balance import (auto_local_rows, level_order, n_threads, pack_nodes,
+                                  shuffle_method, shuffle_to)
 
 __all__ = ["tree_reduce", "grow", "GrownTree"]
 
@@ -189,7 +190,9 @@ def _launch_local(
     frames = [client.submit(K.active_rows, s, loc_f, i, out_f, pure=False)
               for i, s in enumerate(cur)]
     rows = dd.from_delayed(frames, meta=meta, verify_meta=False)
-    shuffled = shuffle_to(rows, "_partitions", n_out)
+    row_bytes = len(n_bins) * np.dtype(bdtype).itemsize + 32  # bins, node, y, at, partition
+    method = shuffle_method(client, int(cnt[at].sum()) * row_bytes)
+    shuffled = shuffle_to(rows, "_partitions", n_out, method)
     subs = client.compute([
         dask.delayed(K.local_subtree)(p, is_cat, n_bins, k, criterion, depth_left)
         for p in shuffled.to_delayed()
@@ -275,7 +278,7 @@ def grow(
     if local_rows == "auto":
         local_rows = auto_local_rows(int(round(_count(T, reg).sum())), threads)
     parent_H: list[np.ndarray] | None = None
-    launched: list = []  # (frontier, subtree futures) of nodes finished locally
+    launched: list = []  # (rows, frontier, subtree futures) of nodes finished locally
     depth = 0
 
     def plan(T: np.ndarray, first: bool) -> tuple[np.ndarray, np.ndarray, bool]:
@@ -314,10 +317,10 @@ def grow(
         if not can.any():
             break
         if loc.any():
-            launched.append(_launch_local(
+            launched.append((int(cnt[loc].sum()), *_launch_local(
                 client, cur, frontier, loc, cnt, is_cat, n_bins, k, criterion,
                 None if max_depth is None else max_depth - depth, threads,
-            ))
+            )))
             can = can & ~loc  # their rows stop here in the level-wise tree
             if not can.any():
                 break
@@ -389,10 +392,11 @@ def grow(
     if not launched:
         return GrownTree(builder, is_cat), leaves
     tree = _arrays(builder)
-    n_subs = sum(len(subs) for _, subs in launched)
+    n_subs = sum(len(subs) for _, _, subs in launched)
     done = 0
     placed: list = []  # (subtree future, its nodes' ids in the tree)
-    for front, subs in launched:
+    n_local = sum(n for n, _, _ in launched)
+    for _, front, subs in launched:
         # only the node arrays reach the client; every future checked (a cancelled one
         # raises, it is never taken for a subtree)
         subtrees = client.gather([client.submit(K.subtree_arrays, s, pure=False) for s in subs])
@@ -402,7 +406,7 @@ def grow(
         tree, gids = _stitch(tree, front, subtrees)
         placed += [(s, g) for s, g in zip(subs, gids) if g is not None]
     del launched
-    leaves = _send_back(client, cur, leaves, placed, int(tree["feature"].size))
+    leaves = _send_back(client, cur, leaves, placed, int(tree["feature"].size), n_local)
     tree, new_id = level_order(tree, n_roots, n_bins)
     new_id_f = _put(client, new_id)
     leaves = [client.submit(_map_ids, lf, new_id_f, pure=False) for lf in leaves]
@@ -424,7 +428,8 @@ def _impure(T: np.ndarray) -> np.ndarray:
     return impure | np.isnan(tot2)
 
 
-def _send_back(client: Any, cur: list, leaves: list, placed: list, n_nodes: int) -> list:
+def _send_back(client: Any, cur: list, leaves: list, placed: list, n_nodes: int,
+               n_rows: int = 0) -> list:
     """Each row's final node, per partition: the level-wise leaves, with the rows finished in
     local subtrees given the leaf that ``HistTree`` found for them, sent back to their partition
     by Dask's own shuffle on the partition index (the same nodes as routing every row down the
@@ -441,7 +446,8 @@ def _send_back(client: Any, cur: list, leaves: list, placed: list, n_nodes: int)
               for s, g in placed]
     n_out = max(1, len(cur))
     # every row to the output partition of its own partition: one part per partition
-    back = shuffle_to(dd.from_delayed(frames, meta=meta, verify_meta=False), "_partitions", n_out)
+    back = shuffle_to(dd.from_delayed(frames, meta=meta, verify_meta=False), "_partitions", n_out,
+                      shuffle_method(client, n_rows * 24))  # part, row, leaf, partition
     outs = client.compute(back.to_delayed())
     held = client.gather([client.submit(K.parts_in, o, pure=False) for o in outs])
     where: list = [[] for _ in cur]
