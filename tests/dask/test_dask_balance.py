@@ -26,6 +26,11 @@ def test_pack_nodes_spreads_rows_evenly_and_deterministically():
     # fewer nodes than partitions: one node each, the largest in partition 0
     part, n_out = pack_nodes(np.array([5, 9, 1]), threads=2)
     assert n_out == 3 and part.tolist() == [1, 0, 2]
+    # a cap: partitions of about cap / 2 rows at most (32 nodes of 3M rows, cap 4M: one each)
+    part, n_out = pack_nodes(np.full(32, 3_000_000), threads=2, cap=4_000_000)
+    assert n_out == 32 and sorted(part.tolist()) == list(range(32))
+    part, n_out = pack_nodes(np.full(40, 100_000), threads=2, cap=1_000_000)
+    assert n_out == 8 and np.bincount(part).tolist() == [5] * 8
     part, n_out = pack_nodes(np.array([7]), threads=4)
     assert n_out == 1 and part.tolist() == [0]
 

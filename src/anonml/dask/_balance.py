@@ -67,13 +67,19 @@ def auto_local_rows(n_rows: int, threads: int) -> int:
     return int(min(MAX_LOCAL_ROWS, max(MIN_LOCAL_ROWS, share)))
 
 
-def pack_nodes(rows: np.ndarray, threads: int) -> tuple[np.ndarray, int]:
-    """Output partition of each node (``rows``: its row count) and the number of partitions:
-    ``min(len(rows), SHARES_PER_THREAD * threads)`` partitions, filled by LPT (the largest
-    node first, to the partition with the fewest rows). Deterministic (ties by node order)."""
+def pack_nodes(rows: np.ndarray, threads: int, cap: int | None = None) -> tuple[np.ndarray, int]:
+    """Output partition of each node (``rows``: its row count) and the number of partitions,
+    filled by LPT (the largest node first, to the partition with the fewest rows;
+    deterministic, ties by node order). At most one partition per node; at least
+    ``SHARES_PER_THREAD * threads``, and enough for about ``cap / 2`` rows each (``cap``: the
+    largest node a worker grows in memory, ``local_rows``), so that a partition is not much
+    more than a node: its subtree task's memory stays bounded."""
     rows = np.asarray(rows, dtype=np.int64)
     n = rows.size
-    n_out = max(1, min(n, SHARES_PER_THREAD * max(1, int(threads))))
+    want = SHARES_PER_THREAD * max(1, int(threads))
+    if n and cap:
+        want = max(want, -(-2 * int(rows.sum()) // max(int(cap), int(rows.max()), 1)))
+    n_out = max(1, min(n, want))
     out = np.zeros(n, dtype=np.int64)
     if n_out == 1:
         return out, 1

@@ -164,7 +164,7 @@ def _stitch(tree: dict, frontier: np.ndarray, subtrees: list) -> tuple[dict, lis
 def _launch_local(
     client: Any, cur: list, frontier: np.ndarray, loc: np.ndarray, cnt: np.ndarray,
     is_cat: np.ndarray, n_bins: np.ndarray, k: int, criterion: str, depth_left: int | None,
-    threads: int = 1,
+    threads: int = 1, cap: int | None = None,
 ) -> tuple[np.ndarray, list]:
     """Start finishing the frontier nodes ``loc`` locally: Dask's own shuffle gathers each
     node's rows in one partition, where the in-memory HistTree grows its subtree; the nodes
@@ -183,7 +183,7 @@ def _launch_local(
                          **{f"__b{j}": np.zeros(0, bdtype) for j in range(len(n_bins))},
                          "_partitions": np.zeros(0, np.int64)})
     at = np.flatnonzero(loc)
-    part, n_out = pack_nodes(cnt[at], threads)
+    part, n_out = pack_nodes(cnt[at], threads, cap)
     out = np.full(loc.size, -1, dtype=np.int64)
     out[at] = part
     loc_f, out_f = _put(client, loc), _put(client, out)
@@ -319,7 +319,7 @@ def grow(
         if loc.any():
             launched.append((int(cnt[loc].sum()), *_launch_local(
                 client, cur, frontier, loc, cnt, is_cat, n_bins, k, criterion,
-                None if max_depth is None else max_depth - depth, threads,
+                None if max_depth is None else max_depth - depth, threads, local_rows,
             )))
             can = can & ~loc  # their rows stop here in the level-wise tree
             if not can.any():
