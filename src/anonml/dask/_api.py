@@ -25,7 +25,8 @@ from anonml.dask._guide import (check_guide, guide_summary, is_continuous, merge
 from anonml.dask._identifiers import (merge_flags, refuse_identifiers,
                                       unique_flags)
 from anonml.dask._merge import merge_for_model
-from anonml.dask._columns import Read, _hold_qi, _join_columns, run_reading
+from anonml.dask._columns import (Read, _hold_qi, _join_columns, pick_reading, propose_reading,
+                                  write_reading)
 from anonml.dask._tree import _put, compact, grow, tree_reduce
 from anonml.engine import _kernels as K
 
@@ -666,12 +667,11 @@ def anonymize_dataset(
         else:  # the proposals read the numeric QIs only (the categorical ones are the bins)
             prop_parts = reads_of([c for c in qi if c not in set(categorical)] or qi[:1])
         cands = client.compute([  # a file read again is read in the task (run_reading)
-            dask.delayed(run_reading, pure=False)(K.propose_representatives, p, s, g, med,
-                                                  spec_f, qi, i)
+            dask.delayed(propose_reading, pure=False)(p, s, g, med, spec_f, qi, i)
             for i, (p, s, g) in enumerate(zip(prop_parts, states, groups))])
         run_parts("representatives", cands)
         winners = tree_reduce(client, cands, K.merge_candidates)
-        picked = client.compute([dask.delayed(run_reading, pure=False)(K.pick_rows, p, winners, i, qi)
+        picked = client.compute([dask.delayed(pick_reading, pure=False)(p, winners, i, qi)
                                  for i, p in enumerate(qi_parts if hold else reads_of(qi))])
         del prop_parts
         reps = client.submit(_reps_table, n_groups, qi, *picked, pure=False)
@@ -708,7 +708,7 @@ def anonymize_dataset(
         else:
             rest = parts_of(other) if other else [None] * len(qi_parts)
         written = client.compute([
-            dask.delayed(run_reading)(_write_task, qp, r, g, reps, qi, str(tmp), i, written)
+            dask.delayed(write_reading)(qp, r, g, reps, qi, str(tmp), i, written)
             for i, (qp, r, g) in enumerate(zip(qi_parts, rest, groups))
         ])
         del qi_parts, rest

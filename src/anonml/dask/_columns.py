@@ -7,7 +7,8 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["_hold_qi", "_join_columns", "Read", "run_reading"]
+__all__ = ["_hold_qi", "_join_columns", "Read", "run_reading", "propose_reading",
+           "pick_reading", "write_reading"]
 
 _QI_VALUE_BYTES = 16  # a QI value held by pandas, text included (Adult: 13.5; BENCHMARKS.md)
 
@@ -62,3 +63,26 @@ def run_reading(func: Any, *args: Any) -> Any:
 
     return func(*[_read_file(a.path, a.columns, a.name) if isinstance(a, Read) else a
                   for a in args])
+
+
+# the engine's tasks that may read their partition (their names are the task names in Dask's
+# task stream: benchmarks/profile_dask_stages.py sorts them into stages)
+def propose_reading(*args: Any) -> Any:
+    """:func:`~anonml.engine._kernels.propose_representatives` through :func:`run_reading`."""
+    from anonml.engine._kernels import propose_representatives
+
+    return run_reading(propose_representatives, *args)
+
+
+def pick_reading(*args: Any) -> Any:
+    """:func:`~anonml.engine._kernels.pick_rows` through :func:`run_reading`."""
+    from anonml.engine._kernels import pick_rows
+
+    return run_reading(pick_rows, *args)
+
+
+def write_reading(*args: Any) -> Any:
+    """The engine's ``_write_task`` through :func:`run_reading`."""
+    from anonml.dask._api import _write_task
+
+    return run_reading(_write_task, *args)
