@@ -164,13 +164,15 @@ def _stitch(tree: dict, frontier: np.ndarray, subtrees: list) -> tuple[dict, lis
 def _launch_local(
     client: Any, cur: list, frontier: np.ndarray, loc: np.ndarray, cnt: np.ndarray,
     is_cat: np.ndarray, n_bins: np.ndarray, k: int, criterion: str, depth_left: int | None,
-    threads: int = 1, cap: int | None = None,
+    threads: int = 1, cap: int | None = None, leaves: list | None = None,
 ) -> tuple[np.ndarray, list]:
     """Start finishing the frontier nodes ``loc`` locally: Dask's own shuffle gathers each
     node's rows in one partition, where the in-memory HistTree grows its subtree; the nodes
     are spread over the partitions by their row counts ``cnt`` (:func:`pack_nodes`, about
     equal rows per partition, a few partitions per worker thread ``threads``). Returns the
-    frontier (to map the subtrees' roots to node ids) and the subtrees' futures."""
+    frontier (to map the subtrees' roots to node ids) and the subtrees' futures. With
+    ``leaves`` (each row's node id, per partition, once the level-wise growth ended),
+    ``frontier`` is every node id and ``loc`` marks the nodes to finish."""
     import dask
     import dask.dataframe as dd
     import pandas as pd
@@ -187,8 +189,12 @@ def _launch_local(
     out = np.full(loc.size, -1, dtype=np.int64)
     out[at] = part
     loc_f, out_f = _put(client, loc), _put(client, out)
-    frames = [client.submit(K.active_rows, s, loc_f, i, out_f, pure=False)
-              for i, s in enumerate(cur)]
+    if leaves is None:  # the frontier's nodes, by position
+        frames = [client.submit(K.active_rows, s, loc_f, i, out_f, pure=False)
+                  for i, s in enumerate(cur)]
+    else:  # nodes set aside during the growth, by node id
+        frames = [client.submit(K.node_rows, s, lf, out_f, i, pure=False)
+                  for i, (s, lf) in enumerate(zip(cur, leaves))]
     rows = dd.from_delayed(frames, meta=meta, verify_meta=False)
     row_bytes = len(n_bins) * np.dtype(bdtype).itemsize + 32  # bins, node, y, at, partition
     method = shuffle_method(client, int(cnt[at].sum()) * row_bytes)
@@ -279,6 +285,10 @@ def grow(
         local_rows = auto_local_rows(int(round(_count(T, reg).sum())), threads)
     parent_H: list[np.ndarray] | None = None
     launched: list = []  # (rows, frontier, subtree futures) of nodes finished locally
+    # (node ids, rows) of the nodes finished locally once the level-wise growth ends: with a
+    # thread per worker, subtrees launched during the growth held the threads the next level
+    # waited for, and every level's launch was a shuffle of its own
+    aside: list = []
     depth = 0
 
     def plan(T: np.ndarray, first: bool) -> tuple[np.ndarray, np.ndarray, bool]:
@@ -316,10 +326,12 @@ def grow(
             progress(stage, depth, None)
         if not can.any():
             break
-        if loc.any():
+        if loc.any() and max_depth is None:  # finished after the last level, all at once
+            aside.append((frontier[loc], cnt[loc]))
+        elif loc.any():
             launched.append((int(cnt[loc].sum()), *_launch_local(
                 client, cur, frontier, loc, cnt, is_cat, n_bins, k, criterion,
-                None if max_depth is None else max_depth - depth, threads, local_rows,
+                max_depth - depth, threads, local_rows,
             )))
             can = can & ~loc  # their rows stop here in the level-wise tree
             if not can.any():
@@ -389,6 +401,16 @@ def grow(
         progress(stage, depth, depth)
     frontier_f = _put(client, frontier)
     leaves = [client.submit(K.finish, s, frontier_f, pure=False) for s in cur]
+    if aside:
+        n_nodes = len(builder.feature)
+        ids = np.concatenate([a for a, _ in aside])
+        mark = np.zeros(n_nodes, dtype=bool)
+        mark[ids] = True
+        rows = np.zeros(n_nodes)
+        rows[ids] = np.concatenate([c for _, c in aside])
+        launched.append((int(rows.sum()), *_launch_local(
+            client, cur, np.arange(n_nodes), mark, rows, is_cat, n_bins, k, criterion, None,
+            threads, local_rows, leaves)))
     if not launched:
         return GrownTree(builder, is_cat), leaves
     tree = _arrays(builder)

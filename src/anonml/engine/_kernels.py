@@ -691,14 +691,33 @@ def active_rows(state: PartState, can: np.ndarray, part_index: int = 0,
                          "its file into smaller files")
     act = np.flatnonzero(state.local >= 0)
     act = act[can[state.local[act]]]
+    return _rows_frame(state, act, state.local[act], part_index, out)
+
+
+def node_rows(state: PartState, leaf: np.ndarray, out: np.ndarray, part_index: int = 0) -> pd.DataFrame:
+    """:func:`active_rows` of the rows whose node (``leaf``: each row's node id, from
+    :func:`finish`) has an output partition (``out``, per node id, -1: none), with
+    ``"__node"`` the node id: the nodes set aside by the level-wise growth, gathered in one
+    shuffle once it ends."""
+    leaf = np.asarray(leaf, dtype=np.int64)
+    out = np.asarray(out, dtype=np.int64)
+    act = np.flatnonzero(out[leaf] >= 0)
+    return _rows_frame(state, act, leaf[act], part_index, out)
+
+
+def _rows_frame(state: PartState, act: np.ndarray, node: np.ndarray, part_index: int,
+                out: np.ndarray | None) -> pd.DataFrame:
+    if state.y.size >= 2**31:  # a row's position is sent back as 32 bits
+        raise InputError(f"a partition holds {state.y.size} rows, more than 2**31 - 1; split "
+                         "its file into smaller files")
     y = state.y[act]
-    cols = {"__node": state.local[act].astype(np.int64),
+    cols = {"__node": node.astype(np.int64),
             "__y": y if _regression(state) else y.astype(np.int64)}
     cols["__at"] = (np.int64(part_index) << np.int64(32)) | act.astype(np.int64)
     for j in range(state.B.shape[1]):
         cols[f"__b{j}"] = state.B[act, j]
     if out is not None:
-        cols["_partitions"] = np.asarray(out, dtype=np.int64)[state.local[act]]
+        cols["_partitions"] = np.asarray(out, dtype=np.int64)[node]
     return pd.DataFrame(cols)
 
 
