@@ -256,7 +256,8 @@ def grow(
     ``local_rows``: a splittable node of at most this many rows leaves the level-wise growth;
     its rows are gathered by Dask's own shuffle on the node id
     and its subtree is grown in memory by HistTree (the same splits, since a node's split depends
-    only on its rows), concurrently with the remaining levels; ``"auto"``: from the number of
+    only on its rows), in one shuffle once the level-wise growth ends (with ``max_depth``,
+    launched at each level, concurrently with the remaining ones); ``"auto"``: from the number of
     rows and of worker threads (:func:`~anonml.dask._balance.auto_local_rows`: at most
     4 × 10⁶). ``local_cells``: when a level's histograms would hold more cells than this
     (nodes x bins x classes), every splittable node is finished that way. The grafted tree is
