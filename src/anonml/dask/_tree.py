@@ -282,8 +282,10 @@ def grow(
         K.sum_arrays, priority=_LEVEL,
     ))
     threads = n_threads(client)
-    if local_rows == "auto":
-        local_rows = auto_local_rows(int(round(_count(T, reg).sum())), threads)
+    pack_cap = local_rows
+    if local_rows == "auto":  # level-wise while the histograms fit (local_cells), then subtrees
+        # in partitions of about auto_local_rows / 2 rows at most
+        pack_cap, local_rows = auto_local_rows(int(round(_count(T, reg).sum())), threads), None
     parent_H: list[np.ndarray] | None = None
     launched: list = []  # (rows, frontier, subtree futures) of nodes finished locally
     # (node ids, rows) of the nodes finished locally once the level-wise growth ends: with a
@@ -329,10 +331,13 @@ def grow(
             break
         if loc.any() and max_depth is None:  # finished after the last level, all at once
             aside.append((frontier[loc], cnt[loc]))
+            can = can & ~loc  # their rows stop here in the level-wise tree
+            if not can.any():
+                break
         elif loc.any():
             launched.append((int(cnt[loc].sum()), *_launch_local(
                 client, cur, frontier, loc, cnt, is_cat, n_bins, k, criterion,
-                max_depth - depth, threads, local_rows,
+                max_depth - depth, threads, pack_cap,
             )))
             can = can & ~loc  # their rows stop here in the level-wise tree
             if not can.any():
@@ -411,7 +416,7 @@ def grow(
         rows[ids] = np.concatenate([c for _, c in aside])
         launched.append((int(rows.sum()), *_launch_local(
             client, cur, np.arange(n_nodes), mark, rows, is_cat, n_bins, k, criterion, None,
-            threads, local_rows, leaves)))
+            threads, pack_cap, leaves)))
     if not launched:
         return GrownTree(builder, is_cat), leaves
     tree = _arrays(builder)
