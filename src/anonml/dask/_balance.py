@@ -12,9 +12,10 @@ assignment (a node's subtree depends only on its own rows); only the order in wh
 grafted, hence the node ids, differ, and :func:`anonml.dask._tree.grow` numbers the grafted nodes
 in an order that does not depend on the assignment.
 
-``local_rows="auto"`` (:func:`auto_local_rows`) keeps a node level-wise until it holds at most
-an eighth of the rows per worker thread (at most 4 × 10⁶ rows, at least 50,000): enough local
-subtrees for every thread, none that dominates the tail.
+With ``local_rows="auto"`` the tree grows level-wise as long as its histograms fit, and
+:func:`auto_local_rows` (an eighth of the rows per worker thread, at most 4 × 10⁶ rows, at
+least 50,000) bounds the rows of a local-subtree partition: enough of them for every thread,
+none that dominates the tail or a worker's memory.
 """
 
 from __future__ import annotations

@@ -257,9 +257,9 @@ def grow(
     its rows are gathered by Dask's own shuffle on the node id
     and its subtree is grown in memory by HistTree (the same splits, since a node's split depends
     only on its rows), in one shuffle once the level-wise growth ends (with ``max_depth``,
-    launched at each level, concurrently with the remaining ones); ``"auto"``: from the number of
-    rows and of worker threads (:func:`~anonml.dask._balance.auto_local_rows`: at most
-    4 × 10⁶). ``local_cells``: when a level's histograms would hold more cells than this
+    launched at each level, concurrently with the remaining ones); ``"auto"``: no size threshold
+    (level-wise while the histograms fit ``local_cells``), the local subtrees packed in
+    partitions of about :func:`~anonml.dask._balance.auto_local_rows` / 2 rows. ``local_cells``: when a level's histograms would hold more cells than this
     (nodes x bins x classes), every splittable node is finished that way. The grafted tree is
     numbered level by level (:func:`~anonml.dask._balance.level_order`), as if grown
     level-wise throughout: the node ids, hence the groups' numbers, do not depend on
