@@ -60,10 +60,9 @@ def shuffle_method(client: Any, nbytes: int) -> str | None:
 
 
 def auto_local_rows(n_rows: int, threads: int) -> int:
-    """The ``local_rows`` of ``"auto"``: ``n_rows / (SHARES_PER_THREAD * 2 * threads)``,
-    within [``MIN_LOCAL_ROWS``, ``MAX_LOCAL_ROWS``]. A node of the level-wise tree holds at
-    most half its parent's rows... and at least ``k``: nodes reach the threshold at sizes
-    between it and half of it, so about ``SHARES_PER_THREAD`` subtrees per thread or more."""
+    """The partition bound (``cap``) of ``local_rows="auto"``: ``n_rows / (SHARES_PER_THREAD *
+    2 * threads)``, within [``MIN_LOCAL_ROWS``, ``MAX_LOCAL_ROWS``]: a local-subtree partition
+    holds about ``cap / 2`` rows at most (:func:`pack_nodes`)."""
     share = int(n_rows) // (SHARES_PER_THREAD * 2 * max(1, int(threads)))
     return int(min(MAX_LOCAL_ROWS, max(MIN_LOCAL_ROWS, share)))
 
