@@ -18,6 +18,7 @@ import dask.dataframe as dd  # noqa: E402
 
 from anonml._errors import InputError, OutputError  # noqa: E402
 from anonml.engine import _kernels as K  # noqa: E402
+from anonml.engine._descend import descend  # noqa: E402
 from anonml.anonymize._accuracy_guided import _compact  # noqa: E402
 from anonml.anonymize._hist_tree import HistTree  # noqa: E402
 from anonml.datasets import load_adult  # noqa: E402
@@ -444,7 +445,7 @@ def test_local_subtree_leaves_sent_back_are_the_routed_leaves(client, adult, cri
               "flat": tree.flat_, "left": tree.children_left_, "right": tree.children_right_}
     assert (tree.feature_ >= 0).sum() > 1  # a tree, not a stump
     for st, lf in zip(client.gather(states), client.gather(leaves)):
-        np.testing.assert_array_equal(lf, K.descend(st, np.zeros(st.y.size, np.int64), arrays))
+        np.testing.assert_array_equal(lf, descend(st, np.zeros(st.y.size, np.int64), arrays))
 
 
 def test_write_joins_the_qi_read_and_the_other_columns_in_order():

@@ -25,7 +25,8 @@ Steps (docs/dask.md):
 6. :func:`active_rows`, :func:`local_subtree`, :func:`leaf_frame`, :func:`assign_leaves` -- nodes
    small enough to finish in memory: their rows gathered by node (the engine's own shuffle),
    their subtrees grown by ``HistTree``, which knows each row's leaf; the leaves sent back to
-   the rows' partitions by a second shuffle. (:func:`descend` routes rows down grafted
+   the rows' partitions by a second shuffle. (:func:`~anonml.engine._descend.descend`, the
+   reference, routes rows down grafted
    subtrees instead, walking every row level by level.)
 
 Verification of the written table uses :func:`anonml.dask._verify.class_stats` and the count
@@ -784,28 +785,4 @@ def assign_leaves(leaf: np.ndarray, part_index: int, *frames: pd.DataFrame) -> n
     for f in frames:
         mine = f["__part"].to_numpy() == part_index
         node[f["__row"].to_numpy()[mine]] = f["__leaf"].to_numpy()[mine]
-    return node.astype(np.int32) if node.size and node.max() < 2**31 - 1 else node
-
-
-def descend(state: PartState, leaf: np.ndarray, tree: dict) -> np.ndarray:
-    """Walk every row from its node ``leaf`` down ``tree`` (node arrays) to a leaf: rows that
-    stopped at the root of a subtree grown later reach that subtree's leaves."""
-    node = np.asarray(leaf, dtype=np.int64).copy()
-    n = state.B.shape[0]
-    Bf = state.B.ravel(order="F")
-    feature, threshold, offset = tree["feature"], tree["threshold"], tree["offset"]
-    flat = tree["flat"] if tree["flat"].size else np.zeros(1, dtype=bool)
-    rows = np.arange(n)
-    while rows.size:
-        rows = rows[feature[node[rows]] >= 0]
-        if not rows.size:
-            break
-        nd = node[rows]
-        b = Bf[feature[nd] * n + rows].astype(np.int64)
-        go_left = b <= threshold[nd]
-        off = offset[nd]
-        cat = off >= 0
-        if cat.any():
-            go_left = np.where(cat, flat[np.where(cat, off + b, 0)], go_left)
-        node[rows] = np.where(go_left, tree["left"][nd], tree["right"][nd])
     return node.astype(np.int32) if node.size and node.max() < 2**31 - 1 else node
