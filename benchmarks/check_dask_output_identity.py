@@ -10,6 +10,7 @@ the written file names, ``pd.util.hash_pandas_object`` of every file and its dty
     python benchmarks/make_big_adult.py /tmp/cmp --sizes 300k --rows-per-file 100k
     PYTHONPATH=<before>/src python benchmarks/check_dask_output_identity.py /tmp/cmp/adult_300000 /tmp/cmp/before
     PYTHONPATH=<after>/src python benchmarks/check_dask_output_identity.py /tmp/cmp/adult_300000 /tmp/cmp/after
+    (optionally followed by the names of the configurations to run)
     diff /tmp/cmp/before/digest.json /tmp/cmp/after/digest.json   # only the seconds differ
 """
 
@@ -44,7 +45,16 @@ def main() -> None:
         ("mondrian_k100", dict(method="mondrian", k=100), None),
         ("mondrian_k50_levelwise20k", dict(method="mondrian", k=50), dict(local_rows=20000)),
         ("mondrian_label_k100", dict(method="mondrian", label="income", k=100), None),
+        # the l and t merges (session 8): they follow the group numbers, which the grafted
+        # local subtrees changed before the tree was numbered level by level
+        ("mondrian_k50_l2", dict(method="mondrian", k=50, sensitive="income", l=2), None),
+        ("mondrian_k50_l2_levelwise20k", dict(method="mondrian", k=50, sensitive="income", l=2),
+         dict(local_rows=20000)),
+        ("mondrian_k50_t005_levelwise20k",
+         dict(method="mondrian", k=50, sensitive="income", t=0.05), dict(local_rows=20000)),
     ]
+    only = set(sys.argv[3:])  # optional: the names of the configurations to run
+    configs = [c for c in configs if not only or c[0] in only]
     res = {}
     for name, kw, gopt in configs:
         api.grow = functools.partial(orig_grow, **gopt) if gopt else orig_grow

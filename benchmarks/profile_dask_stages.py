@@ -52,7 +52,8 @@ STAGE_OF = {
     "pick_rows": "representatives", "_reps_table": "representatives",
     "group_stats": "representatives", "merge_group_stats": "representatives",
     "reps_from_stats": "representatives",
-    "_write_task": "write",
+    "_write_task": "write", "write_reading": "write",
+    "propose_reading": "representatives", "pick_reading": "representatives",
 }
 ORDER = ("binning", "tree levels", "local subtrees", "representatives", "write", "verify",
          "read (files)", "shuffle", "other")

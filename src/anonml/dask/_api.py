@@ -25,7 +25,8 @@ from anonml.dask._guide import (check_guide, guide_summary, is_continuous, merge
 from anonml.dask._identifiers import (merge_flags, refuse_identifiers,
                                       unique_flags)
 from anonml.dask._merge import merge_for_model
-from anonml.dask._columns import _hold_qi, _join_columns
+from anonml.dask._columns import (Read, _hold_qi, _join_columns, pick_reading, propose_reading,
+                                  write_reading)
 from anonml.dask._tree import _put, compact, grow, tree_reduce
 from anonml.engine import _kernels as K
 
@@ -499,6 +500,9 @@ def anonymize_dataset(
         def parts_of(columns: list | None) -> list:  # one partition per file, read by pandas
             return [dask.delayed(_read_file, pure=False)(worker_path(f), columns, f)
                     for f in files]
+
+        def reads_of(columns: list | None) -> list:  # the reads made inside run_reading
+            return [Read(worker_path(f), columns, f) for f in files]
     elif hasattr(source, "to_delayed") and hasattr(source, "npartitions"):
         from anonml.encoding import check_lookalike_columns
 
@@ -516,6 +520,7 @@ def anonymize_dataset(
 
         def parts_of(columns: list | None) -> list:
             return delayed_parts
+        reads_of = parts_of
     else:
         raise InputError(
             f"source of type {type(source).__name__}; pass a Parquet folder, a glob or a dask DataFrame"
@@ -665,14 +670,14 @@ def anonymize_dataset(
         if hold:
             qi_parts = prop_parts = client.compute(parts_of(qi))
         else:  # the proposals read the numeric QIs only (the categorical ones are the bins)
-            prop_parts = parts_of([c for c in qi if c not in set(categorical)] or qi[:1])
-        cands = client.compute([
-            dask.delayed(K.propose_representatives, pure=False)(p, s, g, med, spec_f, qi, i)
+            prop_parts = reads_of([c for c in qi if c not in set(categorical)] or qi[:1])
+        cands = client.compute([  # a file read again is read in the task (run_reading)
+            dask.delayed(propose_reading, pure=False)(p, s, g, med, spec_f, qi, i)
             for i, (p, s, g) in enumerate(zip(prop_parts, states, groups))])
         run_parts("representatives", cands)
         winners = tree_reduce(client, cands, K.merge_candidates)
-        picked = client.compute([dask.delayed(K.pick_rows, pure=False)(p, winners, i, qi)
-                                 for i, p in enumerate(qi_parts if hold else parts_of(qi))])
+        picked = client.compute([dask.delayed(pick_reading, pure=False)(p, winners, i, qi)
+                                 for i, p in enumerate(qi_parts if hold else reads_of(qi))])
         del prop_parts
         reps = client.submit(_reps_table, n_groups, qi, *picked, pure=False)
         client.wait([reps])
@@ -704,11 +709,11 @@ def anonymize_dataset(
         # the QIs as the representatives stage read them; only the other columns read here
         other = [col for col in written if col not in set(qi)]
         if not hold:
-            qi_parts, rest = [None] * len(groups), parts_of(written)  # one read of each file
+            qi_parts, rest = [None] * len(groups), reads_of(written)  # one read of each file
         else:
             rest = parts_of(other) if other else [None] * len(qi_parts)
         written = client.compute([
-            dask.delayed(_write_task)(qp, r, g, reps, qi, str(tmp), i, written)
+            dask.delayed(write_reading)(qp, r, g, reps, qi, str(tmp), i, written)
             for i, (qp, r, g) in enumerate(zip(qi_parts, rest, groups))
         ])
         del qi_parts, rest

@@ -33,11 +33,20 @@ import numpy as np
 
 from anonml.engine import _kernels as K
 from anonml.anonymize._hist_tree import TreeBuilder, choose_splits
+from anonml.dask._balance import (auto_local_rows, level_order, n_threads, pack_nodes,
+                                  shuffle_method, shuffle_to)
 
 __all__ = ["tree_reduce", "grow", "GrownTree"]
 
 
-def tree_reduce(client: Any, futures: list, func: Callable, split_every: int = 8) -> Any:
+# Dask priority of the level-wise tree's tasks: a worker thread freed by a local subtree runs
+# the next level's routing first, so the level-wise growth (which the client waits for) is not
+# queued behind the local subtrees launched before it
+_LEVEL = 10
+
+
+def tree_reduce(client: Any, futures: list, func: Callable, split_every: int = 8,
+                priority: int = 0) -> Any:
     """Reduce futures with ``func(*chunk)`` in a tree of fan-in ``split_every``; one future.
 
     The chunks are consecutive runs of ``futures`` in list order, so ``func`` always sees its
@@ -47,7 +56,7 @@ def tree_reduce(client: Any, futures: list, func: Callable, split_every: int = 8
         raise ValueError("nothing to reduce")
     while len(futures) > 1:
         futures = [
-            client.submit(func, *futures[i : i + split_every], pure=False)
+            client.submit(func, *futures[i : i + split_every], pure=False, priority=priority)
             for i in range(0, len(futures), split_every)
         ]
     return futures[0]
@@ -153,12 +162,17 @@ def _stitch(tree: dict, frontier: np.ndarray, subtrees: list) -> tuple[dict, lis
 
 
 def _launch_local(
-    client: Any, cur: list, frontier: np.ndarray, loc: np.ndarray, is_cat: np.ndarray,
-    n_bins: np.ndarray, k: int, criterion: str, depth_left: int | None,
+    client: Any, cur: list, frontier: np.ndarray, loc: np.ndarray, cnt: np.ndarray,
+    is_cat: np.ndarray, n_bins: np.ndarray, k: int, criterion: str, depth_left: int | None,
+    threads: int = 1, cap: int | None = None, leaves: list | None = None,
 ) -> tuple[np.ndarray, list]:
     """Start finishing the frontier nodes ``loc`` locally: Dask's own shuffle gathers each
-    node's rows in one partition, where the in-memory HistTree grows its subtree. Returns the
-    frontier (to map the subtrees' roots to node ids) and the subtrees' futures."""
+    node's rows in one partition, where the in-memory HistTree grows its subtree; the nodes
+    are spread over the partitions by their row counts ``cnt`` (:func:`pack_nodes`, about
+    equal rows per partition, a few partitions per worker thread ``threads``). Returns the
+    frontier (to map the subtrees' roots to node ids) and the subtrees' futures. With
+    ``leaves`` (each row's node id, per partition, once the level-wise growth ended),
+    ``frontier`` is every node id and ``loc`` marks the nodes to finish."""
     import dask
     import dask.dataframe as dd
     import pandas as pd
@@ -168,12 +182,23 @@ def _launch_local(
     ydtype = np.float64 if criterion == "squared_error" else np.int64
     meta = pd.DataFrame({"__node": np.zeros(0, np.int64), "__y": np.zeros(0, ydtype),
                          "__at": np.zeros(0, np.int64),
-                         **{f"__b{j}": np.zeros(0, bdtype) for j in range(len(n_bins))}})
-    loc_f = _put(client, loc)
-    frames = [client.submit(K.active_rows, s, loc_f, i, pure=False) for i, s in enumerate(cur)]
+                         **{f"__b{j}": np.zeros(0, bdtype) for j in range(len(n_bins))},
+                         "_partitions": np.zeros(0, np.int64)})
+    at = np.flatnonzero(loc)
+    part, n_out = pack_nodes(cnt[at], threads, cap)
+    out = np.full(loc.size, -1, dtype=np.int64)
+    out[at] = part
+    loc_f, out_f = _put(client, loc), _put(client, out)
+    if leaves is None:  # the frontier's nodes, by position
+        frames = [client.submit(K.active_rows, s, loc_f, i, out_f, pure=False)
+                  for i, s in enumerate(cur)]
+    else:  # nodes set aside during the growth, by node id
+        frames = [client.submit(K.node_rows, s, lf, out_f, i, pure=False)
+                  for i, (s, lf) in enumerate(zip(cur, leaves))]
     rows = dd.from_delayed(frames, meta=meta, verify_meta=False)
-    n_out = max(1, min(len(frames), int(loc.sum())))
-    shuffled = rows.shuffle(on="__node", npartitions=n_out)
+    row_bytes = len(n_bins) * np.dtype(bdtype).itemsize + 32  # bins, node, y, at, partition
+    method = shuffle_method(client, int(cnt[at].sum()) * row_bytes)
+    shuffled = shuffle_to(rows, "_partitions", n_out, method)
     subs = client.compute([
         dask.delayed(K.local_subtree)(p, is_cat, n_bins, k, criterion, depth_left)
         for p in shuffled.to_delayed()
@@ -219,7 +244,7 @@ def grow(
     progress: Callable | None = None,
     stage: str = "tree",
     local_cells: int | None = 4_000_000,
-    local_rows: int | None = 4_000_000,
+    local_rows: int | str | None = "auto",
 ) -> tuple[GrownTree, list]:
     """Grow a :class:`HistTree`-identical tree over partitions; return it and a future per
     partition holding each row's leaf node id.
@@ -231,26 +256,42 @@ def grow(
     ``local_rows``: a splittable node of at most this many rows leaves the level-wise growth;
     its rows are gathered by Dask's own shuffle on the node id
     and its subtree is grown in memory by HistTree (the same splits, since a node's split depends
-    only on its rows; node ids differ), concurrently with the remaining levels. ``local_cells``:
-    when a level's histograms would hold more cells than this (nodes x bins x classes), every
-    splittable node is finished that way.
+    only on its rows), in one shuffle once the level-wise growth ends (with ``max_depth``,
+    launched at each level, concurrently with the remaining ones); ``"auto"``: no size threshold
+    (level-wise while the histograms fit ``local_cells``), the local subtrees packed in
+    partitions of about :func:`~anonml.dask._balance.auto_local_rows` / 2 rows. ``local_cells``: when a level's histograms would hold more cells than this
+    (nodes x bins x classes), every splittable node is finished that way. The grafted tree is
+    numbered level by level (:func:`~anonml.dask._balance.level_order`), as if grown
+    level-wise throughout: the node ids, hence the groups' numbers, do not depend on
+    ``local_rows``, ``local_cells`` or the cluster.
     """
     mondrian = criterion == "mondrian"
     reg = criterion == "squared_error"
     C = 1 if mondrian else 2 if reg else int(n_classes)  # histogram width
     cur = [
-        client.submit(_start, s, None if init is None else init[i], mondrian, pure=False)
+        client.submit(_start, s, None if init is None else init[i], mondrian, pure=False,
+                      priority=_LEVEL)
         for i, s in enumerate(states)
     ]
     builder = TreeBuilder(n_roots)
     frontier = np.arange(n_roots)
     T = client.gather(tree_reduce(
         client,
-        [client.submit(K.node_class_counts, s, n_roots, C, pure=False) for s in cur],
-        K.sum_arrays,
+        [client.submit(K.node_class_counts, s, n_roots, C, pure=False, priority=_LEVEL)
+         for s in cur],
+        K.sum_arrays, priority=_LEVEL,
     ))
+    threads = n_threads(client)
+    pack_cap = local_rows
+    if local_rows == "auto":  # level-wise while the histograms fit (local_cells), then subtrees
+        # in partitions of about auto_local_rows / 2 rows at most
+        pack_cap, local_rows = auto_local_rows(int(round(_count(T, reg).sum())), threads), None
     parent_H: list[np.ndarray] | None = None
-    launched: list = []  # (frontier, subtree futures) of nodes finished locally
+    launched: list = []  # (rows, frontier, subtree futures) of nodes finished locally
+    # (node ids, rows) of the nodes finished locally once the level-wise growth ends: with a
+    # thread per worker, subtrees launched during the growth held the threads the next level
+    # waited for, and every level's launch was a shuffle of its own
+    aside: list = []
     depth = 0
 
     def plan(T: np.ndarray, first: bool) -> tuple[np.ndarray, np.ndarray, bool]:
@@ -274,24 +315,30 @@ def grow(
     while frontier.size and (max_depth is None or depth < max_depth):
         A = frontier.size
         if reg and counted is not None:  # the routing task counted the node totals too
-            Hh = client.gather(tree_reduce(client, counted, K.sum_arrays))
+            Hh = client.gather(tree_reduce(client, counted, K.sum_arrays, priority=_LEVEL))
             T, counted = Hh.pop(), None
         elif reg and np.isnan(T[:, 2]).any() and plan(T, parent_H is None)[0].any():
             # sums of squares still unknown, and a node large enough to split: count them
             T = client.gather(tree_reduce(
-                client, [client.submit(K.node_class_counts, s, A, C, pure=False) for s in cur],
-                K.sum_arrays))
+                client, [client.submit(K.node_class_counts, s, A, C, pure=False, priority=_LEVEL)
+                         for s in cur],
+                K.sum_arrays, priority=_LEVEL))
         cnt = _count(T, reg)
         can, loc, _ = plan(T, parent_H is None)
         if progress is not None:
             progress(stage, depth, None)
         if not can.any():
             break
-        if loc.any():
-            launched.append(_launch_local(
-                client, cur, frontier, loc, is_cat, n_bins, k, criterion,
-                None if max_depth is None else max_depth - depth,
-            ))
+        if loc.any() and max_depth is None:  # finished after the last level, all at once
+            aside.append((frontier[loc], cnt[loc]))
+            can = can & ~loc  # their rows stop here in the level-wise tree
+            if not can.any():
+                break
+        elif loc.any():
+            launched.append((int(cnt[loc].sum()), *_launch_local(
+                client, cur, frontier, loc, cnt, is_cat, n_bins, k, criterion,
+                max_depth - depth, threads, pack_cap,
+            )))
             can = can & ~loc  # their rows stop here in the level-wise tree
             if not can.any():
                 break
@@ -305,9 +352,10 @@ def grow(
         if Hh is None:
             if counted is None:
                 side_f = _put(client, small_side) if small_side is not None else None
-                counted = [client.submit(K.class_histograms, s, n_bins, C, side_f, A, pure=False)
+                counted = [client.submit(K.class_histograms, s, n_bins, C, side_f, A, pure=False,
+                                         priority=_LEVEL)
                            for s in cur]
-            Hh = client.gather(tree_reduce(client, counted, K.sum_arrays))
+            Hh = client.gather(tree_reduce(client, counted, K.sum_arrays, priority=_LEVEL))
             counted = None
         cur_H = []
         for f in range(len(n_bins)):
@@ -350,21 +398,33 @@ def grow(
             nxt_side = (cnt[1::2] < cnt[0::2]).astype(np.int64)
             side_f = _put(client, nxt_side)
             cur = [client.submit(K.route_histograms, s, step_f, n_bins, C, side_f, T.shape[0],
-                                 pure=False) for s in cur]
-            counted = [client.submit(K.state_histograms, s, pure=False) for s in cur]
+                                 pure=False, priority=_LEVEL) for s in cur]
+            counted = [client.submit(K.state_histograms, s, pure=False, priority=_LEVEL)
+                       for s in cur]
         else:
-            cur = [client.submit(K.route, s, step_f, pure=False) for s in cur]
+            cur = [client.submit(K.route, s, step_f, pure=False, priority=_LEVEL) for s in cur]
     if progress is not None:
         progress(stage, depth, depth)
     frontier_f = _put(client, frontier)
     leaves = [client.submit(K.finish, s, frontier_f, pure=False) for s in cur]
+    if aside:
+        n_nodes = len(builder.feature)
+        ids = np.concatenate([a for a, _ in aside])
+        mark = np.zeros(n_nodes, dtype=bool)
+        mark[ids] = True
+        rows = np.zeros(n_nodes)
+        rows[ids] = np.concatenate([c for _, c in aside])
+        launched.append((int(rows.sum()), *_launch_local(
+            client, cur, np.arange(n_nodes), mark, rows, is_cat, n_bins, k, criterion, None,
+            threads, pack_cap, leaves)))
     if not launched:
         return GrownTree(builder, is_cat), leaves
     tree = _arrays(builder)
-    n_subs = sum(len(subs) for _, subs in launched)
+    n_subs = sum(len(subs) for _, _, subs in launched)
     done = 0
     placed: list = []  # (subtree future, its nodes' ids in the tree)
-    for front, subs in launched:
+    n_local = sum(n for n, _, _ in launched)
+    for _, front, subs in launched:
         # only the node arrays reach the client; every future checked (a cancelled one
         # raises, it is never taken for a subtree)
         subtrees = client.gather([client.submit(K.subtree_arrays, s, pure=False) for s in subs])
@@ -374,7 +434,10 @@ def grow(
         tree, gids = _stitch(tree, front, subtrees)
         placed += [(s, g) for s, g in zip(subs, gids) if g is not None]
     del launched
-    leaves = _send_back(client, cur, leaves, placed, int(tree["feature"].size))
+    leaves = _send_back(client, cur, leaves, placed, int(tree["feature"].size), n_local)
+    tree, new_id = level_order(tree, n_roots, n_bins)
+    new_id_f = _put(client, new_id)
+    leaves = [client.submit(_map_ids, lf, new_id_f, pure=False) for lf in leaves]
     return GrownTree(tree, is_cat), leaves
 
 
@@ -393,11 +456,12 @@ def _impure(T: np.ndarray) -> np.ndarray:
     return impure | np.isnan(tot2)
 
 
-def _send_back(client: Any, cur: list, leaves: list, placed: list, n_nodes: int) -> list:
+def _send_back(client: Any, cur: list, leaves: list, placed: list, n_nodes: int,
+               n_rows: int = 0) -> list:
     """Each row's final node, per partition: the level-wise leaves, with the rows finished in
     local subtrees given the leaf that ``HistTree`` found for them, sent back to their partition
     by Dask's own shuffle on the partition index (the same nodes as routing every row down the
-    grafted subtrees, :func:`~anonml.engine._kernels.descend`, without walking the rows)."""
+    grafted subtrees, :func:`~anonml.engine._descend.descend`, without walking the rows)."""
     import dask.dataframe as dd
     import pandas as pd
 
@@ -405,12 +469,13 @@ def _send_back(client: Any, cur: list, leaves: list, placed: list, n_nodes: int)
         return leaves
     dtype = np.int32 if n_nodes < 2**31 - 1 else np.int64
     meta = pd.DataFrame({"__part": np.zeros(0, np.int32), "__row": np.zeros(0, np.int32),
-                         "__leaf": np.zeros(0, dtype)})
+                         "__leaf": np.zeros(0, dtype), "_partitions": np.zeros(0, np.int64)})
     frames = [client.submit(K.leaf_frame, s, _put(client, g), dtype, pure=False)
               for s, g in placed]
     n_out = max(1, len(cur))
-    back = dd.from_delayed(frames, meta=meta, verify_meta=False).shuffle(
-        on="__part", npartitions=n_out)
+    # every row to the output partition of its own partition: one part per partition
+    back = shuffle_to(dd.from_delayed(frames, meta=meta, verify_meta=False), "_partitions", n_out,
+                      shuffle_method(client, n_rows * 24))  # part, row, leaf, partition
     outs = client.compute(back.to_delayed())
     held = client.gather([client.submit(K.parts_in, o, pure=False) for o in outs])
     where: list = [[] for _ in cur]

@@ -25,7 +25,8 @@ Steps (docs/dask.md):
 6. :func:`active_rows`, :func:`local_subtree`, :func:`leaf_frame`, :func:`assign_leaves` -- nodes
    small enough to finish in memory: their rows gathered by node (the engine's own shuffle),
    their subtrees grown by ``HistTree``, which knows each row's leaf; the leaves sent back to
-   the rows' partitions by a second shuffle. (:func:`descend` routes rows down grafted
+   the rows' partitions by a second shuffle. (:func:`~anonml.engine._descend.descend`, the
+   reference, routes rows down grafted
    subtrees instead, walking every row level by level.)
 
 Verification of the written table uses :func:`anonml.dask._verify.class_stats` and the count
@@ -343,6 +344,13 @@ class PartState:
     local: np.ndarray | None = None
     leaf: np.ndarray | None = None
     hist: list | None = None  # a level's class histograms, set by route_histograms
+
+    def __sizeof__(self) -> int:
+        """Bytes held, arrays included: what Dask's ``sizeof`` (which falls back to
+        ``sys.getsizeof``) counts as this object's managed memory; without it a 2M-row state
+        (about 42 MB) counted as 56 bytes and the workers' memory looked unmanaged."""
+        arrays = [self.B, self.y, self.local, self.leaf, *(self.hist or [])]
+        return object.__sizeof__(self) + sum(int(a.nbytes) for a in arrays if a is not None)
 
     def start(self, init: np.ndarray | None) -> "PartState":
         """A fresh tree over these rows (from root 0, or from roots ``init``)."""
@@ -672,22 +680,45 @@ def recode_partition(part: pd.DataFrame, groups: np.ndarray, reps: pd.DataFrame,
 
 
 # -- 3b. finishing small nodes locally ---------------------------------------------------------
-def active_rows(state: PartState, can: np.ndarray, part_index: int = 0) -> pd.DataFrame:
+def active_rows(state: PartState, can: np.ndarray, part_index: int = 0,
+                out: np.ndarray | None = None) -> pd.DataFrame:
     """The rows of the frontier nodes that may split (``can``, per frontier position): their
     frontier position, class code and bins, as a frame that an engine's own shuffle can gather
     by node (``"__node"``), with each row's place ``"__at"`` = partition << 32 | row, so that
-    its leaf can be sent back (:func:`local_subtree`, :func:`assign_leaves`)."""
+    its leaf can be sent back (:func:`local_subtree`, :func:`assign_leaves`). With ``out`` (per
+    frontier position), each row's output partition of the shuffle, ``"_partitions"``."""
     if state.y.size >= 2**31:  # a row's position is sent back as 32 bits
         raise InputError(f"a partition holds {state.y.size} rows, more than 2**31 - 1; split "
                          "its file into smaller files")
     act = np.flatnonzero(state.local >= 0)
     act = act[can[state.local[act]]]
+    return _rows_frame(state, act, state.local[act], part_index, out)
+
+
+def node_rows(state: PartState, leaf: np.ndarray, out: np.ndarray, part_index: int = 0) -> pd.DataFrame:
+    """:func:`active_rows` of the rows whose node (``leaf``: each row's node id, from
+    :func:`finish`) has an output partition (``out``, per node id, -1: none), with
+    ``"__node"`` the node id: the nodes set aside by the level-wise growth, gathered in one
+    shuffle once it ends."""
+    leaf = np.asarray(leaf, dtype=np.int64)
+    out = np.asarray(out, dtype=np.int64)
+    act = np.flatnonzero(out[leaf] >= 0)
+    return _rows_frame(state, act, leaf[act], part_index, out)
+
+
+def _rows_frame(state: PartState, act: np.ndarray, node: np.ndarray, part_index: int,
+                out: np.ndarray | None) -> pd.DataFrame:
+    if state.y.size >= 2**31:  # a row's position is sent back as 32 bits
+        raise InputError(f"a partition holds {state.y.size} rows, more than 2**31 - 1; split "
+                         "its file into smaller files")
     y = state.y[act]
-    cols = {"__node": state.local[act].astype(np.int64),
+    cols = {"__node": node.astype(np.int64),
             "__y": y if _regression(state) else y.astype(np.int64)}
     cols["__at"] = (np.int64(part_index) << np.int64(32)) | act.astype(np.int64)
     for j in range(state.B.shape[1]):
         cols[f"__b{j}"] = state.B[act, j]
+    if out is not None:
+        cols["_partitions"] = np.asarray(out, dtype=np.int64)[node]
     return pd.DataFrame(cols)
 
 
@@ -736,9 +767,9 @@ def leaf_frame(sub: dict, gid: np.ndarray | None, dtype: Any) -> pd.DataFrame:
         at, leaf = np.zeros(0, np.int64), np.zeros(0, np.int64)
     else:
         at, leaf = sub["at"], gid[sub["leaf"]]
-    return pd.DataFrame({"__part": (at >> np.int64(32)).astype(np.int32),
-                         "__row": (at & np.int64(0xFFFFFFFF)).astype(np.int32),
-                         "__leaf": leaf.astype(dtype)})
+    part = (at >> np.int64(32)).astype(np.int32)
+    return pd.DataFrame({"__part": part, "__row": (at & np.int64(0xFFFFFFFF)).astype(np.int32),
+                         "__leaf": leaf.astype(dtype), "_partitions": part.astype(np.int64)})
 
 
 def parts_in(frame: pd.DataFrame) -> np.ndarray:
@@ -754,28 +785,4 @@ def assign_leaves(leaf: np.ndarray, part_index: int, *frames: pd.DataFrame) -> n
     for f in frames:
         mine = f["__part"].to_numpy() == part_index
         node[f["__row"].to_numpy()[mine]] = f["__leaf"].to_numpy()[mine]
-    return node.astype(np.int32) if node.size and node.max() < 2**31 - 1 else node
-
-
-def descend(state: PartState, leaf: np.ndarray, tree: dict) -> np.ndarray:
-    """Walk every row from its node ``leaf`` down ``tree`` (node arrays) to a leaf: rows that
-    stopped at the root of a subtree grown later reach that subtree's leaves."""
-    node = np.asarray(leaf, dtype=np.int64).copy()
-    n = state.B.shape[0]
-    Bf = state.B.ravel(order="F")
-    feature, threshold, offset = tree["feature"], tree["threshold"], tree["offset"]
-    flat = tree["flat"] if tree["flat"].size else np.zeros(1, dtype=bool)
-    rows = np.arange(n)
-    while rows.size:
-        rows = rows[feature[node[rows]] >= 0]
-        if not rows.size:
-            break
-        nd = node[rows]
-        b = Bf[feature[nd] * n + rows].astype(np.int64)
-        go_left = b <= threshold[nd]
-        off = offset[nd]
-        cat = off >= 0
-        if cat.any():
-            go_left = np.where(cat, flat[np.where(cat, off + b, 0)], go_left)
-        node[rows] = np.where(go_left, tree["left"][nd], tree["right"][nd])
     return node.astype(np.int32) if node.size and node.max() < 2**31 - 1 else node
