@@ -25,8 +25,9 @@ from anonml.dask._guide import (check_guide, guide_summary, is_continuous, merge
 from anonml.dask._identifiers import (merge_flags, refuse_identifiers,
                                       unique_flags)
 from anonml.dask._merge import merge_for_model
-from anonml.dask._columns import (Read, _hold_qi, _join_columns, pick_reading, propose_reading,
+from anonml.dask._columns import (Read, _hold_qi, pick_reading, propose_reading,
                                   write_reading)
+from anonml.dask._partio import _read_file, _write_task, worker_path  # noqa: F401
 from anonml.dask._tree import _put, compact, grow, tree_reduce
 from anonml.engine import _kernels as K
 
@@ -185,41 +186,6 @@ def _merge_task(max_bins, *parts):
     return acc
 
 
-def _read_file(path: str, columns: list | None, name: str | None = None) -> pd.DataFrame:
-    """One Parquet file (one partition) at ``path`` (absolute: a worker's working folder is
-    not the client's); a damaged or unreachable one is one line naming the file as listed
-    (``name``)."""
-    name = path if name is None else name
-    try:
-        if "://" in path:  # through the fsspec filesystem that listed it, not Arrow's own
-            from anonml.engine._dataset import _filesystem  # (whose GCS client, e.g., differs)
-
-            fs, inner = _filesystem(path)
-            return pd.read_parquet(inner, columns=columns, filesystem=fs)
-        return pd.read_parquet(path, columns=columns)
-    except (MemoryError, KeyboardInterrupt):
-        raise
-    except (FileNotFoundError, PermissionError) as exc:  # read on the client, not here
-        import socket
-
-        raise InputError(
-            f"Parquet file {name!r} cannot be read by the Dask worker on "
-            f"{socket.gethostname()!r} ({type(exc).__name__}); fix: put the dataset on "
-            "storage every worker and the client reach at the same path (a shared file "
-            "system, or an s3:// URL)") from None
-    except Exception as exc:  # noqa: BLE001 - pyarrow's errors for damaged pages vary
-        why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise InputError(
-            f"Parquet file {name!r} could not be read ({type(exc).__name__}: {why[:200]}); "
-            "fix: the file is damaged: rewrite it, or remove it from the dataset") from None
-
-
-def worker_path(path: str) -> str:
-    """``path`` as a worker must be told it: absolute when local (a ``dask worker`` runs in
-    its own working folder), a URL as is."""
-    return path if "://" in path else os.path.abspath(path)
-
-
 def _bin_task(part, spec, label, pred):
     return K.bin_partition(part, spec, _guide(part, label, pred))
 
@@ -252,19 +218,6 @@ def _reps_table(n_groups: int, qi: list, *picked: pd.DataFrame) -> pd.DataFrame:
             f"internal error: {reps.shape[0]} representatives for {n_groups} groups; please report"
         )
     return reps[qi].reset_index(drop=True)
-
-
-def _write_task(qi_part, rest, groups, reps, qi, folder, i, columns):
-    """Recode and write partition ``i``: its QI columns as read for the representatives
-    (``qi_part``, still on the workers, so the file is not read again for them) beside the
-    other written ``columns`` (``rest``, read now), in the dataset's column order."""
-    from anonml._output import write_parquet
-
-    part = _join_columns(qi_part, rest, qi, columns)
-    out = K.recode_partition(part, groups, reps, qi)
-    # no metadata of the input (pandas attrs, schema key-values): the columns and their types
-    write_parquet(out, os.path.join(folder, f"part.{i:05d}.parquet"))
-    return int(out.shape[0])
 
 
 # -- the driver --------------------------------------------------------------------------------

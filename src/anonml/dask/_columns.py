@@ -1,11 +1,12 @@
-"""Which columns of a partition the Dask engine keeps on the workers between stages, and how a
-partition is put back together from two reads (:mod:`anonml.dask._api`)."""
+"""Which columns of a partition the Dask engine keeps on the workers between stages, and the
+tasks that read their partition when they run (:mod:`anonml.dask._api`; a partition put back
+together from two reads: :func:`anonml.dask._partio._join_columns`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import pandas as pd
+from anonml.dask._partio import _join_columns, _read_file, _write_task  # noqa: F401
 
 __all__ = ["_hold_qi", "_join_columns", "Read", "run_reading", "propose_reading",
            "pick_reading", "write_reading"]
@@ -28,23 +29,6 @@ def _hold_qi(client: Any, n_rows: int, n_qi: int) -> bool:
     return n_rows * n_qi * _QI_VALUE_BYTES / n_workers <= min(limits) / 3
 
 
-def _join_columns(qi_part: pd.DataFrame | None, rest: pd.DataFrame | None, qi: list,
-                  columns: list) -> pd.DataFrame:
-    """``columns`` of one partition, the QIs from ``qi_part`` and the others from ``rest`` (two
-    reads of the same file or partition: the same rows in the same order); ``qi_part`` None:
-    ``rest`` holds them all."""
-    if qi_part is None:
-        return rest[columns] if list(rest.columns) != columns else rest
-    if rest is None or rest is qi_part:
-        return qi_part[columns] if list(qi_part.columns) != columns else qi_part
-    if rest.shape[0] != qi_part.shape[0]:
-        raise RuntimeError("internal error: two reads of a partition differ in length; please report")
-    other = [c for c in columns if c not in set(qi)]
-    both = pd.concat([qi_part[qi].reset_index(drop=True), rest[other].reset_index(drop=True)],
-                     axis=1)
-    return both[columns].set_axis(qi_part.index)
-
-
 class Read:
     """A partition's read, made inside the task that uses it (:func:`run_reading`): a read
     task of its own has no dependency, so idle worker threads run it as soon as it is
@@ -59,8 +43,6 @@ class Read:
 
 def run_reading(func: Any, *args: Any) -> Any:
     """``func(*args)`` with every :class:`Read` argument replaced by its partition."""
-    from anonml.dask._api import _read_file
-
     return func(*[_read_file(a.path, a.columns, a.name) if isinstance(a, Read) else a
                   for a in args])
 
@@ -83,6 +65,4 @@ def pick_reading(*args: Any) -> Any:
 
 def write_reading(*args: Any) -> Any:
     """The engine's ``_write_task`` through :func:`run_reading`."""
-    from anonml.dask._api import _write_task
-
     return run_reading(_write_task, *args)

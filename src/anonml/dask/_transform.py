@@ -29,7 +29,7 @@ def _map_file(path: str, mapping: Any, fitted: list, drop: list, keep: list, fol
               i: int, name: str | None = None) -> int:
     """Map file ``path`` (absolute when local), listed as ``name``, into ``folder``."""
     from anonml._output import write_parquet
-    from anonml.dask._api import _read_file
+    from anonml.dask._partio import _read_file
 
     name = path if name is None else name
     frame = _read_file(path, None, name)
@@ -56,7 +56,7 @@ def transform_dataset(source: Any, target: Any, mapping: Any, *, fitted: Sequenc
     ``keep``: columns not in the mapping passed through unchanged (any other is refused)."""
     import dask
 
-    from anonml.dask._api import worker_path
+    from anonml.dask._partio import worker_path
     from anonml.dask._cluster import Watched, lost_types
     from anonml.engine._dataset import check_schema, list_files
 
