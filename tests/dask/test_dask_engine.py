@@ -500,3 +500,35 @@ def test_qi_columns_held_only_when_they_fit():
     assert _hold_qi(four_gb, 10_000_000, 12)  # 0.96 GB a worker <= 1.33
     assert not _hold_qi(four_gb, 30_000_000, 12)  # 2.9 GB a worker
     assert _hold_qi(cluster([0, 0]), 10**9, 12)  # no limit known
+
+
+def test_local_cluster_workers_start_with_raised_malloc_thresholds():
+    """Workers of anonml's local cluster keep freed arrays for reuse (glibc's thresholds set
+    before they start), not Dask's 64 kB trim threshold; Dask's other variables are kept."""
+    import os
+
+    import dask
+
+    from anonml.dask._cluster import worker_malloc_env
+
+    assert worker_malloc_env(16 * 2**30) == {"MALLOC_TRIM_THRESHOLD_": 512 * 2**20,
+                                             "MALLOC_MMAP_THRESHOLD_": 256 * 2**20}  # the cap
+    assert worker_malloc_env(4 * 10**9)["MALLOC_TRIM_THRESHOLD_"] == 500_000_000
+    assert worker_malloc_env(2**30)["MALLOC_TRIM_THRESHOLD_"] == 2**27
+    assert worker_malloc_env(10)["MALLOC_TRIM_THRESHOLD_"] == 128 * 1024  # never below default
+    before = dict(dask.config.get("distributed.nanny.pre-spawn-environ"))
+    client = ad.local_cluster(n_workers=1, memory_limit="1GB")
+    try:
+        env = client.run(lambda: {k: os.environ.get(k) for k in
+                                  ("MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_",
+                                   "OMP_NUM_THREADS")})
+    finally:
+        cluster = client.cluster
+        client.close()
+        cluster.close()
+    (got,) = env.values()
+    want = worker_malloc_env(dask.utils.parse_bytes("1GB"))
+    assert got["MALLOC_TRIM_THRESHOLD_"] == str(want["MALLOC_TRIM_THRESHOLD_"])
+    assert got["MALLOC_MMAP_THRESHOLD_"] == str(want["MALLOC_MMAP_THRESHOLD_"])
+    assert got["OMP_NUM_THREADS"] == "1"  # Dask's own pre-spawn variables still set
+    assert dask.config.get("distributed.nanny.pre-spawn-environ") == before  # config restored
