@@ -511,10 +511,10 @@ def test_local_cluster_workers_start_with_raised_malloc_thresholds():
 
     from anonml.dask._cluster import worker_malloc_env
 
-    assert worker_malloc_env(16 * 2**30) == {"MALLOC_TRIM_THRESHOLD_": 512 * 2**20,
-                                             "MALLOC_MMAP_THRESHOLD_": 256 * 2**20}  # the cap
-    assert worker_malloc_env(4 * 10**9)["MALLOC_TRIM_THRESHOLD_"] == 500_000_000
-    assert worker_malloc_env(2**30)["MALLOC_TRIM_THRESHOLD_"] == 2**27
+    assert worker_malloc_env(4 * 10**9) == {"MALLOC_MMAP_THRESHOLD_": 32 * 2**20,
+                                            "MALLOC_TRIM_THRESHOLD_": 64 * 2**20}
+    assert worker_malloc_env(2**28) == {"MALLOC_MMAP_THRESHOLD_": 2**25,
+                                        "MALLOC_TRIM_THRESHOLD_": 2**25}  # an eighth at most
     assert worker_malloc_env(10)["MALLOC_TRIM_THRESHOLD_"] == 128 * 1024  # never below default
     before = dict(dask.config.get("distributed.nanny.pre-spawn-environ"))
     client = ad.local_cluster(n_workers=1, memory_limit="1GB")

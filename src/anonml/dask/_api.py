@@ -107,10 +107,10 @@ def local_cluster(
         tracebacks, written to this process's standard error): the command line reports a
         failed run in one line of its own. Default: distributed's own level (warnings).
 
-    The workers start with glibc's trim and mmap thresholds raised from Dask's default
-    (:func:`anonml.dask._cluster.worker_malloc_env`): freed partition-sized arrays are reused
-    instead of handed back to the system and faulted in again (a quarter of the run's time
-    on 10M rows). A cluster started otherwise keeps its own settings (docs/dask.md).
+    The workers start with glibc's own trim and mmap thresholds instead of Dask's 64 kB trim
+    threshold (:func:`anonml.dask._cluster.worker_malloc_env`): freed partition-sized arrays
+    are reused instead of handed back to the system and faulted in again. A cluster started
+    otherwise keeps its own settings (docs/dask.md).
     """
     _, _, distributed = _require()
     n = int(n_workers or os.cpu_count() or 1)

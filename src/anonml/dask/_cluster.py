@@ -157,26 +157,27 @@ def _cancelled(future: Any) -> BaseException:
         return FutureCancelledError(future.key)
 
 
-#: glibc's thresholds for the worker processes :func:`anonml.dask.local_cluster` starts, as a
-#: share of a worker's memory limit, capped (bytes)
-_TRIM_SHARE, _TRIM_CAP = 1 / 8, 512 * 2**20
+#: glibc's own thresholds once its dynamic mmap threshold has grown to its maximum (64-bit):
+#: arrays up to 32 MB come from the heap, and up to 64 MB of free heap top is kept for reuse
+_MMAP_MAX, _TRIM_MAX = 32 * 2**20, 64 * 2**20
 
 
 def worker_malloc_env(memory_limit: int) -> dict:
-    """The environment (glibc's ``MALLOC_TRIM_THRESHOLD_`` and ``MALLOC_MMAP_THRESHOLD_``) that
+    """The environment (glibc's ``MALLOC_MMAP_THRESHOLD_`` and ``MALLOC_TRIM_THRESHOLD_``) that
     :func:`anonml.dask.local_cluster` gives its worker processes before they start.
 
     Dask's default (``distributed.nanny.pre-spawn-environ``) sets the trim threshold to 64 kB,
-    so that a worker hands freed memory back to the system at once and its RSS stays close to
-    what Dask accounts for. The engine's tasks make many arrays of a partition's length
-    (millions of 1-8 byte items) one after another: with that setting each is given back when
-    freed and the next is faulted in and zeroed again by the kernel. Measured on 10M rows
-    (BENCHMARKS.md, "Dask cost, session 8"): the whole run took 47 s at Dask's default and
-    36 s with these thresholds, the same output. Here a worker keeps up to an eighth of its
-    memory limit (at most 512 MB) free for reuse, and arrays of up to half that come from the
-    heap instead of their own mappings. glibc reads both variables when the process starts;
-    elsewhere they are ignored.
+    so that a worker hands freed memory back to the system at once. Setting it also stops
+    glibc's dynamic mmap threshold, which stays at 128 kB: every array of a partition's length
+    (millions of 1-8 byte items; the engine makes many, one after another) is then mapped
+    anew, faulted in and zeroed by the kernel, and unmapped when freed. Here the workers get the
+    values a plain process reaches by itself (arrays up to 32 MB from the heap, up to 64 MB of
+    free heap kept; at most an eighth of the memory limit each), not more: larger thresholds
+    (256 / 512 MB, tried) made 10M rows as fast but kept so much freed memory on 100M rows that
+    Dask counted it as unmanaged and paused the 4 GB workers for good (BENCHMARKS.md, "Session
+    8, the merged main"). glibc reads both variables when the process starts; other C
+    libraries ignore them.
     """
-    trim = int(min(_TRIM_CAP, max(1, int(memory_limit)) * _TRIM_SHARE))
-    trim = max(trim, 128 * 1024)  # never below glibc's own default
-    return {"MALLOC_TRIM_THRESHOLD_": trim, "MALLOC_MMAP_THRESHOLD_": max(trim // 2, 128 * 1024)}
+    cap = max(128 * 1024, int(max(1, int(memory_limit)) / 8))  # never below glibc's default
+    return {"MALLOC_MMAP_THRESHOLD_": min(_MMAP_MAX, cap),
+            "MALLOC_TRIM_THRESHOLD_": min(_TRIM_MAX, cap)}
