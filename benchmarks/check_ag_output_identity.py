@@ -26,11 +26,14 @@ Usage::
 
 from __future__ import annotations
 
-import hashlib
+import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from digest_fit_outputs import _h  # noqa: E402  (the same digest of arrays and values)
 
 HERE = Path(__file__).resolve().parent
 ADULT = HERE.parent / "src" / "anonml" / "datasets" / "data" / "adult.csv.gz"
@@ -40,17 +43,6 @@ KS = (2, 5, 10, 25, 100)
 TREE_ARRAYS = ("feature", "threshold", "children_left", "children_right", "value",
                "n_node_samples", "weighted_n_node_samples", "impurity", "max_depth", "node_count",
                "n_leaves")
-
-
-def _h(*parts) -> str:
-    d = hashlib.sha256()
-    for p in parts:
-        if isinstance(p, np.ndarray):
-            d.update(f"{p.dtype}{p.shape}".encode())
-            d.update(p.tobytes() if p.dtype != object else repr(p.tolist()).encode())
-        else:
-            d.update(repr(p).encode())
-    return d.hexdigest()[:16]
 
 
 def _frame(df: pd.DataFrame) -> str:

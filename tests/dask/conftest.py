@@ -170,3 +170,27 @@ def new_real_cluster():
     yield make
     for c in made:
         c.close()
+
+
+@pytest.fixture()
+def free_port():
+    """A function giving a free TCP port on 127.0.0.1 (for a server a test starts)."""
+    return _free_port
+
+
+@pytest.fixture()
+def income_table():
+    """A function making a small table (age, sex, zip, hours, income from age) of ``n`` rows
+    drawn with ``seed``: the object-store tests' dataset."""
+    import numpy as np
+    import pandas as pd
+
+    def make(n: int, seed: int):
+        rng = np.random.default_rng(seed)
+        age = rng.integers(18, 80, n)
+        return pd.DataFrame({"age": age, "sex": rng.choice(["F", "M"], n),
+                             "zip": rng.integers(10000, 10100, n),
+                             "hours": rng.integers(1, 99, n),
+                             "income": np.where(age > 40, ">50K", "<=50K")})
+
+    return make

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -36,17 +35,11 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 QI = ["age", "sex", "zip"]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture()
-def gcs(monkeypatch):
+def gcs(monkeypatch, free_port):
     """A GCS emulator holding the bucket ``anonml-test``; the variables are set before any
     worker starts (they inherit them)."""
-    port = _free_port()
+    port = free_port()
     server = emulator.create_server("127.0.0.1", port, in_memory=True,
                                     default_bucket="anonml-test")
     server.start()
@@ -61,24 +54,16 @@ def gcs(monkeypatch):
         gcsfs.GCSFileSystem.clear_instance_cache()
 
 
-def _table(n: int) -> pd.DataFrame:
-    rng = np.random.default_rng(5)
-    age = rng.integers(18, 80, n)
-    return pd.DataFrame({"age": age, "sex": rng.choice(["F", "M"], n),
-                         "zip": rng.integers(10000, 10100, n), "hours": rng.integers(1, 99, n),
-                         "income": np.where(age > 40, ">50K", "<=50K")})
-
-
 def _upload(fs, frame: pd.DataFrame, key: str) -> None:
     with fs.open(f"anonml-test/{key}", "wb") as fh:
         frame.to_parquet(fh)
 
 
-def test_gs_dataset_in_local_folder_out(gcs, tmp_path) -> None:
+def test_gs_dataset_in_local_folder_out(gcs, income_table, tmp_path) -> None:
     import anonml.dask as ad
     from anonml.engine._dataset import list_files
 
-    frame = _table(2400)
+    frame = income_table(2400, 5)
     for i, idx in enumerate(np.array_split(np.arange(len(frame)), 3)):
         _upload(gcs, frame.iloc[idx].reset_index(drop=True), f"data/part-{i}.parquet")
     # objects Arrow and Dask skip: never read, never counted

@@ -7,7 +7,6 @@ Skipped unless moto (with its server), s3fs and boto3 are installed (``pip insta
 
 from __future__ import annotations
 
-import socket
 
 import numpy as np
 import pandas as pd
@@ -20,17 +19,11 @@ boto3 = pytest.importorskip("boto3")
 moto_server = pytest.importorskip("moto.server")
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture()
-def s3(monkeypatch):
+def s3(monkeypatch, free_port):
     """An S3 server; the AWS_* variables are set before any worker starts (they inherit
     them), so the client's and the workers' s3fs reach it."""
-    port = _free_port()
+    port = free_port()
     server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     server.start()
     endpoint = f"http://127.0.0.1:{port}"
@@ -51,19 +44,11 @@ def s3(monkeypatch):
         s3fs.S3FileSystem.clear_instance_cache()
 
 
-def _table(n: int) -> pd.DataFrame:
-    rng = np.random.default_rng(4)
-    age = rng.integers(18, 80, n)
-    return pd.DataFrame({"age": age, "sex": rng.choice(["F", "M"], n),
-                         "zip": rng.integers(10000, 10100, n), "hours": rng.integers(1, 99, n),
-                         "income": np.where(age > 40, ">50K", "<=50K")})
-
-
-def test_s3_dataset_in_local_folder_out(s3, tmp_path, capsys) -> None:
+def test_s3_dataset_in_local_folder_out(s3, income_table, tmp_path, capsys) -> None:
     import anonml.dask as ad
     from anonml.cli import main
 
-    frame = _table(2400)
+    frame = income_table(2400, 4)
     for i, idx in enumerate(np.array_split(np.arange(len(frame)), 3)):
         path = tmp_path / f"p{i}.parquet"
         frame.iloc[idx].reset_index(drop=True).to_parquet(path)

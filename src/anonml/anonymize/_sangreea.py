@@ -138,17 +138,9 @@ class SaNGreeAAnonymizer(BaseAnonymizer):
     random_state : None
         Not used: the algorithm is deterministic. Kept for the common interface.
     copy : bool, default True
-        ``False``: :meth:`fit_transform` and :meth:`transform` write the recoded
-        quasi-identifier columns into the DataFrame they are given, one column at a time, and
-        return that DataFrame itself, so that the output needs no second copy of the QI columns
-        (scikit-learn's ``copy`` convention, as in ``StandardScaler(copy=False)``). Everything
-        that can fail (the checks, the fit, the independent privacy verification of the output's
-        values, the casts) runs before the first column is written: if an error is raised, ``X``
-        is unchanged. Only a pandas DataFrame is written into; any other input gets a new array
-        back, as with ``True``. An old column's memory is freed only if nothing else holds it
-        (a shallow copy or a column of ``X`` taken before keeps it). Release copies
-        (``release_copy``, ``release_pipeline``) and ``AnonymizeThenFit`` always copy. See
-        docs/accuracy_guided.md, "Memory".
+        ``False``: recode the quasi-identifier columns of the DataFrame given in place and return
+        it (scikit-learn's ``copy`` convention); everything that can fail runs first, so on an
+        error ``X`` is unchanged. As in :class:`~anonml.anonymize.AccuracyGuidedAnonymizer`.
 
     Attributes
     ----------
