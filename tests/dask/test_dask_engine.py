@@ -516,6 +516,7 @@ def test_local_cluster_workers_start_with_raised_malloc_thresholds():
     assert worker_malloc_env(2**28) == {"MALLOC_MMAP_THRESHOLD_": 2**25,
                                         "MALLOC_TRIM_THRESHOLD_": 2**25}  # an eighth at most
     assert worker_malloc_env(10)["MALLOC_TRIM_THRESHOLD_"] == 128 * 1024  # never below default
+    assert worker_malloc_env(0) == worker_malloc_env(4 * 10**9)  # no limit known: glibc's own
     before = dict(dask.config.get("distributed.nanny.pre-spawn-environ"))
     client = ad.local_cluster(n_workers=1, memory_limit="1GB")
     try:

@@ -126,7 +126,11 @@ def local_cluster(
 
     from anonml.dask._cluster import worker_malloc_env
 
-    limit = dask.utils.parse_bytes(memory_limit) if isinstance(memory_limit, str) else memory_limit
+    try:  # Dask's own spellings ("4GB", "auto", 0: no limit) stay Dask's to accept or refuse
+        limit = dask.utils.parse_bytes(memory_limit) if isinstance(memory_limit, str) \
+            else int(memory_limit)
+    except (ValueError, TypeError):
+        limit = 0
     environ = {**dask.config.get("distributed.nanny.pre-spawn-environ", {}),
                **worker_malloc_env(limit)}  # read by each Nanny as it is made
     with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):

@@ -178,6 +178,8 @@ def worker_malloc_env(memory_limit: int) -> dict:
     8, the merged main"). glibc reads both variables when the process starts; other C
     libraries ignore them.
     """
-    cap = max(128 * 1024, int(max(1, int(memory_limit)) / 8))  # never below glibc's default
+    if int(memory_limit) <= 0:  # no limit known ("auto", 0): glibc's own values
+        return {"MALLOC_MMAP_THRESHOLD_": _MMAP_MAX, "MALLOC_TRIM_THRESHOLD_": _TRIM_MAX}
+    cap = max(128 * 1024, int(memory_limit) // 8)  # never below glibc's default
     return {"MALLOC_MMAP_THRESHOLD_": min(_MMAP_MAX, cap),
             "MALLOC_TRIM_THRESHOLD_": min(_TRIM_MAX, cap)}
