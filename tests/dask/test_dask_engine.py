@@ -502,7 +502,7 @@ def test_qi_columns_held_only_when_they_fit():
     assert _hold_qi(cluster([0, 0]), 10**9, 12)  # no limit known
 
 
-def test_local_cluster_workers_start_with_raised_malloc_thresholds():
+def test_local_cluster_workers_start_with_raised_malloc_thresholds(monkeypatch):
     """Workers of anonml's local cluster keep freed arrays for reuse (glibc's thresholds set
     before they start), not Dask's 64 kB trim threshold; Dask's other variables are kept."""
     import os
@@ -518,6 +518,8 @@ def test_local_cluster_workers_start_with_raised_malloc_thresholds():
     assert worker_malloc_env(10)["MALLOC_TRIM_THRESHOLD_"] == 128 * 1024  # never below default
     assert worker_malloc_env(0) == worker_malloc_env(4 * 10**9)  # no limit known: glibc's own
     before = dict(dask.config.get("distributed.nanny.pre-spawn-environ"))
+    # as an earlier Nanny of this process leaves it (the environment wins over Dask's config)
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")
     client = ad.local_cluster(n_workers=1, memory_limit="1GB")
     try:
         env = client.run(lambda: {k: os.environ.get(k) for k in
@@ -533,3 +535,4 @@ def test_local_cluster_workers_start_with_raised_malloc_thresholds():
     assert got["MALLOC_MMAP_THRESHOLD_"] == str(want["MALLOC_MMAP_THRESHOLD_"])
     assert got["OMP_NUM_THREADS"] == "1"  # Dask's own pre-spawn variables still set
     assert dask.config.get("distributed.nanny.pre-spawn-environ") == before  # config restored
+    assert os.environ["MALLOC_TRIM_THRESHOLD_"] == "65536"  # and this process's environment

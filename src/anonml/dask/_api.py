@@ -131,14 +131,25 @@ def local_cluster(
             else int(memory_limit)
     except (ValueError, TypeError):
         limit = 0
-    environ = {**dask.config.get("distributed.nanny.pre-spawn-environ", {}),
-               **worker_malloc_env(limit)}  # read by each Nanny as it is made
-    with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):
-        cluster = distributed.LocalCluster(
-            n_workers=n, threads_per_worker=int(threads_per_worker), processes=True,
-            memory_limit=memory_limit, dashboard_address=None,
-            **({"silence_logs": logging.CRITICAL} if quiet else {}),
-        )
+    ours = {k: str(v) for k, v in worker_malloc_env(limit).items()}
+    environ = {**dask.config.get("distributed.nanny.pre-spawn-environ", {}), **ours}
+    # each Nanny reads these as it is made, and this process's environment wins over the
+    # config: an earlier Nanny of this process has left Dask's 64 kB there
+    saved = {k: os.environ.get(k) for k in ours}
+    os.environ.update(ours)
+    try:
+        with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):
+            cluster = distributed.LocalCluster(
+                n_workers=n, threads_per_worker=int(threads_per_worker), processes=True,
+                memory_limit=memory_limit, dashboard_address=None,
+                **({"silence_logs": logging.CRITICAL} if quiet else {}),
+            )
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
     return distributed.Client(cluster)
 
 
