@@ -18,7 +18,6 @@ import dask.dataframe as dd  # noqa: E402
 
 from anonml._errors import InputError, OutputError  # noqa: E402
 from anonml.engine import _kernels as K  # noqa: E402
-from anonml.engine._descend import descend  # noqa: E402
 from anonml.anonymize._accuracy_guided import _compact  # noqa: E402
 from anonml.anonymize._hist_tree import HistTree  # noqa: E402
 from anonml.datasets import load_adult  # noqa: E402
@@ -29,6 +28,34 @@ import anonml.dask as ad  # noqa: E402
 from anonml.dask._tree import compact, grow  # noqa: E402
 
 N = 4000
+
+
+# The reference for the engine's local-subtree leaves: every row walked from its node down a
+# grafted tree. The engine does not walk the rows (the leaves HistTree found are sent back,
+# anonml.engine._kernels.assign_leaves); the test of the sent-back leaves checks them
+# against this.
+def descend(state: K.PartState, leaf: np.ndarray, tree: dict) -> np.ndarray:
+    """Walk every row from its node ``leaf`` down ``tree`` (node arrays) to a leaf: rows that
+    stopped at the root of a subtree grown later reach that subtree's leaves."""
+    node = np.asarray(leaf, dtype=np.int64).copy()
+    n = state.B.shape[0]
+    Bf = state.B.ravel(order="F")
+    feature, threshold, offset = tree["feature"], tree["threshold"], tree["offset"]
+    flat = tree["flat"] if tree["flat"].size else np.zeros(1, dtype=bool)
+    rows = np.arange(n)
+    while rows.size:
+        rows = rows[feature[node[rows]] >= 0]
+        if not rows.size:
+            break
+        nd = node[rows]
+        b = Bf[feature[nd] * n + rows].astype(np.int64)
+        go_left = b <= threshold[nd]
+        off = offset[nd]
+        cat = off >= 0
+        if cat.any():
+            go_left = np.where(cat, flat[np.where(cat, off + b, 0)], go_left)
+        node[rows] = np.where(go_left, tree["left"][nd], tree["right"][nd])
+    return node.astype(np.int32) if node.size and node.max() < 2**31 - 1 else node
 
 
 @pytest.fixture(scope="module")

@@ -461,7 +461,7 @@ def _send_back(client: Any, cur: list, leaves: list, placed: list, n_nodes: int,
     """Each row's final node, per partition: the level-wise leaves, with the rows finished in
     local subtrees given the leaf that ``HistTree`` found for them, sent back to their partition
     by Dask's own shuffle on the partition index (the same nodes as routing every row down the
-    grafted subtrees, :func:`~anonml.engine._descend.descend`, without walking the rows)."""
+    grafted subtrees, as the tests' reference does, without walking the rows)."""
     import dask.dataframe as dd
     import pandas as pd
 

@@ -25,9 +25,9 @@ Steps (docs/dask.md):
 6. :func:`active_rows`, :func:`local_subtree`, :func:`leaf_frame`, :func:`assign_leaves` -- nodes
    small enough to finish in memory: their rows gathered by node (the engine's own shuffle),
    their subtrees grown by ``HistTree``, which knows each row's leaf; the leaves sent back to
-   the rows' partitions by a second shuffle. (:func:`~anonml.engine._descend.descend`, the
-   reference, routes rows down grafted
-   subtrees instead, walking every row level by level.)
+   the rows' partitions by a second shuffle. (The tests' reference, in
+   tests/dask/test_dask_engine.py, routes rows down grafted subtrees instead, walking every
+   row level by level.)
 
 Verification of the written table uses :func:`anonml.dask._verify.class_stats` and the count
 kernels of :mod:`anonml.privacy`; l/t merging uses :mod:`anonml.dask._merge`.
