@@ -472,6 +472,14 @@ class TableEncoder:
             out[:, j] = (z - self.mean_[c]) / self.scale_[c]
         return out
 
+    def zscore_values(self, column: Any, values: np.ndarray) -> np.ndarray:
+        """:meth:`zscores` of one numeric column from its values (float64, not changed),
+        computed in one new array: the same numbers."""
+        z = np.ldexp(values, -self.exponent_[column])
+        z -= self.mean_[column]
+        z /= self.scale_[column]
+        return z
+
     def _memo_rank(self, frame: pd.DataFrame, column: Any) -> np.ndarray | None:
         """Within :meth:`memoize` on the fit frame: each row's position of its value in
         ``values_[column]``, as fit found it (None when not kept)."""

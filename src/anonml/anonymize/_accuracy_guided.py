@@ -278,19 +278,28 @@ class AccuracyGuidedAnonymizer(BaseAnonymizer):
             n_nodes = self.tree_.tree_.node_count
         else:
             B, is_cat, n_bins = self.encoder_.bins(frame)
+            # the row-major copy the tree routes with, kept for the refinement below (which
+            # reads the rows that way): the column-major bins are released after the tree
+            B_rows = np.ascontiguousarray(B)
             hist_crit = "entropy" if crit == "log_loss" else crit
             self.tree_ = HistTree(self.k, self.max_depth, hist_crit)
-            leaves = self.tree_.fit_apply(B, is_cat, n_bins, y_fit)
+            leaves = self.tree_.fit_apply(B, is_cat, n_bins, y_fit, B_rows=B_rows)
+            del B
+            if not (self.refine == "mondrian" and self.features == "qi"):
+                del B_rows
             n_nodes = self.tree_.n_nodes_
         self.leaf_to_group_ = _compact(leaves, n_nodes)
         groups = self.leaf_to_group_[leaves]
         # each training row's leaves, for the routing tree built at the end of fit (which
         # takes them off the estimator), in 4 bytes a row when the node ids fit
         self._fit_leaves = (_narrow(leaves, n_nodes), None)
+        del leaves  # (8 bytes a row, not held through the refinement)
         self.refine_tree_ = None
         if self.refine == "mondrian":
             if method == "hist" and self.features == "qi":
-                qB, q_cat, q_bins = B, is_cat, n_bins  # the tree's bins are the QIs' bins
+                # the tree's bins are the QIs' bins
+                qB, q_cat, q_bins = B_rows, is_cat, n_bins
+                del B_rows
             else:
                 qB, q_cat, q_bins = self.encoder_.bins(frame, columns=self.qi_)
             self.refine_tree_ = HistTree(self.k, None, "mondrian")
@@ -318,6 +327,8 @@ class AccuracyGuidedAnonymizer(BaseAnonymizer):
         estimator's parameters are set back to ``min_samples_leaf=k``. Regression trees (sums
         of real targets, whose rounding depends on the order) are grown on every row."""
         cls = DecisionTreeRegressor if self.task_ == "regression" else DecisionTreeClassifier
+        if self.task_ != "regression":  # class codes as scikit-learn's tree gets them
+            y_fit = np.asarray(y_fit, dtype=np.int64)
         tree = cls(criterion=crit, min_samples_leaf=self.k, max_depth=self.max_depth,
                    random_state=self.random_state)
         n = frame.shape[0]

@@ -41,6 +41,7 @@ from anonml.anonymize._pipeline import (
 from anonml.anonymize._routing_build import anonymizer_routing, compact_codes
 from anonml.encoding import (
     TableEncoder,
+    _smallest_codes,
     as_frame,
     check_lookalike_columns,
     check_table,
@@ -551,7 +552,9 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
                 f"y mixes label types ({', '.join(kinds)}); cast the labels to one type"
             ) from None
         self.classes_ = np.asarray(classes)
-        codes = np.asarray(codes, dtype=np.int64)
+        # in the smallest integer dtype that holds them (1 byte a row for up to 127 classes,
+        # not 8: the codes are held through the whole fit)
+        codes = _smallest_codes(np.asarray(codes), len(classes))
         return codes, codes
 
     def _check_columns(self, frame: pd.DataFrame) -> None:

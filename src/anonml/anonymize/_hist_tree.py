@@ -63,11 +63,13 @@ class HistTree:
     # ------------------------------------------------------------------------------------------
     def fit(
         self, B: np.ndarray, is_cat: np.ndarray, n_bins: np.ndarray, y: np.ndarray | None,
-        init: np.ndarray | None = None,
+        init: np.ndarray | None = None, B_rows: np.ndarray | None = None,
     ) -> "HistTree":
         """Grow the tree on bins ``B`` (n × F ints) and targets ``y`` (class codes or floats).
 
         ``init`` (ints 0..G-1, one per row) starts from G root nodes instead of one.
+        ``B_rows``, if given, is ``np.ascontiguousarray(B)`` (the row-major copy the tree
+        routes with), made by the caller so that it can keep it past the fit.
         """
         k = self.min_samples_leaf
         if self.criterion == "mondrian":  # rows kept contiguous per node (see _hist_mondrian)
@@ -78,7 +80,8 @@ class HistTree:
             self._set_arrays(builder, is_cat)
             return self
         B = np.asfortranarray(B)  # column-major for the histograms,
-        B_rows = np.ascontiguousarray(B)  # row-major for routing
+        if B_rows is None:
+            B_rows = np.ascontiguousarray(B)  # row-major for routing
         regression = self.criterion == "squared_error"
         n, n_feat = B.shape
         # row positions, node positions and (node, bin, class) codes in 32 bits when they fit:
@@ -88,7 +91,7 @@ class HistTree:
             yv = np.asarray(y, dtype=np.float64)
             n_classes = 0
         else:
-            yv = np.asarray(y, dtype=np.int64)
+            yv = np.asarray(y)  # integer class codes, of any integer dtype
             n_classes = int(yv.max()) + 1 if n else 1
             yv = yv.astype(it if n * n_classes < _I32 else np.int64)
 
@@ -228,10 +231,10 @@ class HistTree:
 
     def fit_apply(
         self, B: np.ndarray, is_cat: np.ndarray, n_bins: np.ndarray, y: np.ndarray | None,
-        init: np.ndarray | None = None,
+        init: np.ndarray | None = None, B_rows: np.ndarray | None = None,
     ) -> np.ndarray:
         """Fit, and return the leaf of every training row (found while growing, not re-routed)."""
-        leaves = self.fit(B, is_cat, n_bins, y, init)._train_leaves
+        leaves = self.fit(B, is_cat, n_bins, y, init, B_rows)._train_leaves
         del self._train_leaves
         return leaves
 

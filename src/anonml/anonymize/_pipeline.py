@@ -81,10 +81,14 @@ def _distance_to_median(
             order = _group_order(groups, n_groups)
         g_sorted = np.repeat(np.arange(n_groups), size)
         for c in num_cols:
-            z = encoder.zscores(frame, [c])[:, 0]
+            # the column read once, for its z-scores and its bins (one n-row float array
+            # less at a time than two reads and :meth:`TableEncoder.zscores`' matrix)
+            values = frame[c].to_numpy(dtype=np.float64)
+            z = encoder.zscore_values(c, values)
             med = numeric_group_medians(
-                size, rows=(z, frame[c].to_numpy(dtype=np.float64), encoder.thresholds_[c],
-                            groups), order=order, g_sorted=g_sorted)
+                size, rows=(z, values, encoder.thresholds_[c], groups), order=order,
+                g_sorted=g_sorted)
+            del values
             z -= med[groups]
             z *= z
             dist += z  # the columns summed in order, as ``(Z - M) ** 2).sum(axis=1)`` does
