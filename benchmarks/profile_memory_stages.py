@@ -19,7 +19,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import gc
 import sys
 import threading
 import time
@@ -28,7 +27,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from bench_memory_scale import _status, build_table, parse_size
+from bench_memory_scale import _status, build_table, parse_size, settle
 
 STEPS = ["check_and_encode", "partition", "representatives", "recode", "verify", "routing",
          "write"]
@@ -44,7 +43,7 @@ def main() -> None:
 
     X, y, qi = build_table(parse_size(args.rows))
     frame = int(X.memory_usage(deep=True, index=True).sum())
-    gc.collect()
+    settle()  # the construction's leftovers given back (as bench_memory_scale.py does)
     samples: list[tuple[float, int]] = []
     done = threading.Event()
 
