@@ -157,7 +157,17 @@ def release_free_memory() -> bool:
     so that a step's temporaries do not add to the peak of the next one; the remedy Dask's
     documentation gives for worker memory "not released back to the OS". Returns whether
     memory was released; a no-op (False) where the C library is not glibc.
+
+    Arrow's memory pool (where pandas' ``str`` columns live, mimalloc or jemalloc) keeps
+    freed pages for reuse as well; when pyarrow is loaded, its pool is asked to give back
+    what it does not use (``release_unused``) first.
     """
+    pa = sys.modules.get("pyarrow")
+    if pa is not None:
+        try:
+            pa.default_memory_pool().release_unused()
+        except Exception:  # pragma: no cover - an Arrow build without it: nothing to give back
+            pass
     trim = _glibc("malloc_trim")
     return bool(trim(0)) if trim else False
 
