@@ -1,0 +1,176 @@
+"""The in-memory fit's memory (issue 21 item 6, session 9): what changed must not change what
+is released.
+
+* ``copy=True`` checks the output's columns one at a time (as ``copy=False`` does) and builds
+  the new table last, after the routing tree: the returned table must carry exactly the k, l
+  and t the fit reports, measured here on the table itself by the public functions, and the
+  caller's frame must never be written into (with and without pandas' copy-on-write);
+* the histogram tree may be given the row-major bins it routes with (the refinement reuses
+  them): the same tree;
+* the class codes are held in the smallest integer dtype: the same partition, and the exact
+  tree still gets int64 classes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import anonml
+from anonml import AccuracyGuidedAnonymizer as AG
+from anonml.anonymize import _pipeline
+from anonml.anonymize._hist_tree import HistTree
+from anonml.datasets import load_adult
+from anonml.privacy import k_anonymity, l_diversity, t_closeness
+
+PANDAS_MAJOR = int(pd.__version__.split(".")[0])
+
+
+@pytest.fixture(scope="module")
+def adult():
+    data = load_adult()
+    X = data.X.iloc[:800].reset_index(drop=True)
+    y = pd.Series(np.asarray(data.y)[:800], name="income")
+    return X, y, list(data.qi_sets["8"])[:4] + ["age"]
+
+
+@pytest.mark.parametrize("name", ["MondrianAnonymizer", "HilbertAnonymizer", "RTreeAnonymizer",
+                                  "SaNGreeAAnonymizer", "AccuracyGuidedAnonymizer"])
+def test_copy_true_table_carries_the_reported_k_l_t(adult, name) -> None:
+    """The table copy=True returns, measured by k_anonymity / l_diversity / t_closeness on its
+    own columns: the k, l and t the fit reports (checked before the table existed)."""
+    X, y, qi = adult
+    cls = getattr(anonml, name)
+    sensitive = next(c for c in X.columns if c not in qi and not
+                     pd.api.types.is_numeric_dtype(X[c].dtype))
+    for extra in ({}, {"sensitive": sensitive, "l": 2}, {"sensitive": "income", "t": 0.5}):
+        a = cls(k=20, quasi_identifiers=qi, random_state=0, **extra)
+        out = a.fit_transform(X, y)
+        assert k_anonymity(out, qi) == a.min_class_size_ >= 20
+        if "l" in extra:
+            assert l_diversity(out, qi, sensitive) == pytest.approx(a.privacy_["l"], abs=0)
+            assert a.privacy_["l"] >= 2
+        if "t" in extra:
+            table = out[qi].copy()
+            table["income"] = y.to_numpy()
+            assert t_closeness(table, qi, "income") == pytest.approx(a.privacy_["t"], abs=1e-12)
+            assert a.privacy_["t"] <= 0.5
+
+
+def _cow_settings() -> list:
+    if PANDAS_MAJOR >= 3:
+        return [None]  # copy-on-write always on
+    return [False, True]
+
+
+@pytest.mark.parametrize("cow", _cow_settings())
+def test_copy_true_never_writes_into_x(adult, cow) -> None:
+    """copy=True leaves the caller's frame as it was, and writing into the returned table
+    (a QI column, a non-QI column) does not reach it, with or without copy-on-write."""
+    X, y, qi = adult
+    X = X.copy(deep=True)
+    original = X.copy(deep=True)
+    other = next(c for c in X.columns if c not in qi and
+                 pd.api.types.is_numeric_dtype(X[c].dtype))
+    context = (pd.option_context("mode.copy_on_write", cow) if cow is not None
+               else _nullcontext())
+    with context:
+        out = AG(k=20, quasi_identifiers=qi, random_state=0).fit_transform(X, y)
+        assert out is not X
+        pd.testing.assert_frame_equal(X, original)
+        for c in qi:
+            if isinstance(out[c].dtype, np.dtype):
+                assert not np.shares_memory(out[c].to_numpy(), X[c].to_numpy())
+        out.loc[0, other] = -12345
+        out.loc[0, "age"] = -12345
+        out[other] += 1
+    pd.testing.assert_frame_equal(X, original)
+
+
+def _nullcontext():
+    import contextlib
+
+    return contextlib.nullcontext()
+
+
+def test_copy_true_builds_the_table_after_the_check_and_the_routing(adult, monkeypatch) -> None:
+    """The new table is made once the fit is complete (its routing tree built): the fit's
+    working memory is gone before the output's columns are allocated."""
+    X, y, qi = adult
+    seen = []
+    original = _pipeline.Recoding.new_frame
+
+    def spy(self, frame):
+        seen.append("route_" in ag.__dict__ and "representatives_" in ag.__dict__)
+        return original(self, frame)
+
+    monkeypatch.setattr(_pipeline.Recoding, "new_frame", spy)
+    ag = AG(k=20, quasi_identifiers=qi, random_state=0)
+    out = ag.fit_transform(X, y)
+    assert seen == [True]
+    assert "write" in ag.timings_ and out.shape == X.shape
+
+
+def test_copy_true_failed_routing_returns_nothing(adult, monkeypatch) -> None:
+    """A failure after the check (the routing tree) still returns no table, unfitted."""
+    from anonml._errors import NotFittedError
+    from anonml.anonymize import _base
+
+    X, y, qi = adult
+
+    def failing(*args, **kwargs):
+        raise RuntimeError("simulated: the routing tree failed")
+
+    monkeypatch.setattr(_base, "anonymizer_routing", failing)
+    ag = AG(k=20, quasi_identifiers=qi, random_state=0)
+    with pytest.raises(RuntimeError, match="simulated"):
+        ag.fit_transform(X, y)
+    with pytest.raises(NotFittedError):
+        ag.transform(X)
+
+
+@pytest.mark.parametrize("criterion", ["gini", "entropy"])
+def test_hist_tree_given_its_row_major_bins_grows_the_same_tree(criterion) -> None:
+    rng = np.random.default_rng(3)
+    B = np.asfortranarray(rng.integers(0, 7, size=(3000, 5)).astype(np.uint8))
+    is_cat = np.array([False, True, False, True, False])
+    n_bins = np.full(5, 8)
+    y = (B[:, 0] + rng.integers(0, 3, 3000) > 4).astype(np.int8)  # int8 codes, as a fit holds
+    a = HistTree(30, None, criterion)
+    leaves_a = a.fit_apply(B, is_cat, n_bins, y.astype(np.int64))
+    b = HistTree(30, None, criterion)
+    leaves_b = b.fit_apply(B, is_cat, n_bins, y, B_rows=np.ascontiguousarray(B))
+    np.testing.assert_array_equal(leaves_a, leaves_b)
+    for attr in ("feature_", "threshold_", "children_left_", "children_right_", "offset_",
+                 "flat_"):
+        np.testing.assert_array_equal(getattr(a, attr), getattr(b, attr))
+
+
+def test_class_codes_held_small_and_the_exact_tree_gets_int64(adult) -> None:
+    X, y, qi = adult
+    ag = AG(k=20, quasi_identifiers=qi, random_state=0)
+    codes, same = ag._check_target(y, X.shape[0])
+    assert codes is same and codes.dtype == np.int8
+    np.testing.assert_array_equal(ag.classes_[codes], y.to_numpy())
+    exact = AG(k=20, quasi_identifiers=qi, random_state=0, tree="exact").fit(X, y)
+    assert exact.tree_.classes_.dtype == np.int64
+    hist = AG(k=20, quasi_identifiers=qi, random_state=0, tree="hist").fit(X, y)
+    assert hist.n_groups_ >= 2
+
+
+def test_release_free_memory_gives_back_arrows_pool(monkeypatch) -> None:
+    """The heap trim between the fit's steps also asks Arrow's pool (pandas' text columns)
+    to give back its unused pages."""
+    pa = pytest.importorskip("pyarrow")
+    from anonml._utils import release_free_memory
+
+    calls = []
+
+    class Pool:
+        def release_unused(self):
+            calls.append(1)
+
+    monkeypatch.setattr(pa, "default_memory_pool", lambda: Pool())
+    release_free_memory()
+    assert calls == [1]
