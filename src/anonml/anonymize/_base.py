@@ -310,6 +310,9 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
         routing tree reads ``X``'s original values); ``"none"`` (:meth:`fit`): the same
         check, nothing returned."""
         t0 = time.perf_counter()
+        # what the caller's process left freed in the allocators (reading the table: Arrow's
+        # buffers of the columns converted to NumPy) goes back before the fit allocates
+        release_free_memory()
         # until the new output passes verification, the estimator counts as not fitted
         self.__dict__.pop("representatives_", None)
         frame, _ = as_frame(X)
