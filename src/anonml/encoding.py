@@ -420,6 +420,15 @@ class TableEncoder:
             self._memo_frame, self._memo = None, {}
             self.__dict__.pop("_memo_factorized", None)  # the fitted state as before
 
+    def forget_ranks(self) -> None:
+        """Within :meth:`memoize`: drop the fit frame's value ranks that :meth:`fit` kept (1-2
+        bytes a row per numeric column), once the caller has the bins it kept them for; later
+        :meth:`bins` and :meth:`ranks` compute them again (the same values)."""
+        memo = getattr(self, "_memo", None)
+        if memo:
+            for key in [key for key in memo if key[1] == "rank"]:
+                del memo[key]
+
     def codes(self, frame: pd.DataFrame, column: Any, handle_unknown: str = "error") -> np.ndarray:
         """Category codes: known values 0..m-1, missing m, unknown m+1 (or an error)."""
         memo = getattr(self, "_memo", None)

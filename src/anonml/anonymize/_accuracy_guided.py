@@ -278,12 +278,14 @@ class AccuracyGuidedAnonymizer(BaseAnonymizer):
             n_nodes = self.tree_.tree_.node_count
         else:
             B, is_cat, n_bins = self.encoder_.bins(frame)
+            if self.features == "qi":  # the rows' value ranks were kept for these bins only
+                self.encoder_.forget_ranks()
             # the row-major copy the tree routes with, kept for the refinement below (which
             # reads the rows that way): the column-major bins are released after the tree
             B_rows = np.ascontiguousarray(B)
             hist_crit = "entropy" if crit == "log_loss" else crit
             self.tree_ = HistTree(self.k, self.max_depth, hist_crit)
-            leaves = self.tree_.fit_apply(B, is_cat, n_bins, y_fit, B_rows=B_rows)
+            leaves = self.tree_.fit_apply(B, is_cat, n_bins, y_fit, B_rows=B_rows, narrow=True)
             del B
             if not (self.refine == "mondrian" and self.features == "qi"):
                 del B_rows

@@ -99,7 +99,8 @@ class HistTree:
         builder = TreeBuilder(n_roots)
         feature = builder.feature
 
-        leaf_of_row = np.zeros(n, dtype=np.int64)  # node of each row when it stops moving
+        # node of each row when it stops moving (a tree on n rows has fewer than 2n nodes)
+        leaf_of_row = np.zeros(n, dtype=np.int32 if 2 * n < _I32 else np.int64)
         rows = np.arange(n, dtype=it)  # rows still in nodes that may split
         # index of each such row's node in `frontier`
         local = np.zeros(n, dtype=it) if init is None else np.asarray(init).astype(it)
@@ -232,11 +233,13 @@ class HistTree:
     def fit_apply(
         self, B: np.ndarray, is_cat: np.ndarray, n_bins: np.ndarray, y: np.ndarray | None,
         init: np.ndarray | None = None, B_rows: np.ndarray | None = None,
+        narrow: bool = False,
     ) -> np.ndarray:
-        """Fit, and return the leaf of every training row (found while growing, not re-routed)."""
+        """Fit, and return the leaf of every training row (found while growing, not re-routed):
+        int64, or with ``narrow`` int32 where the node ids fit (4 bytes a row, not 8)."""
         leaves = self.fit(B, is_cat, n_bins, y, init, B_rows)._train_leaves
         del self._train_leaves
-        return leaves
+        return leaves if narrow else leaves.astype(np.int64, copy=False)
 
     def apply(self, B: np.ndarray, init: np.ndarray | None = None) -> np.ndarray:
         """Leaf node id of every row of ``B`` (starting from root ``init`` of each row, if given)."""
