@@ -183,6 +183,7 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
         result = self._fit(X, y, sensitive_values, output="in_place" if in_place else "copy")
         if before_write is not None:
             before_write()
+            release_free_memory()  # (its temporaries, before the output's columns are made)
         t = time.perf_counter()
         if in_place:
             result.write_into(X)

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from anonml._errors import PrivacyViolationError
+from anonml._utils import release_free_memory
 from anonml.encoding import TableEncoder
 from anonml.anonymize._medians import group_order as _group_order
 from anonml.anonymize._medians import numeric_group_medians
@@ -323,13 +324,45 @@ def representative_values(
     """The representatives' QI values, one row per group (index ``group``), from the row
     positions of :func:`select_representatives` (one per group, or one per group and QI)."""
     if rows.ndim == 1:
-        reps = frame[qi].iloc[rows].reset_index(drop=True)
+        reps = pd.DataFrame({c: take_rows(frame[c], rows) for c in qi})
+        reps.columns = frame.columns[frame.columns.get_indexer(qi)]  # (and their name)
     else:
         reps = pd.DataFrame(
-            {c: frame[c].iloc[rows[:, j]].reset_index(drop=True) for j, c in enumerate(qi)}
+            {c: take_rows(frame[c], rows[:, j]) for j, c in enumerate(qi)}
         )
     reps.index.name = "group"
     return reps
+
+
+#: rows of a column read per slice by :func:`take_rows`
+_TAKE_SLICE = 1 << 18
+
+
+def take_rows(column: pd.Series, rows: np.ndarray) -> pd.Series:
+    """``column.iloc[rows].reset_index(drop=True)`` for a few rows of a long column, read one
+    slice of the column at a time.
+
+    A text column held by Arrow in several chunks (pandas' ``str``, as read from Parquet or
+    joined by ``pd.concat``) is concatenated whole by Arrow's ``take`` before the few rows
+    are picked: a transient copy of the column (17 bytes a row on Adult's text). Slices of
+    the column are views, so the rows are picked from each slice in turn, in position
+    order, and then put back in the order asked. The same values and dtype."""
+    rows = np.asarray(rows)
+    n = len(column)
+    if n <= _TAKE_SLICE or rows.size == 0:
+        return column.iloc[rows].reset_index(drop=True)
+    order = np.argsort(rows, kind="stable")
+    sorted_rows = rows[order]
+    bounds = np.searchsorted(sorted_rows, np.arange(0, n + _TAKE_SLICE, _TAKE_SLICE))
+    parts = []
+    for i in np.flatnonzero(np.diff(bounds)):
+        lo = i * _TAKE_SLICE
+        picked = sorted_rows[bounds[i]:bounds[i + 1]] - lo
+        parts.append(column.iloc[lo:lo + _TAKE_SLICE].iloc[picked])
+    taken = pd.concat(parts, ignore_index=True)
+    back = np.empty_like(order)
+    back[order] = np.arange(order.size)
+    return taken.iloc[back].reset_index(drop=True)
 
 
 class Recoding:
@@ -382,6 +415,7 @@ class Recoding:
         assignments: nothing in this loop checks or casts (:func:`recode_plan` did)."""
         for c in self.per_group:
             frame[c] = self.column(c)
+            release_free_memory()  # the old column's pages, before the next one is built
         return frame
 
 
