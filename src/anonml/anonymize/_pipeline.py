@@ -599,7 +599,8 @@ def verify_recoding(
     """
     from anonml.privacy._k_anonymity import _classes
 
-    class_of_row, sizes = _classes(plan, list(qi))
+    # (each recoded column is dropped once coded: its pages go back before the next is built)
+    class_of_row, sizes = _classes(plan, list(qi), after_column=release_free_memory)
     smallest = int(sizes.min()) if sizes.size else 0
     if smallest < k:
         raise PrivacyViolationError(
