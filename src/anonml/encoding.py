@@ -429,8 +429,13 @@ class TableEncoder:
             for key in [key for key in memo if key[1] == "rank"]:
                 del memo[key]
 
-    def codes(self, frame: pd.DataFrame, column: Any, handle_unknown: str = "error") -> np.ndarray:
-        """Category codes: known values 0..m-1, missing m, unknown m+1 (or an error)."""
+    def codes(self, frame: pd.DataFrame, column: Any, handle_unknown: str = "error", *,
+              copy: bool = True) -> np.ndarray:
+        """Category codes: known values 0..m-1, missing m, unknown m+1 (or an error).
+
+        Within :meth:`memoize`, ``copy=False`` returns the memo's own array (the smallest
+        integer dtype, 1-2 bytes a row, to be read and not changed) instead of an int64 copy.
+        """
         memo = getattr(self, "_memo", None)
         if memo is not None and self._memo_frame is frame:
             key = (column, handle_unknown)
@@ -440,8 +445,8 @@ class TableEncoder:
                                 getattr(self, "_memo_factorized", {}).get(column)),
                     self.cats_[column].n_codes + 1)
             # the memo holds 1-2 bytes a row; each caller gets its own int64 copy, alive only
-            # while it uses it
-            return memo[key].astype(np.int64)
+            # while it uses it (or, to read only, the memo's array)
+            return memo[key].astype(np.int64) if copy else memo[key]
         return self._codes(frame, column, handle_unknown)
 
     def _codes(

@@ -93,6 +93,8 @@ def _distance_to_median(
             z -= med[groups]
             z *= z
             dist += z  # the columns summed in order, as ``(Z - M) ** 2).sum(axis=1)`` does
+            del z
+        del g_sorted  # (n-row arrays not held through the categorical terms)
     if len(num_cols) < len(qi):
         size = np.bincount(groups, minlength=n_groups).astype(np.float64)
         for c in qi:
@@ -100,7 +102,7 @@ def _distance_to_median(
                 continue
             m = encoder.cats_[c].n_codes + 1
             cell = groups * m  # each row's (group, category) cell
-            cell += encoder.codes(frame, c)
+            cell += encoder.codes(frame, c, copy=False)  # (1-2 bytes a row, read only)
             counts = np.bincount(cell, minlength=n_groups * m).reshape(n_groups, m)
             twice = 2.0 * counts
             med = np.where(twice > size[:, None], 1.0, np.where(twice == size[:, None], 0.5, 0.0))
