@@ -131,7 +131,7 @@ def test_copy_true_failed_routing_returns_nothing(adult, monkeypatch) -> None:
 
 
 @pytest.mark.parametrize("criterion", ["gini", "entropy"])
-def test_hist_tree_given_its_row_major_bins_grows_the_same_tree(criterion) -> None:
+def test_hist_tree_given_its_row_major_bins_or_none_grows_the_same_tree(criterion) -> None:
     rng = np.random.default_rng(3)
     B = np.asfortranarray(rng.integers(0, 7, size=(3000, 5)).astype(np.uint8))
     is_cat = np.array([False, True, False, True, False])
@@ -142,9 +142,14 @@ def test_hist_tree_given_its_row_major_bins_grows_the_same_tree(criterion) -> No
     b = HistTree(30, None, criterion)
     leaves_b = b.fit_apply(B, is_cat, n_bins, y, B_rows=np.ascontiguousarray(B))
     np.testing.assert_array_equal(leaves_a, leaves_b)
+    c = HistTree(30, None, criterion)  # routed on the column-major bins, no row-major copy
+    leaves_c = c.fit_apply(B, is_cat, n_bins, y, narrow=True, route_on_columns=True)
+    assert leaves_c.dtype == np.int32
+    np.testing.assert_array_equal(leaves_a, leaves_c)
     for attr in ("feature_", "threshold_", "children_left_", "children_right_", "offset_",
                  "flat_"):
         np.testing.assert_array_equal(getattr(a, attr), getattr(b, attr))
+        np.testing.assert_array_equal(getattr(a, attr), getattr(c, attr))
 
 
 def test_class_codes_held_small_and_the_exact_tree_gets_int64(adult) -> None:

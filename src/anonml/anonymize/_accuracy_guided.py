@@ -280,15 +280,15 @@ class AccuracyGuidedAnonymizer(BaseAnonymizer):
             B, is_cat, n_bins = self.encoder_.bins(frame)
             if self.features == "qi":  # the rows' value ranks were kept for these bins only
                 self.encoder_.forget_ranks()
-            # the row-major copy the tree routes with, kept for the refinement below (which
-            # reads the rows that way): the column-major bins are released after the tree
-            B_rows = np.ascontiguousarray(B)
             hist_crit = "entropy" if crit == "log_loss" else crit
             self.tree_ = HistTree(self.k, self.max_depth, hist_crit)
-            leaves = self.tree_.fit_apply(B, is_cat, n_bins, y_fit, B_rows=B_rows, narrow=True)
+            # routed on the column-major bins (no row-major copy while the tree grows)
+            leaves = self.tree_.fit_apply(B, is_cat, n_bins, y_fit, narrow=True,
+                                          route_on_columns=True)
+            if self.refine == "mondrian" and self.features == "qi":
+                # the refinement reads the rows row-major: that copy replaces the bins
+                B_rows = np.ascontiguousarray(B)
             del B
-            if not (self.refine == "mondrian" and self.features == "qi"):
-                del B_rows
             n_nodes = self.tree_.n_nodes_
         self.leaf_to_group_ = _compact(leaves, n_nodes)
         groups = self.leaf_to_group_[leaves]

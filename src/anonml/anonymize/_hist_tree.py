@@ -64,12 +64,15 @@ class HistTree:
     def fit(
         self, B: np.ndarray, is_cat: np.ndarray, n_bins: np.ndarray, y: np.ndarray | None,
         init: np.ndarray | None = None, B_rows: np.ndarray | None = None,
+        route_on_columns: bool = False,
     ) -> "HistTree":
         """Grow the tree on bins ``B`` (n × F ints) and targets ``y`` (class codes or floats).
 
         ``init`` (ints 0..G-1, one per row) starts from G root nodes instead of one.
         ``B_rows``, if given, is ``np.ascontiguousarray(B)`` (the row-major copy the tree
-        routes with), made by the caller so that it can keep it past the fit.
+        routes with), made by the caller so that it can keep it past the fit. With
+        ``route_on_columns`` the rows are routed on the column-major bins themselves and no
+        row-major copy is made (F bytes a row less while the tree grows; the same tree).
         """
         k = self.min_samples_leaf
         if self.criterion == "mondrian":  # rows kept contiguous per node (see _hist_mondrian)
@@ -80,7 +83,9 @@ class HistTree:
             self._set_arrays(builder, is_cat)
             return self
         B = np.asfortranarray(B)  # column-major for the histograms,
-        if B_rows is None:
+        if route_on_columns:
+            B_rows = B
+        elif B_rows is None:
             B_rows = np.ascontiguousarray(B)  # row-major for routing
         regression = self.criterion == "squared_error"
         n, n_feat = B.shape
@@ -233,11 +238,11 @@ class HistTree:
     def fit_apply(
         self, B: np.ndarray, is_cat: np.ndarray, n_bins: np.ndarray, y: np.ndarray | None,
         init: np.ndarray | None = None, B_rows: np.ndarray | None = None,
-        narrow: bool = False,
+        narrow: bool = False, route_on_columns: bool = False,
     ) -> np.ndarray:
         """Fit, and return the leaf of every training row (found while growing, not re-routed):
         int64, or with ``narrow`` int32 where the node ids fit (4 bytes a row, not 8)."""
-        leaves = self.fit(B, is_cat, n_bins, y, init, B_rows)._train_leaves
+        leaves = self.fit(B, is_cat, n_bins, y, init, B_rows, route_on_columns)._train_leaves
         del self._train_leaves
         return leaves if narrow else leaves.astype(np.int64, copy=False)
 
@@ -356,13 +361,20 @@ def _route_level(B_rows, rows, local, it, feature, threshold, offset, flat):
     """Whether each row goes to the left child of its (split) node: :meth:`HistTree._route` on
     a level's tables (indexed by frontier position ``local``), in ``it`` arithmetic, and with
     the categorical lookups skipped when no node of the level splits on a category set."""
-    F = B_rows.shape[1]
+    n, F = B_rows.shape
     f = feature.astype(it).take(local)
-    # B_rows is row-major and `rows` ascend, so this one flat gather walks memory forwards
-    pos = rows * it(F) if F > 1 else rows.copy()
-    pos += f
+    if F > 1 and not B_rows.flags.c_contiguous:  # column-major bins: column f starts at f * n
+        # (`rows` ascend, so the gather walks each column's memory forwards)
+        pos = f
+        pos *= it(n)
+        pos += rows
+        b = B_rows.ravel(order="F").take(pos)
+    else:
+        # B_rows is row-major and `rows` ascend, so this one flat gather walks memory forwards
+        pos = rows * it(F) if F > 1 else rows.copy()
+        pos += f
+        b = B_rows.ravel().take(pos)
     del f
-    b = B_rows.ravel().take(pos)
     del pos
     # split numeric nodes have thresholds below their bin count, so they fit the bins' dtype
     # (the -1 of other nodes is never read: every row left is in a split node)
