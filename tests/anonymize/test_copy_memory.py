@@ -179,3 +179,27 @@ def test_release_free_memory_gives_back_arrows_pool(monkeypatch) -> None:
     monkeypatch.setattr(pa, "default_memory_pool", lambda: Pool())
     release_free_memory()
     assert calls == [1]
+
+
+@pytest.mark.parametrize("block", [7, 1000])
+def test_group_medians_in_blocks_of_rows_are_pandas_medians(monkeypatch, block) -> None:
+    """numeric_group_medians' passes over the rows, and its counts per block of whole groups
+    (in group order), give pandas' per-group medians whatever the block size."""
+    from anonml.anonymize import _medians
+
+    monkeypatch.setattr(_medians, "_BLOCK", block)
+    rng = np.random.default_rng(block)
+    for _ in range(25):
+        n, G = int(rng.integers(1, 5000)), int(rng.integers(1, 200))
+        groups = rng.integers(0, G, n)
+        groups[:min(G, n)] = np.arange(min(G, n))
+        G = int(groups.max()) + 1
+        values = np.round(rng.normal(size=n) * rng.choice([1, 5, 1000]), int(rng.integers(0, 3)))
+        z = (values - values.mean()) / (values.std() or 1)
+        thresholds = np.unique(np.quantile(values, np.linspace(0, 1, int(rng.integers(3, 60)))[1:-1]))
+        size = np.bincount(groups, minlength=G)
+        expected = pd.Series(z).groupby(groups, sort=True).median().to_numpy()
+        order = _medians.group_order(groups, G)
+        for kw in ({}, {"order": order, "g_sorted": np.repeat(np.arange(G), size)}):
+            got = _medians.numeric_group_medians(size, rows=(z, values, thresholds, groups), **kw)
+            np.testing.assert_array_equal(got, expected)

@@ -23,6 +23,7 @@ import pandas as pd
 from anonml._errors import PrivacyViolationError
 from anonml._utils import release_free_memory
 from anonml.encoding import TableEncoder
+from anonml.anonymize._medians import _BLOCK
 from anonml.anonymize._medians import group_order as _group_order
 from anonml.anonymize._medians import numeric_group_medians
 from anonml.privacy import PrivacyModel, k_anonymity, l_diversity, t_closeness
@@ -90,7 +91,8 @@ def _distance_to_median(
                 size, rows=(z, values, encoder.thresholds_[c], groups), order=order,
                 g_sorted=g_sorted)
             del values
-            z -= med[groups]
+            for s in range(0, n, _BLOCK):  # (no n-row temporary for med[groups])
+                z[s:s + _BLOCK] -= med.take(groups[s:s + _BLOCK])
             z *= z
             dist += z  # the columns summed in order, as ``(Z - M) ** 2).sum(axis=1)`` does
             del z
