@@ -1,14 +1,17 @@
 """Working memory of each step of an in-memory AccuracyGuidedAnonymizer fit, in input frames.
 
 The table of ``bench_memory_scale.py`` (Adult resampled with jitter, 12 QI, k=100, hist tree)
-is built, then ``fit_transform`` runs while a thread samples the process's RSS every 5 ms. The
-fit's own step timings (``timings_``: check and encode, partition, representatives, recode,
-verify, routing tree) cut the samples into windows, taken back to back from the start of
-``fit_transform`` (the input checks before the first step are counted in the first window);
-for each step it prints the largest (RSS - RSS before the fit) / input frame seen in it.
+is built (its construction's leftovers given back, ``settle``), then ``fit_transform`` runs
+while a thread samples the process's RSS every 5 ms. The fit's own step timings
+(``timings_``: check and encode, partition, representatives, recode, verify, routing tree,
+write) cut the samples into windows, taken back to back from the start of ``fit_transform``
+(the input checks before the first step are counted in the first window); for each step it
+prints the largest (RSS - RSS before the fit) / input frame seen in it, then the RSS before
+the fit and the sampled peak, in input frames.
 
-With ``--copy false`` the anonymizer recodes the input frame in place (``copy=False``): its
-last step, ``write``, is the column-by-column write into the frame.
+The last step, ``write``, builds the output: with ``--copy false`` the column-by-column write
+into the input frame (``copy=False``); from session 9 on, with ``copy=True`` the new table,
+built once the check and the routing tree are done (before, ``recode`` built it).
 
 Usage::
 
@@ -70,7 +73,10 @@ def main() -> None:
         peak = max((r for ts, r in samples if a <= ts <= b), default=rss0)
         print(f"| {step} | {b - a:.2f} | {(peak - rss0) / frame:.2f} |")
         t = b
-    print(f"| whole fit_transform | | {(max(r for _, r in samples) - rss0) / frame:.2f} |")
+    peak = max(r for _, r in samples)
+    print(f"| whole fit_transform | | {(peak - rss0) / frame:.2f} |")
+    print(f"RSS before the fit {rss0 / frame:.2f} frames, peak (sampled) {peak / frame:.2f} "
+          "frames")
 
 
 if __name__ == "__main__":
