@@ -203,3 +203,22 @@ def test_group_medians_in_blocks_of_rows_are_pandas_medians(monkeypatch, block) 
         for kw in ({}, {"order": order, "g_sorted": np.repeat(np.arange(G), size)}):
             got = _medians.numeric_group_medians(size, rows=(z, values, thresholds, groups), **kw)
             np.testing.assert_array_equal(got, expected)
+
+
+def test_mondrian_tree_given_its_bins_handed_over_grows_the_same_tree() -> None:
+    """The refinement's bins handed over in a list are released by the tree (the list is
+    emptied) and give the same tree and leaves; ``narrow`` leaves are int32, the default int64
+    (what the out-of-core engine reads)."""
+    rng = np.random.default_rng(5)
+    B = rng.integers(0, 9, size=(4000, 4)).astype(np.uint8)
+    is_cat, n_bins = np.array([False, True, False, False]), np.full(4, 10)
+    init = rng.integers(0, 6, 4000)
+    a = HistTree(20, None, "mondrian")
+    leaves_a = a.fit_apply(B.copy(), is_cat, n_bins, None, init=init)
+    handed = [B.copy()]
+    b = HistTree(20, None, "mondrian")
+    leaves_b = b.fit_apply(handed, is_cat, n_bins, None, init=init, narrow=True)
+    assert handed == [] and leaves_a.dtype == np.int64 and leaves_b.dtype == np.int32
+    np.testing.assert_array_equal(leaves_a, leaves_b)
+    for attr in ("feature_", "threshold_", "children_left_", "children_right_"):
+        np.testing.assert_array_equal(getattr(a, attr), getattr(b, attr))

@@ -295,7 +295,7 @@ class AccuracyGuidedAnonymizer(BaseAnonymizer):
         # each training row's leaves, for the routing tree built at the end of fit (which
         # takes them off the estimator), in 4 bytes a row when the node ids fit
         self._fit_leaves = (_narrow(leaves, n_nodes), None)
-        del leaves  # (8 bytes a row, not held through the refinement)
+        del leaves  # (only the int32 copy above is held through the refinement)
         self.refine_tree_ = None
         if self.refine == "mondrian":
             if method == "hist" and self.features == "qi":
@@ -305,7 +305,11 @@ class AccuracyGuidedAnonymizer(BaseAnonymizer):
             else:
                 qB, q_cat, q_bins = self.encoder_.bins(frame, columns=self.qi_)
             self.refine_tree_ = HistTree(self.k, None, "mondrian")
-            leaves = self.refine_tree_.fit_apply(qB, q_cat, q_bins, None, init=groups)
+            # the bins handed over (no reference kept here): released once copied
+            handed = [qB]
+            del qB
+            leaves = self.refine_tree_.fit_apply(handed, q_cat, q_bins, None, init=groups,
+                                                 narrow=True)
             self.refined_leaf_to_group_ = _compact(leaves, self.refine_tree_.n_nodes_)
             self._fit_leaves = (self._fit_leaves[0], _narrow(leaves, self.refine_tree_.n_nodes_))
             groups = self.refined_leaf_to_group_[leaves]

@@ -73,11 +73,18 @@ class HistTree:
         routes with), made by the caller so that it can keep it past the fit. With
         ``route_on_columns`` the rows are routed on the column-major bins themselves and no
         row-major copy is made (F bytes a row less while the tree grows; the same tree).
+        The ``"mondrian"`` criterion also takes ``B`` handed over as a one-item list
+        (``[bins]``, the caller keeping no other reference): the bins are then released as
+        soon as the rows that may split have their copy (F bytes a row less while it grows).
         """
         k = self.min_samples_leaf
         if self.criterion == "mondrian":  # rows kept contiguous per node (see _hist_mondrian)
-            B = np.ascontiguousarray(B)
-            n = B.shape[0]
+            if isinstance(B, list):  # handed over: fit_mondrian releases it
+                B[0] = np.ascontiguousarray(B[0])
+                n = B[0].shape[0]
+            else:
+                B = np.ascontiguousarray(B)
+                n = B.shape[0]
             builder = TreeBuilder(1 if init is None else int(init.max()) + 1 if n else 1)
             self._train_leaves = fit_mondrian(B, is_cat, n_bins, init, k, self.max_depth, builder)
             self._set_arrays(builder, is_cat)
