@@ -200,7 +200,8 @@ def test_group_medians_in_blocks_of_rows_are_pandas_medians(monkeypatch, block) 
         size = np.bincount(groups, minlength=G)
         expected = pd.Series(z).groupby(groups, sort=True).median().to_numpy()
         order = _medians.group_order(groups, G)
-        for kw in ({}, {"order": order, "g_sorted": np.repeat(np.arange(G), size)}):
+        for kw in ({}, {"order": order}, {"order": order,
+                                          "g_sorted": np.repeat(np.arange(G), size)}):
             got = _medians.numeric_group_medians(size, rows=(z, values, thresholds, groups), **kw)
             np.testing.assert_array_equal(got, expected)
 

@@ -52,9 +52,10 @@ def numeric_group_medians(
       one distinct value gives the median at once (always so when the column has at most
       ``max_bins`` distinct values); only the rows of the few groups whose middle falls in a
       bin of several values are sorted. ``order`` (the rows in group order,
-      :func:`group_order`) and ``g_sorted`` (``groups[order]``) make the counting walk memory
-      forwards; the result does not depend on them. Cost: O(rows + groups x bins), no
-      comparison sort of all rows.
+      :func:`group_order`) makes the counting walk memory forwards, one block of whole
+      groups at a time (``g_sorted``, ``groups[order]``, optional: else each block's group
+      ids come from ``size``); the result does not depend on them. Cost: O(rows + groups x
+      bins), no comparison sort of all rows.
     * **Out of core (Dask), at bin resolution** (``histogram=(keys, counts, n_bins,
       bin_values)``, the merged sparse histogram of :func:`group_bin_counts`, keys
       ``group * n_bins + bin`` sorted): the value (``bin_values``) of the bin that holds the
@@ -123,7 +124,10 @@ def numeric_group_medians(
             g1 = int(np.searchsorted(row_start, row_start[g0] + _BLOCK, side="right")) - 1
             g1 = min(max(g1, g0 + 1), n_groups)
             s, e = int(row_start[g0]), int(row_start[g1])
-            key = g_sorted[s:e] - g0
+            if g_sorted is not None:
+                key = g_sorted[s:e] - g0
+            else:  # the block's group ids, from the sizes (no n-row array of them is needed)
+                key = np.repeat(np.arange(g1 - g0, dtype=np.int64), size[g0:g1])
             key *= n_bins
             key += b.take(order[s:e])
             cum = np.bincount(key, minlength=(g1 - g0) * n_bins).reshape(g1 - g0, n_bins)

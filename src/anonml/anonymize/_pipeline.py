@@ -81,22 +81,19 @@ def _distance_to_median(
         # counted walking memory forwards, not scattered over a groups x bins table
         if order is None:
             order = _group_order(groups, n_groups)
-        g_sorted = np.repeat(np.arange(n_groups), size)
         for c in num_cols:
             # the column read once, for its z-scores and its bins (one n-row float array
             # less at a time than two reads and :meth:`TableEncoder.zscores`' matrix)
             values = frame[c].to_numpy(dtype=np.float64)
             z = encoder.zscore_values(c, values)
             med = numeric_group_medians(
-                size, rows=(z, values, encoder.thresholds_[c], groups), order=order,
-                g_sorted=g_sorted)
+                size, rows=(z, values, encoder.thresholds_[c], groups), order=order)
             del values
             for s in range(0, n, _BLOCK):  # (no n-row temporary for med[groups])
                 z[s:s + _BLOCK] -= med.take(groups[s:s + _BLOCK])
             z *= z
             dist += z  # the columns summed in order, as ``(Z - M) ** 2).sum(axis=1)`` does
-            del z
-        del g_sorted  # (n-row arrays not held through the categorical terms)
+            del z  # (not held through the categorical terms)
     if len(num_cols) < len(qi):
         size = np.bincount(groups, minlength=n_groups).astype(np.float64)
         for c in qi:
