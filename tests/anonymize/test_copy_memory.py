@@ -223,3 +223,36 @@ def test_mondrian_tree_given_its_bins_handed_over_grows_the_same_tree() -> None:
     np.testing.assert_array_equal(leaves_a, leaves_b)
     for attr in ("feature_", "threshold_", "children_left_", "children_right_"):
         np.testing.assert_array_equal(getattr(a, attr), getattr(b, attr))
+
+
+@pytest.mark.parametrize("params", [{"tree": "hist"}, {"tree": "exact"},
+                                    {"tree": "hist", "refine": "none"},
+                                    {"tree": "hist", "sensitive": "income", "l": 2}])
+def test_leaves_kept_by_group_are_the_trees_leaves(adult, monkeypatch, params) -> None:
+    """The rows' first-tree and refinement leaves, kept as the rows' groups and a table per
+    group until the routing tree is built, are the leaves the trees give every row."""
+    from anonml.anonymize import _base
+
+    X, y, qi = adult
+    seen = {}
+    original = _base.anonymizer_routing
+
+    def spy(anonymizer, frame, groups, merge_map, factorized=None):
+        seen["kept"] = anonymizer.__dict__["_fit_leaves"]
+        return original(anonymizer, frame, groups, merge_map, factorized)
+
+    monkeypatch.setattr(_base, "anonymizer_routing", spy)
+    ag = AG(k=20, quasi_identifiers=qi, random_state=0, **params).fit(X, y)
+    first, refined = seen["kept"].arrays()
+    enc = ag.encoder_
+    if ag.tree_method_ == "exact":
+        expected_first = ag.tree_.apply(enc.onehot(X))
+    else:
+        expected_first = ag.tree_.apply(enc.bins(X)[0])
+    np.testing.assert_array_equal(first, expected_first)
+    if ag.refine_tree_ is None:
+        assert refined is None
+        return
+    qB = enc.bins(X, columns=ag.qi_)[0]
+    expected_refined = ag.refine_tree_.apply(qB, init=ag.leaf_to_group_[expected_first])
+    np.testing.assert_array_equal(refined, expected_refined)
