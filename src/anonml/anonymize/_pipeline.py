@@ -407,6 +407,7 @@ class Recoding:
         out = _shallow_copy(frame)
         for c in self.per_group:
             out[c] = self.column(c)
+            release_free_memory()  # (a column's temporaries, before the next is built)
         return out
 
     def write_into(self, frame: pd.DataFrame) -> pd.DataFrame:
