@@ -179,6 +179,12 @@ def test_release_free_memory_gives_back_arrows_pool(monkeypatch) -> None:
     monkeypatch.setattr(pa, "default_memory_pool", lambda: Pool())
     release_free_memory()
     assert calls == [1]
+    # a small table's steps (a transform of a few rows) do not pay a trim per column
+    from anonml._utils import RELEASE_MIN_ROWS
+
+    assert release_free_memory(RELEASE_MIN_ROWS - 1) is False and calls == [1]
+    release_free_memory(RELEASE_MIN_ROWS)
+    assert calls == [1, 1]
 
 
 @pytest.mark.parametrize("block", [7, 1000])

@@ -21,7 +21,13 @@ from sklearn.base import BaseEstimator, TransformerMixin
 
 from anonml._errors import InputError, NotFittedError
 from anonml._state import pop_frames, push_frames
-from anonml._utils import check_int, check_real, release_free_memory, reuse_freed_memory
+from anonml._utils import (
+    check_int,
+    check_real,
+    n_rows,
+    release_free_memory,
+    reuse_freed_memory,
+)
 from anonml.anonymize._generalize import (
     SUPPRESSED,
     generalize_labels,
@@ -183,7 +189,7 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
         result = self._fit(X, y, sensitive_values, output="in_place" if in_place else "copy")
         if before_write is not None:
             before_write()
-            release_free_memory()  # (its temporaries, before the output's columns are made)
+            release_free_memory(n_rows(X))  # (its temporaries, before the output's columns)
         t = time.perf_counter()
         if in_place:
             result.write_into(X)
@@ -311,12 +317,12 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
         routing tree reads ``X``'s original values); ``"none"`` (:meth:`fit`): the same
         check, nothing returned."""
         t0 = time.perf_counter()
-        # what the caller's process left freed in the allocators (reading the table: Arrow's
-        # buffers of the columns converted to NumPy) goes back before the fit allocates
-        release_free_memory()
         # until the new output passes verification, the estimator counts as not fitted
         self.__dict__.pop("representatives_", None)
         frame, _ = as_frame(X)
+        # what the caller's process left freed in the allocators (reading the table: Arrow's
+        # buffers of the columns converted to NumPy) goes back before the fit allocates
+        release_free_memory(frame.shape[0])
         self._in_place(X)  # copy= checked before the work
         k = self._check_k(frame.shape[0])
         if self.representative not in REPRESENTATIVE_RULES:
@@ -458,7 +464,7 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
             raise
         # the routing's temporaries, before the output's new columns are made (a table of
         # Arrow text columns cannot reuse the C heap's free pages)
-        release_free_memory()
+        release_free_memory(frame.shape[0])
         t6 = time.perf_counter()
         self.timings_ = {
             "check_and_encode": t1 - t0,

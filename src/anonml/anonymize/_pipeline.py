@@ -407,7 +407,8 @@ class Recoding:
         out = _shallow_copy(frame)
         for c in self.per_group:
             out[c] = self.column(c)
-            release_free_memory()  # (a column's temporaries, before the next is built)
+            # (a column's temporaries, before the next is built)
+            release_free_memory(len(self.groups))
         return out
 
     def write_into(self, frame: pd.DataFrame) -> pd.DataFrame:
@@ -417,7 +418,8 @@ class Recoding:
         assignments: nothing in this loop checks or casts (:func:`recode_plan` did)."""
         for c in self.per_group:
             frame[c] = self.column(c)
-            release_free_memory()  # the old column's pages, before the next one is built
+            # the old column's pages, before the next one is built
+            release_free_memory(len(self.groups))
         return frame
 
 
@@ -602,7 +604,9 @@ def verify_recoding(
     from anonml.privacy._k_anonymity import _classes
 
     # (each recoded column is dropped once coded: its pages go back before the next is built)
-    class_of_row, sizes = _classes(plan, list(qi), after_column=release_free_memory)
+    rows = len(plan.groups)
+    class_of_row, sizes = _classes(plan, list(qi),
+                                   after_column=lambda: release_free_memory(rows))
     smallest = int(sizes.min()) if sizes.size else 0
     if smallest < k:
         raise PrivacyViolationError(
