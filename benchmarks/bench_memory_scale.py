@@ -65,7 +65,6 @@ def _cpu() -> float:
 
 def build_table(n: int, seed: int = 0):
     """Adult train resampled with jitter to ``n`` rows, built in chunks of 2M rows."""
-    import numpy as np
     import pandas as pd
 
     sys.path.insert(0, str(HERE))

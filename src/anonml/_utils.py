@@ -173,10 +173,9 @@ def release_free_memory(n_rows: int | None = None) -> bool:
         return False
     pa = sys.modules.get("pyarrow")
     if pa is not None:
-        try:
-            pa.default_memory_pool().release_unused()
-        except Exception:  # pragma: no cover - an Arrow build without it: nothing to give back
-            pass
+        pool = pa.default_memory_pool()
+        if hasattr(pool, "release_unused"):  # (older Arrow builds lack it)
+            pool.release_unused()
     trim = _glibc("malloc_trim")
     return bool(trim(0)) if trim else False
 
