@@ -147,7 +147,13 @@ def json_safe(value: Any) -> Any:
 _LIBC: Any = None
 
 
-def release_free_memory() -> bool:
+#: the fewest rows of a table for which the fit's later hand-backs (between the columns it
+#: builds, at its start and end) are made: below, the pages freed are few, and a trim costs up
+#: to milliseconds on a fragmented heap (a transform of a few rows would pay it per column)
+RELEASE_MIN_ROWS = 1 << 18
+
+
+def release_free_memory(n_rows: int | None = None) -> bool:
     """Hand the C heap's free pages back to the operating system (glibc's ``malloc_trim``).
 
     numpy allocates arrays below glibc's mmap threshold (which grows up to 32 MB as large
@@ -157,7 +163,19 @@ def release_free_memory() -> bool:
     so that a step's temporaries do not add to the peak of the next one; the remedy Dask's
     documentation gives for worker memory "not released back to the OS". Returns whether
     memory was released; a no-op (False) where the C library is not glibc.
+
+    Arrow's memory pool (where pandas' ``str`` columns live, mimalloc or jemalloc) keeps
+    freed pages for reuse as well; when pyarrow is loaded, its pool is asked to give back
+    what it does not use (``release_unused``) first. With ``n_rows`` (the rows of the table
+    being worked on), nothing is done below :data:`RELEASE_MIN_ROWS` rows.
     """
+    if n_rows is not None and n_rows < RELEASE_MIN_ROWS:
+        return False
+    pa = sys.modules.get("pyarrow")
+    if pa is not None:
+        pool = pa.default_memory_pool()
+        if hasattr(pool, "release_unused"):  # (older Arrow builds lack it)
+            pool.release_unused()
     trim = _glibc("malloc_trim")
     return bool(trim(0)) if trim else False
 

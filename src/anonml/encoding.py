@@ -420,8 +420,22 @@ class TableEncoder:
             self._memo_frame, self._memo = None, {}
             self.__dict__.pop("_memo_factorized", None)  # the fitted state as before
 
-    def codes(self, frame: pd.DataFrame, column: Any, handle_unknown: str = "error") -> np.ndarray:
-        """Category codes: known values 0..m-1, missing m, unknown m+1 (or an error)."""
+    def forget_ranks(self) -> None:
+        """Within :meth:`memoize`: drop the fit frame's value ranks that :meth:`fit` kept (1-2
+        bytes a row per numeric column), once the caller has the bins it kept them for; later
+        :meth:`bins` and :meth:`ranks` compute them again (the same values)."""
+        memo = getattr(self, "_memo", None)
+        if memo:
+            for key in [key for key in memo if key[1] == "rank"]:
+                del memo[key]
+
+    def codes(self, frame: pd.DataFrame, column: Any, handle_unknown: str = "error", *,
+              copy: bool = True) -> np.ndarray:
+        """Category codes: known values 0..m-1, missing m, unknown m+1 (or an error).
+
+        Within :meth:`memoize`, ``copy=False`` returns the memo's own array (the smallest
+        integer dtype, 1-2 bytes a row, to be read and not changed) instead of an int64 copy.
+        """
         memo = getattr(self, "_memo", None)
         if memo is not None and self._memo_frame is frame:
             key = (column, handle_unknown)
@@ -431,8 +445,8 @@ class TableEncoder:
                                 getattr(self, "_memo_factorized", {}).get(column)),
                     self.cats_[column].n_codes + 1)
             # the memo holds 1-2 bytes a row; each caller gets its own int64 copy, alive only
-            # while it uses it
-            return memo[key].astype(np.int64)
+            # while it uses it (or, to read only, the memo's array)
+            return memo[key].astype(np.int64) if copy else memo[key]
         return self._codes(frame, column, handle_unknown)
 
     def _codes(
@@ -471,6 +485,14 @@ class TableEncoder:
             z = np.ldexp(frame[c].to_numpy(dtype=np.float64), -self.exponent_[c])
             out[:, j] = (z - self.mean_[c]) / self.scale_[c]
         return out
+
+    def zscore_values(self, column: Any, values: np.ndarray) -> np.ndarray:
+        """:meth:`zscores` of one numeric column from its values (float64, not changed),
+        computed in one new array: the same numbers."""
+        z = np.ldexp(values, -self.exponent_[column])
+        z -= self.mean_[column]
+        z /= self.scale_[column]
+        return z
 
     def _memo_rank(self, frame: pd.DataFrame, column: Any) -> np.ndarray | None:
         """Within :meth:`memoize` on the fit frame: each row's position of its value in

@@ -890,10 +890,11 @@ def test_failed_verification_returns_nothing_and_leaves_it_unfitted(small, monke
     X, y = small
     ag = AG(k=2, quasi_identifiers=["age", "sex"]).fit(X, y)  # fitted once, successfully
 
-    def failing_check(table, qi, k):
+    def failing_check(plan, qi, k, *args):
         raise PrivacyViolationError("simulated: a class below k")
 
-    monkeypatch.setattr(_base, "verify_k_anonymity", failing_check)
+    # (copy=True checks the output's columns as copy=False does, before the table is built)
+    monkeypatch.setattr(_base, "verify_recoding", failing_check)
     with pytest.raises(PrivacyViolationError):
         ag.fit_transform(X, y)
     with pytest.raises(NotFittedError):

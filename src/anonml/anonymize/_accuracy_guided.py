@@ -278,26 +278,45 @@ class AccuracyGuidedAnonymizer(BaseAnonymizer):
             n_nodes = self.tree_.tree_.node_count
         else:
             B, is_cat, n_bins = self.encoder_.bins(frame)
+            if self.features == "qi":  # the rows' value ranks were kept for these bins only
+                self.encoder_.forget_ranks()
             hist_crit = "entropy" if crit == "log_loss" else crit
             self.tree_ = HistTree(self.k, self.max_depth, hist_crit)
-            leaves = self.tree_.fit_apply(B, is_cat, n_bins, y_fit)
+            # routed on the column-major bins (no row-major copy while the tree grows)
+            leaves = self.tree_.fit_apply(B, is_cat, n_bins, y_fit, narrow=True,
+                                          route_on_columns=True)
+            if self.refine == "mondrian" and self.features == "qi":
+                # the refinement reads the rows row-major: that copy replaces the bins
+                B_rows = np.ascontiguousarray(B)
+            del B
             n_nodes = self.tree_.n_nodes_
         self.leaf_to_group_ = _compact(leaves, n_nodes)
         groups = self.leaf_to_group_[leaves]
         # each training row's leaves, for the routing tree built at the end of fit (which
-        # takes them off the estimator), in 4 bytes a row when the node ids fit
-        self._fit_leaves = (_narrow(leaves, n_nodes), None)
+        # takes them off the estimator): not held as arrays, but found from the rows'
+        # groups by a table per group (a leaf is one group; a refined leaf one group of the
+        # refinement, under one first-tree group), so only the groups are held meanwhile
+        self._fit_leaves = LeavesOfGroups(groups, _narrow(np.flatnonzero(
+            self.leaf_to_group_ >= 0), n_nodes))
+        del leaves
         self.refine_tree_ = None
         if self.refine == "mondrian":
             if method == "hist" and self.features == "qi":
-                qB, q_cat, q_bins = B, is_cat, n_bins  # the tree's bins are the QIs' bins
+                # the tree's bins are the QIs' bins
+                qB, q_cat, q_bins = B_rows, is_cat, n_bins
+                del B_rows
             else:
                 qB, q_cat, q_bins = self.encoder_.bins(frame, columns=self.qi_)
             self.refine_tree_ = HistTree(self.k, None, "mondrian")
-            leaves = self.refine_tree_.fit_apply(qB, q_cat, q_bins, None, init=groups)
+            # the bins handed over (no reference kept here): released once copied
+            handed = [qB]
+            del qB
+            leaves = self.refine_tree_.fit_apply(handed, q_cat, q_bins, None, init=groups,
+                                                 narrow=True)
             self.refined_leaf_to_group_ = _compact(leaves, self.refine_tree_.n_nodes_)
-            self._fit_leaves = (self._fit_leaves[0], _narrow(leaves, self.refine_tree_.n_nodes_))
             groups = self.refined_leaf_to_group_[leaves]
+            del leaves
+            self._fit_leaves = _refined_leaves_of_groups(self, groups)
         return groups
 
     def _fit_exact(self, y_fit: np.ndarray, crit: str,
@@ -318,6 +337,8 @@ class AccuracyGuidedAnonymizer(BaseAnonymizer):
         estimator's parameters are set back to ``min_samples_leaf=k``. Regression trees (sums
         of real targets, whose rounding depends on the order) are grown on every row."""
         cls = DecisionTreeRegressor if self.task_ == "regression" else DecisionTreeClassifier
+        if self.task_ != "regression":  # class codes as scikit-learn's tree gets them
+            y_fit = np.asarray(y_fit, dtype=np.int64)
         tree = cls(criterion=crit, min_samples_leaf=self.k, max_depth=self.max_depth,
                    random_state=self.random_state)
         n = frame.shape[0]
@@ -386,6 +407,44 @@ def _counts_as_samples(tree: Any) -> None:
     new = cls(*args)
     new.__setstate__({**state, "nodes": nodes})
     tree.tree_ = new
+
+
+class LeavesOfGroups:
+    """Each training row's leaf in the first tree and in the refinement, as the fit found
+    them, kept as the rows' groups (the array the fit holds anyway) and, per group, its
+    first-tree leaf and its refinement leaf (``refined`` None without a refinement). What
+    the routing tree's build reads (:func:`anonml.anonymize._routing_build._ag_spec`);
+    :meth:`arrays` makes the two n-row arrays then, not at the partition."""
+
+    def __init__(self, groups: np.ndarray, first: np.ndarray,
+                 refined: np.ndarray | None = None) -> None:
+        self.groups, self.first, self.refined = groups, first, refined
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray | None]:
+        first = self.first.take(self.groups)
+        return first, None if self.refined is None else self.refined.take(self.groups)
+
+
+def _refined_leaves_of_groups(m: Any, groups: np.ndarray) -> LeavesOfGroups:
+    """:class:`LeavesOfGroups` after the refinement: a group is one refined leaf (the used
+    refinement nodes in id order), under the refinement root it descends from, which is
+    a first-tree group (the roots are numbered by the first tree's groups)."""
+    r = m.refine_tree_
+    refined = np.flatnonzero(m.refined_leaf_to_group_ >= 0)  # the leaf of each group
+    left, right = np.asarray(r.children_left_), np.asarray(r.children_right_)
+    root = np.arange(left.size)  # each node's parent, then (by pointer jumping) its root
+    internal = np.flatnonzero(left >= 0)
+    root[left[internal]] = internal
+    root[right[internal]] = internal
+    while True:
+        up = root.take(root)
+        if np.array_equal(up, root):
+            break
+        root = up
+    first = np.flatnonzero(m.leaf_to_group_ >= 0).take(root.take(refined))
+    return LeavesOfGroups(groups, _narrow(first, m.tree_.tree_.node_count if
+                                          m.tree_method_ == "exact" else m.tree_.n_nodes_),
+                          _narrow(refined, r.n_nodes_))
 
 
 def _narrow(leaves: np.ndarray, n_nodes: int) -> np.ndarray:

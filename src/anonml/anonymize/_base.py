@@ -21,7 +21,13 @@ from sklearn.base import BaseEstimator, TransformerMixin
 
 from anonml._errors import InputError, NotFittedError
 from anonml._state import pop_frames, push_frames
-from anonml._utils import check_int, check_real, release_free_memory, reuse_freed_memory
+from anonml._utils import (
+    check_int,
+    check_real,
+    n_rows,
+    release_free_memory,
+    reuse_freed_memory,
+)
 from anonml.anonymize._generalize import (
     SUPPRESSED,
     generalize_labels,
@@ -34,13 +40,12 @@ from anonml.anonymize._pipeline import (
     recode_plan,
     representative_values,
     select_representatives,
-    verify_k_anonymity,
-    verify_model,
     verify_recoding,
 )
 from anonml.anonymize._routing_build import anonymizer_routing, compact_codes
 from anonml.encoding import (
     TableEncoder,
+    _smallest_codes,
     as_frame,
     check_lookalike_columns,
     check_table,
@@ -184,12 +189,17 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
         result = self._fit(X, y, sensitive_values, output="in_place" if in_place else "copy")
         if before_write is not None:
             before_write()
-        if not in_place:
-            return from_frame(result, X)
+            release_free_memory(n_rows(X))  # (its temporaries, before the output's columns)
         t = time.perf_counter()
-        result.write_into(X)
+        if in_place:
+            result.write_into(X)
+            out = X
+        else:  # the new table, built once the fit, its check and its routing tree are done
+            plan, frame = result
+            del result
+            out = from_frame(plan.new_frame(frame), X)
         self.timings_["write"] = time.perf_counter() - t
-        return X
+        return out
 
     def _in_place(self, X: Any) -> bool:
         """Whether to write into ``X`` (``copy=False`` and a DataFrame), with ``copy`` checked."""
@@ -296,16 +306,23 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
         return values
 
     def _fit(self, X: Any, y: Any, sensitive_values: Any = None, *,
-             output: str = "copy") -> pd.DataFrame | Recoding | None:
-        """The fit. ``output="copy"``: build the anonymized table, verify it, return it;
-        ``"in_place"``: verify the output's columns one at a time (:func:`verify_recoding`)
-        and return the :class:`Recoding` that writes them (the caller writes, after
-        everything here has succeeded; the routing tree reads ``X``'s original values);
-        ``"none"`` (:meth:`fit`): the same check, nothing returned."""
+             output: str = "copy") -> tuple | Recoding | None:
+        """The fit. The output's columns are checked one at a time (:func:`verify_recoding`,
+        each built from the plan exactly as it will be written and dropped before the next),
+        then the routing tree is built; no output table exists until then. ``output="copy"``:
+        return the :class:`Recoding` and the input frame, from which the caller builds the
+        new table (:meth:`Recoding.new_frame`) last, so that the fit's working memory is
+        freed before the new columns are; ``"in_place"``: return the :class:`Recoding` that
+        writes them into ``X`` (the caller writes, after everything here has succeeded; the
+        routing tree reads ``X``'s original values); ``"none"`` (:meth:`fit`): the same
+        check, nothing returned."""
         t0 = time.perf_counter()
         # until the new output passes verification, the estimator counts as not fitted
         self.__dict__.pop("representatives_", None)
         frame, _ = as_frame(X)
+        # what the caller's process left freed in the allocators (reading the table: Arrow's
+        # buffers of the columns converted to NumPy) goes back before the fit allocates
+        release_free_memory(frame.shape[0])
         self._in_place(X)  # copy= checked before the work
         k = self._check_k(frame.shape[0])
         if self.representative not in REPRESENTATIVE_RULES:
@@ -400,22 +417,17 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
                 )
         t3 = time.perf_counter()
         plan = recode_plan(frame, qi, groups, representatives, cast=recoding == "representative")
-        out = plan.new_frame(frame) if output == "copy" else None
         t4 = time.perf_counter()
-        if out is not None:
-            self.min_class_size_ = verify_k_anonymity(out, qi, k)
-            checked = out
-            if label_values is not None and not model.trivial:  # the label beside the QIs
-                checked = out[qi].copy()
-                checked[model.sensitive] = label_values.to_numpy()
-            self.privacy_ = verify_model(checked, qi, model, hierarchies)
-        else:  # the same check on the output's columns built one at a time, nothing written
-            sensitive = None
-            if model.l is not None or model.t is not None:
-                sensitive = (label_values.to_numpy() if label_values is not None
-                             else frame[model.sensitive])
-            self.min_class_size_, self.privacy_ = verify_recoding(
-                plan, qi, k, model, hierarchies, sensitive)
+        # the check on the output's columns, each built from the plan exactly as it will be
+        # written (or copied) and dropped before the next: no table is held while the check,
+        # and then the routing tree, run; the output is made last, by the caller
+        sensitive = None
+        if model.l is not None or model.t is not None:
+            sensitive = (label_values.to_numpy() if label_values is not None
+                         else frame[model.sensitive])
+        self.min_class_size_, self.privacy_ = verify_recoding(
+            plan, qi, k, model, hierarchies, sensitive)
+        del sensitive
         # the ground distance of a t claim, resolved ("auto" -> ordered, equal, hierarchical):
         # a released file keeps it so the claim can be re-measured without the hierarchies
         self.t_distance_ = model.distance if model.t is not None else None
@@ -450,6 +462,9 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
             self.__dict__.pop("representatives_", None)
             self.__dict__.pop("route_", None)
             raise
+        # the routing's temporaries, before the output's new columns are made (a table of
+        # Arrow text columns cannot reuse the C heap's free pages)
+        release_free_memory(frame.shape[0])
         t6 = time.perf_counter()
         self.timings_ = {
             "check_and_encode": t1 - t0,
@@ -463,7 +478,9 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
         self.timings_.update(self.__dict__.pop("_partition_timings", {}))
         if output == "in_place":
             return plan
-        return out
+        if output == "copy":
+            return plan, frame
+        return None
 
     def _check_hierarchies(self, frame: pd.DataFrame) -> dict:
         """The ``hierarchies`` parameter as a dict of column -> Hierarchy, checked."""
@@ -551,7 +568,9 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
                 f"y mixes label types ({', '.join(kinds)}); cast the labels to one type"
             ) from None
         self.classes_ = np.asarray(classes)
-        codes = np.asarray(codes, dtype=np.int64)
+        # in the smallest integer dtype that holds them (1 byte a row for up to 127 classes,
+        # not 8: the codes are held through the whole fit)
+        codes = _smallest_codes(np.asarray(codes), len(classes))
         return codes, codes
 
     def _check_columns(self, frame: pd.DataFrame) -> None:

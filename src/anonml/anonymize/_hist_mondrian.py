@@ -41,8 +41,10 @@ def fit_mondrian(B, is_cat, n_bins, init, k, max_depth, builder):
 
     Parameters
     ----------
-    B : ndarray of ints, shape (n, F)
-        Bins (numeric: quantile bins; categorical: codes), each below its ``n_bins``.
+    B : ndarray of ints, shape (n, F), or a one-item list holding it
+        Bins (numeric: quantile bins; categorical: codes), each below its ``n_bins``. Handed
+        over in a list (the caller keeping no other reference), they are released once the
+        rows that may split have their row-major copy.
     is_cat, n_bins : ndarray, shape (F,)
     init : ndarray of ints or None
         Root (0 .. builder's roots - 1) of each row.
@@ -54,13 +56,18 @@ def fit_mondrian(B, is_cat, n_bins, init, k, max_depth, builder):
 
     Returns
     -------
-    ndarray of int64, shape (n,)
+    ndarray of int32 (int64 when the node ids do not fit), shape (n,)
         The leaf of every row.
     """
+    handed = isinstance(B, list)  # [bins], the caller's only reference: released below
+    if handed:
+        B = B.pop()
     n, F = B.shape
     n_roots = len(builder.feature)
     roots = np.zeros(n, dtype=np.int64) if init is None else np.asarray(init, dtype=np.int64)
-    leaf_of_row = roots.copy()  # rows of roots that never split stay at their root
+    # rows of roots that never split stay at their root (node ids in 4 bytes when they fit:
+    # a tree grown from R roots on n rows has fewer than R + 2n nodes)
+    leaf_of_row = roots.astype(np.int32 if n_roots + 2 * n < _I32 else np.int64)
     if not n:
         return leaf_of_row
     it = np.int32 if n * max(F, 1) < _I32 else np.int64
@@ -76,7 +83,10 @@ def fit_mondrian(B, is_cat, n_bins, init, k, max_depth, builder):
     del sel, pos
     # the rows' bins, row-major, in the same order: one F-byte item a row (moved as one)
     Bv = np.ascontiguousarray(B).view(np.dtype((np.void, F * B.dtype.itemsize))).ravel().take(rows)
-    Bp = Bv.view(B.dtype).reshape(rows.size, F)
+    b_dtype = B.dtype
+    if handed:
+        del B  # (the rows that may split have their copy)
+    Bp = Bv.view(b_dtype).reshape(rows.size, F)
     cnt_f = cnt.take(frontier)
     n_bins = np.asarray(n_bins).astype(np.int64)
     is_cat = np.asarray(is_cat, dtype=bool)
@@ -168,7 +178,7 @@ def fit_mondrian(B, is_cat, n_bins, init, k, max_depth, builder):
             gone = ~block_keep
             leaf_of_row[new_rows[m_new:]] = np.repeat(block_leaf[gone], gone_cnt[gone])
         rows, Bv = new_rows[:m_new], new_B[:m_new]
-        Bp = Bv.view(B.dtype).reshape(m_new, F)
+        Bp = Bv.view(b_dtype).reshape(m_new, F)
         del new_rows, new_B
         # the new frontier: the kept children, in node order
         children = np.stack([child_left, child_left + 1], 1).ravel()

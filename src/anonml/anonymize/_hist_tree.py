@@ -63,22 +63,37 @@ class HistTree:
     # ------------------------------------------------------------------------------------------
     def fit(
         self, B: np.ndarray, is_cat: np.ndarray, n_bins: np.ndarray, y: np.ndarray | None,
-        init: np.ndarray | None = None,
+        init: np.ndarray | None = None, B_rows: np.ndarray | None = None,
+        route_on_columns: bool = False,
     ) -> "HistTree":
         """Grow the tree on bins ``B`` (n × F ints) and targets ``y`` (class codes or floats).
 
         ``init`` (ints 0..G-1, one per row) starts from G root nodes instead of one.
+        ``B_rows``, if given, is ``np.ascontiguousarray(B)`` (the row-major copy the tree
+        routes with), made by the caller so that it can keep it past the fit. With
+        ``route_on_columns`` the rows are routed on the column-major bins themselves and no
+        row-major copy is made (F bytes a row less while the tree grows; the same tree).
+        The ``"mondrian"`` criterion also takes ``B`` handed over as a one-item list
+        (``[bins]``, the caller keeping no other reference): the bins are then released as
+        soon as the rows that may split have their copy (F bytes a row less while it grows).
         """
         k = self.min_samples_leaf
         if self.criterion == "mondrian":  # rows kept contiguous per node (see _hist_mondrian)
-            B = np.ascontiguousarray(B)
-            n = B.shape[0]
+            if isinstance(B, list):  # handed over: fit_mondrian releases it
+                B[0] = np.ascontiguousarray(B[0])
+                n = B[0].shape[0]
+            else:
+                B = np.ascontiguousarray(B)
+                n = B.shape[0]
             builder = TreeBuilder(1 if init is None else int(init.max()) + 1 if n else 1)
             self._train_leaves = fit_mondrian(B, is_cat, n_bins, init, k, self.max_depth, builder)
             self._set_arrays(builder, is_cat)
             return self
         B = np.asfortranarray(B)  # column-major for the histograms,
-        B_rows = np.ascontiguousarray(B)  # row-major for routing
+        if route_on_columns:
+            B_rows = B
+        elif B_rows is None:
+            B_rows = np.ascontiguousarray(B)  # row-major for routing
         regression = self.criterion == "squared_error"
         n, n_feat = B.shape
         # row positions, node positions and (node, bin, class) codes in 32 bits when they fit:
@@ -88,7 +103,7 @@ class HistTree:
             yv = np.asarray(y, dtype=np.float64)
             n_classes = 0
         else:
-            yv = np.asarray(y, dtype=np.int64)
+            yv = np.asarray(y)  # integer class codes, of any integer dtype
             n_classes = int(yv.max()) + 1 if n else 1
             yv = yv.astype(it if n * n_classes < _I32 else np.int64)
 
@@ -96,7 +111,8 @@ class HistTree:
         builder = TreeBuilder(n_roots)
         feature = builder.feature
 
-        leaf_of_row = np.zeros(n, dtype=np.int64)  # node of each row when it stops moving
+        # node of each row when it stops moving (a tree on n rows has fewer than 2n nodes)
+        leaf_of_row = np.zeros(n, dtype=np.int32 if 2 * n < _I32 else np.int64)
         rows = np.arange(n, dtype=it)  # rows still in nodes that may split
         # index of each such row's node in `frontier`
         local = np.zeros(n, dtype=it) if init is None else np.asarray(init).astype(it)
@@ -228,12 +244,14 @@ class HistTree:
 
     def fit_apply(
         self, B: np.ndarray, is_cat: np.ndarray, n_bins: np.ndarray, y: np.ndarray | None,
-        init: np.ndarray | None = None,
+        init: np.ndarray | None = None, B_rows: np.ndarray | None = None,
+        narrow: bool = False, route_on_columns: bool = False,
     ) -> np.ndarray:
-        """Fit, and return the leaf of every training row (found while growing, not re-routed)."""
-        leaves = self.fit(B, is_cat, n_bins, y, init)._train_leaves
+        """Fit, and return the leaf of every training row (found while growing, not re-routed):
+        int64, or with ``narrow`` int32 where the node ids fit (4 bytes a row, not 8)."""
+        leaves = self.fit(B, is_cat, n_bins, y, init, B_rows, route_on_columns)._train_leaves
         del self._train_leaves
-        return leaves
+        return leaves if narrow else leaves.astype(np.int64, copy=False)
 
     def apply(self, B: np.ndarray, init: np.ndarray | None = None) -> np.ndarray:
         """Leaf node id of every row of ``B`` (starting from root ``init`` of each row, if given)."""
@@ -350,13 +368,20 @@ def _route_level(B_rows, rows, local, it, feature, threshold, offset, flat):
     """Whether each row goes to the left child of its (split) node: :meth:`HistTree._route` on
     a level's tables (indexed by frontier position ``local``), in ``it`` arithmetic, and with
     the categorical lookups skipped when no node of the level splits on a category set."""
-    F = B_rows.shape[1]
+    n, F = B_rows.shape
     f = feature.astype(it).take(local)
-    # B_rows is row-major and `rows` ascend, so this one flat gather walks memory forwards
-    pos = rows * it(F) if F > 1 else rows.copy()
-    pos += f
+    if F > 1 and not B_rows.flags.c_contiguous:  # column-major bins: column f starts at f * n
+        # (`rows` ascend, so the gather walks each column's memory forwards)
+        pos = f
+        pos *= it(n)
+        pos += rows
+        b = B_rows.ravel(order="F").take(pos)
+    else:
+        # B_rows is row-major and `rows` ascend, so this one flat gather walks memory forwards
+        pos = rows * it(F) if F > 1 else rows.copy()
+        pos += f
+        b = B_rows.ravel().take(pos)
     del f
-    b = B_rows.ravel().take(pos)
     del pos
     # split numeric nodes have thresholds below their bin count, so they fit the bins' dtype
     # (the -1 of other nodes is never read: every row left is in a split node)

@@ -18,6 +18,9 @@ import pandas as pd
 
 __all__ = ["group_order", "numeric_group_medians"]
 
+#: rows per block of the in-memory passes of :func:`numeric_group_medians`
+_BLOCK = 1 << 20
+
 
 def group_order(groups: np.ndarray, n_groups: int) -> np.ndarray:
     """Stable order of the rows by group, by radix sort (numpy sorts 16-bit keys by radix):
@@ -49,9 +52,10 @@ def numeric_group_medians(
       one distinct value gives the median at once (always so when the column has at most
       ``max_bins`` distinct values); only the rows of the few groups whose middle falls in a
       bin of several values are sorted. ``order`` (the rows in group order,
-      :func:`group_order`) and ``g_sorted`` (``groups[order]``) make the counting walk memory
-      forwards; the result does not depend on them. Cost: O(rows + groups x bins), no
-      comparison sort of all rows.
+      :func:`group_order`) makes the counting walk memory forwards, one block of whole
+      groups at a time (``g_sorted``, ``groups[order]``, optional: else each block's group
+      ids come from ``size``); the result does not depend on them. Cost: O(rows + groups x
+      bins), no comparison sort of all rows.
     * **Out of core (Dask), at bin resolution** (``histogram=(keys, counts, n_bins,
       bin_values)``, the merged sparse histogram of :func:`group_bin_counts`, keys
       ``group * n_bins + bin`` sorted): the value (``bin_values``) of the bin that holds the
@@ -78,34 +82,69 @@ def numeric_group_medians(
     n_bins = len(thresholds) + 1
     if n_groups * n_bins > 4 * z.size:  # tiny groups: the table would outgrow the rows
         return pd.Series(z).groupby(groups, sort=True).median().to_numpy()
-    b = np.searchsorted(thresholds, values, side="left").astype(
-        np.uint8 if n_bins <= 256 else np.uint16 if n_bins <= 1 << 16 else np.int64)
+    # (the passes over the rows below, but the count, go one block of rows at a time, so
+    # that their temporaries of 8 bytes a row are not made for every row at once; the same
+    # numbers)
+    n = z.size
+    blocks = [(s, min(s + _BLOCK, n)) for s in range(0, n, _BLOCK)]
+    b = np.empty(n, dtype=np.uint8 if n_bins <= 256 else np.uint16 if n_bins <= 1 << 16
+                 else np.int64)
+    for s, e in blocks:
+        b[s:e] = np.searchsorted(thresholds, values[s:e], side="left")
     # one z per bin (that of its first row), and which bins hold more than one value
     first = np.full(n_bins, -1, dtype=np.int64)
-    first[b[::-1]] = np.arange(z.size - 1, -1, -1)  # the last write, i.e. the first row, wins
+    for s, e in reversed(blocks):  # the last write, i.e. the first row, wins
+        first[b[s:e][::-1]] = np.arange(e - 1, s - 1, -1)
     occupied = first >= 0
     bin_z = np.zeros(n_bins)
     bin_z[occupied] = z[first[occupied]]
     multi = np.zeros(n_bins, dtype=bool)
-    multi[b[z != bin_z[b]]] = True
+    for s, e in blocks:
+        bb = b[s:e]
+        multi[bb[z[s:e] != bin_z[bb]]] = True
 
+    lo_pos, hi_pos = (size - 1) // 2, size // 2
     if order is None:
         key = groups * n_bins + b
-    else:  # the same counts, gathered in group order (1-2 bytes a row)
-        key = g_sorted * n_bins + b.take(order)
-    cum = np.bincount(key, minlength=n_groups * n_bins).reshape(n_groups, n_bins)
-    del key
-    np.cumsum(cum, axis=1, out=cum)
-    lo_pos, hi_pos = (size - 1) // 2, size // 2
-    lo_bin = (cum <= lo_pos[:, None]).sum(axis=1)  # bins wholly before the position
-    hi_bin = (cum <= hi_pos[:, None]).sum(axis=1)
+        cum = np.bincount(key, minlength=n_groups * n_bins).reshape(n_groups, n_bins)
+        del key
+        lo_bin, hi_bin, before = _middle_bins(cum, lo_pos, hi_pos)
+        del cum
+    else:
+        # the same counts, gathered in group order (1-2 bytes a row), for one block of
+        # whole groups at a time: neither the (group, bin) codes of every row nor the
+        # (group x bin) table of every group (up to 4 of them a row) is held at once
+        row_start = np.zeros(n_groups + 1, dtype=np.int64)
+        np.cumsum(size, out=row_start[1:])
+        lo_bin = np.empty(n_groups, dtype=np.int64)
+        hi_bin = np.empty(n_groups, dtype=np.int64)
+        before = np.empty(n_groups, dtype=np.int64)
+        g0 = 0
+        while g0 < n_groups:
+            g1 = int(np.searchsorted(row_start, row_start[g0] + _BLOCK, side="right")) - 1
+            g1 = min(max(g1, g0 + 1), n_groups)
+            s, e = int(row_start[g0]), int(row_start[g1])
+            if g_sorted is not None:
+                key = g_sorted[s:e] - g0
+            else:  # the block's group ids, from the sizes (no n-row array of them is needed)
+                key = np.repeat(np.arange(g1 - g0, dtype=np.int64), size[g0:g1])
+            key *= n_bins
+            key += b.take(order[s:e])
+            cum = np.bincount(key, minlength=(g1 - g0) * n_bins).reshape(g1 - g0, n_bins)
+            del key
+            lo_bin[g0:g1], hi_bin[g0:g1], before[g0:g1] = _middle_bins(
+                cum, lo_pos[g0:g1], hi_pos[g0:g1])
+            g0 = g1
     lo, hi = bin_z[lo_bin], bin_z[hi_bin]
     hard = multi[lo_bin] | multi[hi_bin]
     if hard.any():
-        before = np.where(lo_bin > 0, cum[np.arange(n_groups), np.maximum(lo_bin - 1, 0)], 0)
-        del cum
         # the rows of the hard groups in their middle bins, sorted by (group, z)
-        rows = np.flatnonzero(hard[groups] & (b >= lo_bin[groups]) & (b <= hi_bin[groups]))
+        mask = np.empty(n, dtype=bool)
+        for s, e in blocks:
+            g = groups[s:e]
+            mask[s:e] = hard[g] & (b[s:e] >= lo_bin[g]) & (b[s:e] <= hi_bin[g])
+        rows = np.flatnonzero(mask)
+        del mask
         g, v = groups[rows], z[rows]
         by = np.lexsort((v, g))
         g, v = g[by], v[by]
@@ -114,3 +153,14 @@ def numeric_group_medians(
         lo[h] = v[start + lo_pos[h] - before[h]]
         hi[h] = v[start + hi_pos[h] - before[h]]
     return (lo + hi) / 2
+
+
+def _middle_bins(cum: np.ndarray, lo_pos: np.ndarray, hi_pos: np.ndarray) -> tuple:
+    """From the (group x bin) counts ``cum`` (made cumulative here, in place): the bin of each
+    group's lower and upper middle positions, and the rows of the group before the lower
+    one's bin."""
+    np.cumsum(cum, axis=1, out=cum)
+    lo_bin = (cum <= lo_pos[:, None]).sum(axis=1)  # bins wholly before the position
+    hi_bin = (cum <= hi_pos[:, None]).sum(axis=1)
+    before = np.where(lo_bin > 0, cum[np.arange(cum.shape[0]), np.maximum(lo_bin - 1, 0)], 0)
+    return lo_bin, hi_bin, before

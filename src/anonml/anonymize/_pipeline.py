@@ -21,7 +21,9 @@ import numpy as np
 import pandas as pd
 
 from anonml._errors import PrivacyViolationError
+from anonml._utils import release_free_memory
 from anonml.encoding import TableEncoder
+from anonml.anonymize._medians import _BLOCK
 from anonml.anonymize._medians import group_order as _group_order
 from anonml.anonymize._medians import numeric_group_medians
 from anonml.privacy import PrivacyModel, k_anonymity, l_diversity, t_closeness
@@ -79,15 +81,19 @@ def _distance_to_median(
         # counted walking memory forwards, not scattered over a groups x bins table
         if order is None:
             order = _group_order(groups, n_groups)
-        g_sorted = np.repeat(np.arange(n_groups), size)
         for c in num_cols:
-            z = encoder.zscores(frame, [c])[:, 0]
+            # the column read once, for its z-scores and its bins (one n-row float array
+            # less at a time than two reads and :meth:`TableEncoder.zscores`' matrix)
+            values = frame[c].to_numpy(dtype=np.float64)
+            z = encoder.zscore_values(c, values)
             med = numeric_group_medians(
-                size, rows=(z, frame[c].to_numpy(dtype=np.float64), encoder.thresholds_[c],
-                            groups), order=order, g_sorted=g_sorted)
-            z -= med[groups]
+                size, rows=(z, values, encoder.thresholds_[c], groups), order=order)
+            del values
+            for s in range(0, n, _BLOCK):  # (no n-row temporary for med[groups])
+                z[s:s + _BLOCK] -= med.take(groups[s:s + _BLOCK])
             z *= z
             dist += z  # the columns summed in order, as ``(Z - M) ** 2).sum(axis=1)`` does
+            del z  # (not held through the categorical terms)
     if len(num_cols) < len(qi):
         size = np.bincount(groups, minlength=n_groups).astype(np.float64)
         for c in qi:
@@ -95,7 +101,7 @@ def _distance_to_median(
                 continue
             m = encoder.cats_[c].n_codes + 1
             cell = groups * m  # each row's (group, category) cell
-            cell += encoder.codes(frame, c)
+            cell += encoder.codes(frame, c, copy=False)  # (1-2 bytes a row, read only)
             counts = np.bincount(cell, minlength=n_groups * m).reshape(n_groups, m)
             twice = 2.0 * counts
             med = np.where(twice > size[:, None], 1.0, np.where(twice == size[:, None], 0.5, 0.0))
@@ -319,13 +325,45 @@ def representative_values(
     """The representatives' QI values, one row per group (index ``group``), from the row
     positions of :func:`select_representatives` (one per group, or one per group and QI)."""
     if rows.ndim == 1:
-        reps = frame[qi].iloc[rows].reset_index(drop=True)
+        reps = pd.DataFrame({c: take_rows(frame[c], rows) for c in qi})
+        reps.columns = frame.columns[frame.columns.get_indexer(qi)]  # (and their name)
     else:
         reps = pd.DataFrame(
-            {c: frame[c].iloc[rows[:, j]].reset_index(drop=True) for j, c in enumerate(qi)}
+            {c: take_rows(frame[c], rows[:, j]) for j, c in enumerate(qi)}
         )
     reps.index.name = "group"
     return reps
+
+
+#: rows of a column read per slice by :func:`take_rows`
+_TAKE_SLICE = 1 << 18
+
+
+def take_rows(column: pd.Series, rows: np.ndarray) -> pd.Series:
+    """``column.iloc[rows].reset_index(drop=True)`` for a few rows of a long column, read one
+    slice of the column at a time.
+
+    A text column held by Arrow in several chunks (pandas' ``str``, as read from Parquet or
+    joined by ``pd.concat``) is concatenated whole by Arrow's ``take`` before the few rows
+    are picked: a transient copy of the column (17 bytes a row on Adult's text). Slices of
+    the column are views, so the rows are picked from each slice in turn, in position
+    order, and then put back in the order asked. The same values and dtype."""
+    rows = np.asarray(rows)
+    n = len(column)
+    if n <= _TAKE_SLICE or rows.size == 0:
+        return column.iloc[rows].reset_index(drop=True)
+    order = np.argsort(rows, kind="stable")
+    sorted_rows = rows[order]
+    bounds = np.searchsorted(sorted_rows, np.arange(0, n + _TAKE_SLICE, _TAKE_SLICE))
+    parts = []
+    for i in np.flatnonzero(np.diff(bounds)):
+        lo = i * _TAKE_SLICE
+        picked = sorted_rows[bounds[i]:bounds[i + 1]] - lo
+        parts.append(column.iloc[lo:lo + _TAKE_SLICE].iloc[picked])
+    taken = pd.concat(parts, ignore_index=True)
+    back = np.empty_like(order)
+    back[order] = np.arange(order.size)
+    return taken.iloc[back].reset_index(drop=True)
 
 
 class Recoding:
@@ -369,6 +407,8 @@ class Recoding:
         out = _shallow_copy(frame)
         for c in self.per_group:
             out[c] = self.column(c)
+            # (a column's temporaries, before the next is built)
+            release_free_memory(len(self.groups))
         return out
 
     def write_into(self, frame: pd.DataFrame) -> pd.DataFrame:
@@ -378,6 +418,8 @@ class Recoding:
         assignments: nothing in this loop checks or casts (:func:`recode_plan` did)."""
         for c in self.per_group:
             frame[c] = self.column(c)
+            # the old column's pages, before the next one is built
+            release_free_memory(len(self.groups))
         return frame
 
 
@@ -561,7 +603,10 @@ def verify_recoding(
     """
     from anonml.privacy._k_anonymity import _classes
 
-    class_of_row, sizes = _classes(plan, list(qi))
+    # (each recoded column is dropped once coded: its pages go back before the next is built)
+    rows = len(plan.groups)
+    class_of_row, sizes = _classes(plan, list(qi),
+                                   after_column=lambda: release_free_memory(rows))
     smallest = int(sizes.min()) if sizes.size else 0
     if smallest < k:
         raise PrivacyViolationError(

@@ -502,7 +502,10 @@ def _ag_spec(m: Any, frame: pd.DataFrame, final: Any) -> dict:
     enc = m.encoder_
     columns = list(enc.columns)
     # the rows' leaves in the first tree and in the refinement, as the fit found them
-    fit_leaf, fit_refined = m.__dict__.pop("_fit_leaves", (None, None))
+    kept = m.__dict__.pop("_fit_leaves", (None, None))
+    # (kept by group, AccuracyGuidedAnonymizer's LeavesOfGroups: the arrays are made here)
+    fit_leaf, fit_refined = kept.arrays() if hasattr(kept, "arrays") else kept
+    del kept
     if fit_leaf is not None and len(fit_leaf) != frame.shape[0]:
         fit_leaf = fit_refined = None
     if m.tree_method_ == "exact":
