@@ -77,7 +77,9 @@ def _in_memory_groups(X, y, qi, k, criterion, refine):
     "criterion,refine,k,local",
     [("gini", True, 20, None), ("entropy", False, 40, None), ("mondrian", False, 25, None),
      ("gini", True, 10, {"local_rows": 600}), ("mondrian", False, 10, {"local_cells": 1}),
-     ("entropy", False, 15, {"local_rows": 250})],
+     ("entropy", False, 15, {"local_rows": 250}),
+     # every refinement root finished in memory straight from the states (root_counts)
+     ("gini", True, 10, {"local_cells": 1, "local_rows": "auto"})],
 )
 def test_same_groups_as_in_memory_hist_tree(client, adult, criterion, refine, k, local):
     """Given the same bins, the distributed tree makes exactly the in-memory HistTree's groups
@@ -98,10 +100,10 @@ def test_same_groups_as_in_memory_hist_tree(client, adult, criterion, refine, k,
     if guide:
         tree, leaves = grow(client, states, spec.is_cat, spec.n_bins, spec.n_classes, k, criterion,
                             **opts)
-        groups, G, _ = compact(client, leaves, tree.n_nodes_)
+        groups, G, sizes = compact(client, leaves, tree.n_nodes_)
         if refine:
             rtree, leaves = grow(client, states, spec.is_cat, spec.n_bins, 1, k, "mondrian",
-                                 init=groups, n_roots=G, **opts)
+                                 init=groups, n_roots=G, root_counts=sizes, **opts)
             groups, G, _ = compact(client, leaves, rtree.n_nodes_)
     else:
         tree, leaves = grow(client, states, spec.is_cat, spec.n_bins, 1, k, "mondrian",

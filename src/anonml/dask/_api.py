@@ -602,11 +602,12 @@ def anonymize_dataset(
                                 max_depth, progress=count_levels, stage="tree")
             groups, n_groups, sizes = compact(client, leaves, tree.n_nodes_)
             trees, first = [tree], None  # the grown trees, for a saved mapping
-            if refine == "mondrian":
-                trees, first = [tree, None], groups
+            if refine == "mondrian":  # the AG groups are kept for a saved mapping only
+                trees, first = [tree, None], groups if mapping_path is not None else None
                 rtree, leaves = grow(client, states, is_cat, n_bins, 1, k, "mondrian", None,
                                      init=groups, n_roots=n_groups, progress=count_levels,
-                                     stage="refine")
+                                     stage="refine", root_counts=sizes)
+                del groups
                 groups, n_groups, sizes = compact(client, leaves, rtree.n_nodes_)
                 trees[1] = rtree
         else:

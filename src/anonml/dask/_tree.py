@@ -180,7 +180,9 @@ def _launch_local(
     top = int(n_bins.max())
     bdtype = np.uint8 if top <= 256 else np.uint16 if top <= 65536 else np.int32
     ydtype = np.float64 if criterion == "squared_error" else np.int64
-    meta = pd.DataFrame({"__node": np.zeros(0, np.int64), "__y": np.zeros(0, ydtype),
+    with_y = criterion != "mondrian"  # Mondrian grows on the bins alone
+    meta = pd.DataFrame({"__node": np.zeros(0, np.int32 if loc.size < 2**31 else np.int64),
+                         **({"__y": np.zeros(0, ydtype)} if with_y else {}),
                          "__at": np.zeros(0, np.int64),
                          **{f"__b{j}": np.zeros(0, bdtype) for j in range(len(n_bins))},
                          "_partitions": np.zeros(0, np.int64)})
@@ -190,13 +192,14 @@ def _launch_local(
     out[at] = part
     loc_f, out_f = _put(client, loc), _put(client, out)
     if leaves is None:  # the frontier's nodes, by position
-        frames = [client.submit(K.active_rows, s, loc_f, i, out_f, pure=False)
+        frames = [client.submit(K.active_rows, s, loc_f, i, out_f, with_y, pure=False)
                   for i, s in enumerate(cur)]
     else:  # nodes set aside during the growth, by node id
-        frames = [client.submit(K.node_rows, s, lf, out_f, i, pure=False)
+        frames = [client.submit(K.node_rows, s, lf, out_f, i, with_y, pure=False)
                   for i, (s, lf) in enumerate(zip(cur, leaves))]
     rows = dd.from_delayed(frames, meta=meta, verify_meta=False)
-    row_bytes = len(n_bins) * np.dtype(bdtype).itemsize + 32  # bins, node, y, at, partition
+    # bins, node, y, at, partition
+    row_bytes = len(n_bins) * np.dtype(bdtype).itemsize + 20 + 8 * with_y
     method = shuffle_method(client, int(cnt[at].sum()) * row_bytes)
     shuffled = shuffle_to(rows, "_partitions", n_out, method)
     subs = client.compute([
@@ -245,6 +248,7 @@ def grow(
     stage: str = "tree",
     local_cells: int | None = 4_000_000,
     local_rows: int | str | None = "auto",
+    root_counts: np.ndarray | None = None,
 ) -> tuple[GrownTree, list]:
     """Grow a :class:`HistTree`-identical tree over partitions; return it and a future per
     partition holding each row's leaf node id.
@@ -264,24 +268,50 @@ def grow(
     numbered level by level (:func:`~anonml.dask._balance.level_order`), as if grown
     level-wise throughout: the node ids, hence the groups' numbers, do not depend on
     ``local_rows``, ``local_cells`` or the cluster.
+
+    ``root_counts`` (Mondrian with ``init`` only): the rows of each root, known to the caller
+    (the groups' sizes), so no pass counts them; when every root that may split is finished
+    in memory at once (AG's refinement of many leaves), the rows are gathered straight from
+    ``states`` and ``init``, with no level-wise state made for them.
     """
     mondrian = criterion == "mondrian"
     reg = criterion == "squared_error"
     C = 1 if mondrian else 2 if reg else int(n_classes)  # histogram width
+    builder = TreeBuilder(n_roots)
+    frontier = np.arange(n_roots)
+    T = None
+    if root_counts is not None and mondrian and init is not None:
+        T = np.asarray(root_counts, dtype=np.float64).reshape(n_roots, 1)
+    threads = n_threads(client)
+    if T is not None and max_depth is None and local_rows == "auto" and local_cells is not None \
+            and n_roots * int(n_bins.sum()) > local_cells:
+        # every root that may split is finished in memory (plan() below, first level)
+        if progress is not None:
+            progress(stage, 0, None)
+        cnt = T[:, 0]
+        loc = cnt >= 2 * k
+        if progress is not None:
+            progress(stage, 0, 0)
+        if not loc.any():
+            return GrownTree(builder, is_cat), list(init)
+        pack_cap = auto_local_rows(int(round(cnt.sum())), threads)
+        launched = [(int(cnt[loc].sum()), *_launch_local(
+            client, states, frontier, loc, cnt, is_cat, n_bins, k, criterion, None, threads,
+            pack_cap, list(init)))]
+        return _graft(client, builder, is_cat, n_bins, n_roots, launched, len(states),
+                      list(init), progress, stage)
     cur = [
         client.submit(_start, s, None if init is None else init[i], mondrian, pure=False,
                       priority=_LEVEL)
         for i, s in enumerate(states)
     ]
-    builder = TreeBuilder(n_roots)
-    frontier = np.arange(n_roots)
-    T = client.gather(tree_reduce(
-        client,
-        [client.submit(K.node_class_counts, s, n_roots, C, pure=False, priority=_LEVEL)
-         for s in cur],
-        K.sum_arrays, priority=_LEVEL,
-    ))
-    threads = n_threads(client)
+    if T is None:
+        T = client.gather(tree_reduce(
+            client,
+            [client.submit(K.node_class_counts, s, n_roots, C, pure=False, priority=_LEVEL)
+             for s in cur],
+            K.sum_arrays, priority=_LEVEL,
+        ))
     pack_cap = local_rows
     if local_rows == "auto":  # level-wise while the histograms fit (local_cells), then subtrees
         # in partitions of about auto_local_rows / 2 rows at most
@@ -419,6 +449,17 @@ def grow(
             threads, pack_cap, leaves)))
     if not launched:
         return GrownTree(builder, is_cat), leaves
+    n_parts = len(cur)
+    del cur  # the level-wise states: not needed to graft (the subtrees hold their rows)
+    return _graft(client, builder, is_cat, n_bins, n_roots, launched, n_parts, leaves,
+                  progress, stage)
+
+
+def _graft(client: Any, builder: TreeBuilder, is_cat: np.ndarray, n_bins: np.ndarray,
+           n_roots: int, launched: list, n_parts: int, leaves: list,
+           progress: Callable | None, stage: str) -> tuple[GrownTree, list]:
+    """The tree with the local subtrees of ``launched`` grafted and numbered level by level,
+    and each row's leaf, per partition (``leaves``: the level-wise leaves)."""
     tree = _arrays(builder)
     n_subs = sum(len(subs) for _, _, subs in launched)
     done = 0
@@ -434,7 +475,7 @@ def grow(
         tree, gids = _stitch(tree, front, subtrees)
         placed += [(s, g) for s, g in zip(subs, gids) if g is not None]
     del launched
-    leaves = _send_back(client, cur, leaves, placed, int(tree["feature"].size), n_local)
+    leaves = _send_back(client, n_parts, leaves, placed, int(tree["feature"].size), n_local)
     tree, new_id = level_order(tree, n_roots, n_bins)
     new_id_f = _put(client, new_id)
     leaves = [client.submit(_map_ids, lf, new_id_f, pure=False) for lf in leaves]
@@ -456,7 +497,7 @@ def _impure(T: np.ndarray) -> np.ndarray:
     return impure | np.isnan(tot2)
 
 
-def _send_back(client: Any, cur: list, leaves: list, placed: list, n_nodes: int,
+def _send_back(client: Any, n_parts: int, leaves: list, placed: list, n_nodes: int,
                n_rows: int = 0) -> list:
     """Each row's final node, per partition: the level-wise leaves, with the rows finished in
     local subtrees given the leaf that ``HistTree`` found for them, sent back to their partition
@@ -472,13 +513,13 @@ def _send_back(client: Any, cur: list, leaves: list, placed: list, n_nodes: int,
                          "__leaf": np.zeros(0, dtype), "_partitions": np.zeros(0, np.int64)})
     frames = [client.submit(K.leaf_frame, s, _put(client, g), dtype, pure=False)
               for s, g in placed]
-    n_out = max(1, len(cur))
+    n_out = max(1, n_parts)
     # every row to the output partition of its own partition: one part per partition
     back = shuffle_to(dd.from_delayed(frames, meta=meta, verify_meta=False), "_partitions", n_out,
                       shuffle_method(client, n_rows * 24))  # part, row, leaf, partition
     outs = client.compute(back.to_delayed())
     held = client.gather([client.submit(K.parts_in, o, pure=False) for o in outs])
-    where: list = [[] for _ in cur]
+    where: list = [[] for _ in range(n_parts)]
     for o, ps in zip(outs, held):
         for p in ps.tolist():
             where[p].append(o)

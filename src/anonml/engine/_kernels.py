@@ -681,7 +681,7 @@ def recode_partition(part: pd.DataFrame, groups: np.ndarray, reps: pd.DataFrame,
 
 # -- 3b. finishing small nodes locally ---------------------------------------------------------
 def active_rows(state: PartState, can: np.ndarray, part_index: int = 0,
-                out: np.ndarray | None = None) -> pd.DataFrame:
+                out: np.ndarray | None = None, with_y: bool = True) -> pd.DataFrame:
     """The rows of the frontier nodes that may split (``can``, per frontier position): their
     frontier position, class code and bins, as a frame that an engine's own shuffle can gather
     by node (``"__node"``), with each row's place ``"__at"`` = partition << 32 | row, so that
@@ -692,10 +692,11 @@ def active_rows(state: PartState, can: np.ndarray, part_index: int = 0,
                          "its file into smaller files")
     act = np.flatnonzero(state.local >= 0)
     act = act[can[state.local[act]]]
-    return _rows_frame(state, act, state.local[act], part_index, out)
+    return _rows_frame(state, act, state.local[act], part_index, out, with_y)
 
 
-def node_rows(state: PartState, leaf: np.ndarray, out: np.ndarray, part_index: int = 0) -> pd.DataFrame:
+def node_rows(state: PartState, leaf: np.ndarray, out: np.ndarray, part_index: int = 0,
+              with_y: bool = True) -> pd.DataFrame:
     """:func:`active_rows` of the rows whose node (``leaf``: each row's node id, from
     :func:`finish`) has an output partition (``out``, per node id, -1: none), with
     ``"__node"`` the node id: the nodes set aside by the level-wise growth, gathered in one
@@ -703,17 +704,21 @@ def node_rows(state: PartState, leaf: np.ndarray, out: np.ndarray, part_index: i
     leaf = np.asarray(leaf, dtype=np.int64)
     out = np.asarray(out, dtype=np.int64)
     act = np.flatnonzero(out[leaf] >= 0)
-    return _rows_frame(state, act, leaf[act], part_index, out)
+    return _rows_frame(state, act, leaf[act], part_index, out, with_y)
 
 
 def _rows_frame(state: PartState, act: np.ndarray, node: np.ndarray, part_index: int,
-                out: np.ndarray | None) -> pd.DataFrame:
+                out: np.ndarray | None, with_y: bool = True) -> pd.DataFrame:
+    """The frame of :func:`active_rows` / :func:`node_rows`: ``"__node"`` (int32 while the
+    node ids fit), ``"__y"`` (only ``with_y``: Mondrian reads no class), ``"__at"``, the
+    bins ``"__b<j>"`` and, with ``out``, ``"_partitions"``."""
     if state.y.size >= 2**31:  # a row's position is sent back as 32 bits
         raise InputError(f"a partition holds {state.y.size} rows, more than 2**31 - 1; split "
                          "its file into smaller files")
-    y = state.y[act]
-    cols = {"__node": node.astype(np.int64),
-            "__y": y if _regression(state) else y.astype(np.int64)}
+    cols = {"__node": node.astype(np.int32 if out is None or out.size < 2**31 else np.int64)}
+    if with_y:  # Mondrian (the refinement) grows on the bins alone
+        y = state.y[act]
+        cols["__y"] = y if _regression(state) else y.astype(np.int64)
     cols["__at"] = (np.int64(part_index) << np.int64(32)) | act.astype(np.int64)
     for j in range(state.B.shape[1]):
         cols[f"__b{j}"] = state.B[act, j]
