@@ -19,7 +19,7 @@ Float sums depend on the order of their terms, so every reduction here adds its 
 fixed order, that of the partitions (:func:`tree_reduce` chunks the futures in list order and
 :func:`~anonml.engine._kernels.sum_arrays` adds them in argument order, never in order of
 completion), and the subtrees finished in memory sort their rows first
-(:func:`~anonml.engine._kernels.local_subtree`): a rerun on the same partitions grows the same
+(:func:`~anonml.engine._local.local_subtree`): a rerun on the same partitions grows the same
 tree, bit for bit. Against the in-memory tree, whose sums run in row order, a split whose gain
 ties another's to the last bits may differ; with targets whose sums are exact (e.g. multiples of
 1/4 of moderate size) the trees are identical (tests/dask/test_dask_regression.py).
@@ -32,6 +32,7 @@ from typing import Any, Callable
 import numpy as np
 
 from anonml.engine import _kernels as K
+from anonml.engine import _local as L
 from anonml.anonymize._hist_tree import TreeBuilder, choose_splits
 from anonml.dask._balance import (auto_local_rows, level_order, n_threads, pack_nodes,
                                   shuffle_method, shuffle_to)
@@ -89,7 +90,8 @@ def _put(client: Any, obj: Any) -> Any:
 def _start(state: K.PartState, init: np.ndarray | None, zero_y: bool) -> K.PartState:
     s = state.start(init)
     if zero_y:  # one class (integer codes, also in place of a regression guide's floats)
-        s = K.PartState(s.B, np.zeros(s.y.size, dtype=np.int8), s.local, s.leaf)
+        s = K.PartState(s.B, np.zeros(s.y.size, dtype=np.int8), s.local, s.leaf,
+                        shared=("B",))
     return s
 
 
@@ -192,10 +194,10 @@ def _launch_local(
     out[at] = part
     loc_f, out_f = _put(client, loc), _put(client, out)
     if leaves is None:  # the frontier's nodes, by position
-        frames = [client.submit(K.active_rows, s, loc_f, i, out_f, with_y, pure=False)
+        frames = [client.submit(L.active_rows, s, loc_f, i, out_f, with_y, pure=False)
                   for i, s in enumerate(cur)]
     else:  # nodes set aside during the growth, by node id
-        frames = [client.submit(K.node_rows, s, lf, out_f, i, with_y, pure=False)
+        frames = [client.submit(L.node_rows, s, lf, out_f, i, with_y, pure=False)
                   for i, (s, lf) in enumerate(zip(cur, leaves))]
     rows = dd.from_delayed(frames, meta=meta, verify_meta=False)
     # bins, node, y, at, partition
@@ -203,7 +205,7 @@ def _launch_local(
     method = shuffle_method(client, int(cnt[at].sum()) * row_bytes)
     shuffled = shuffle_to(rows, "_partitions", n_out, method)
     subs = client.compute([
-        dask.delayed(K.local_subtree)(p, is_cat, n_bins, k, criterion, depth_left)
+        dask.delayed(L.local_subtree)(p, is_cat, n_bins, k, criterion, depth_left)
         for p in shuffled.to_delayed()
     ])
     return frontier.copy(), subs
@@ -387,6 +389,7 @@ def grow(
                            for s in cur]
             Hh = client.gather(tree_reduce(client, counted, K.sum_arrays, priority=_LEVEL))
             counted = None
+        Hh = [np.asarray(h, dtype=np.float64) for h in Hh]  # exact counts, as before
         cur_H = []
         for f in range(len(n_bins)):
             if parent_H is None:
@@ -468,7 +471,7 @@ def _graft(client: Any, builder: TreeBuilder, is_cat: np.ndarray, n_bins: np.nda
     for _, front, subs in launched:
         # only the node arrays reach the client; every future checked (a cancelled one
         # raises, it is never taken for a subtree)
-        subtrees = client.gather([client.submit(K.subtree_arrays, s, pure=False) for s in subs])
+        subtrees = client.gather([client.submit(L.subtree_arrays, s, pure=False) for s in subs])
         done += len(subs)
         if progress is not None:
             progress(stage + " (local)", done, n_subs)
@@ -511,19 +514,19 @@ def _send_back(client: Any, n_parts: int, leaves: list, placed: list, n_nodes: i
     dtype = np.int32 if n_nodes < 2**31 - 1 else np.int64
     meta = pd.DataFrame({"__part": np.zeros(0, np.int32), "__row": np.zeros(0, np.int32),
                          "__leaf": np.zeros(0, dtype), "_partitions": np.zeros(0, np.int64)})
-    frames = [client.submit(K.leaf_frame, s, _put(client, g), dtype, pure=False)
+    frames = [client.submit(L.leaf_frame, s, _put(client, g), dtype, pure=False)
               for s, g in placed]
     n_out = max(1, n_parts)
     # every row to the output partition of its own partition: one part per partition
     back = shuffle_to(dd.from_delayed(frames, meta=meta, verify_meta=False), "_partitions", n_out,
                       shuffle_method(client, n_rows * 24))  # part, row, leaf, partition
     outs = client.compute(back.to_delayed())
-    held = client.gather([client.submit(K.parts_in, o, pure=False) for o in outs])
+    held = client.gather([client.submit(L.parts_in, o, pure=False) for o in outs])
     where: list = [[] for _ in range(n_parts)]
     for o, ps in zip(outs, held):
         for p in ps.tolist():
             where[p].append(o)
-    return [client.submit(K.assign_leaves, lf, i, *where[i], pure=False)
+    return [client.submit(L.assign_leaves, lf, i, *where[i], pure=False)
             for i, lf in enumerate(leaves)]
 
 

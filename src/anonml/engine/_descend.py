@@ -1,6 +1,6 @@
 """The reference for the Dask tree's local-subtree leaves (issue 21): every row walked from its
 node down a grafted tree. The engine no longer does this (the leaves ``HistTree`` found are
-sent back, :func:`anonml.engine._kernels.assign_leaves`); the tests check the engine's leaves
+sent back, :func:`anonml.engine._local.assign_leaves`); the tests check the engine's leaves
 against it (tests/dask/test_dask_engine.py)."""
 
 from __future__ import annotations

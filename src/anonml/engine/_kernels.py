@@ -22,12 +22,7 @@ Steps (docs/dask.md):
 4. :func:`group_bin_counts` (sparse per-group histograms), :func:`group_medians`,
    :func:`propose_representatives` / :func:`merge_candidates` -- representatives by map-reduce.
 5. :func:`recode_partition` -- the output rows of a partition.
-6. :func:`active_rows`, :func:`local_subtree`, :func:`leaf_frame`, :func:`assign_leaves` -- nodes
-   small enough to finish in memory: their rows gathered by node (the engine's own shuffle),
-   their subtrees grown by ``HistTree``, which knows each row's leaf; the leaves sent back to
-   the rows' partitions by a second shuffle. (:func:`~anonml.engine._descend.descend`, the
-   reference, routes rows down grafted
-   subtrees instead, walking every row level by level.)
+6. Nodes small enough to finish in memory: :mod:`anonml.engine._local`.
 
 Verification of the written table uses :func:`anonml.dask._verify.class_stats` and the count
 kernels of :mod:`anonml.privacy`; l/t merging uses :mod:`anonml.dask._merge`.
@@ -344,19 +339,30 @@ class PartState:
     local: np.ndarray | None = None
     leaf: np.ndarray | None = None
     hist: list | None = None  # a level's class histograms, set by route_histograms
+    #: ``B`` (and ``y``) are those of the binned state this one was routed from, which the
+    #: worker holds too: not counted again by :meth:`__sizeof__`
+    shared: tuple = ()
 
     def __sizeof__(self) -> int:
         """Bytes held, arrays included: what Dask's ``sizeof`` (which falls back to
         ``sys.getsizeof``) counts as this object's managed memory; without it a 2M-row state
-        (about 42 MB) counted as 56 bytes and the workers' memory looked unmanaged."""
-        arrays = [self.B, self.y, self.local, self.leaf, *(self.hist or [])]
+        (about 42 MB) counted as 56 bytes and the workers' memory looked unmanaged. The
+        arrays shared with the binned state (:attr:`shared`) count there only (counted in
+        every level's state too, a partition's bins counted twice)."""
+        arrays = [None if "B" in self.shared else self.B, None if "y" in self.shared else self.y,
+                  self.local, self.leaf, *(self.hist or [])]
         return object.__sizeof__(self) + sum(int(a.nbytes) for a in arrays if a is not None)
+
+    def __setstate__(self, state: dict) -> None:
+        """Unpickled (spilled, or moved to another worker): its arrays are its own now."""
+        self.__dict__.update(state)
+        self.shared = ()
 
     def start(self, init: np.ndarray | None) -> "PartState":
         """A fresh tree over these rows (from root 0, or from roots ``init``)."""
         n = self.y.size
         local = np.zeros(n, dtype=np.int32) if init is None else np.asarray(init, dtype=np.int32)
-        return PartState(self.B, self.y, local.copy(), local.copy())
+        return PartState(self.B, self.y, local.copy(), local.copy(), shared=("B", "y"))
 
 
 # -- 3. one tree level -------------------------------------------------------------------------
@@ -396,7 +402,7 @@ def _route(state: PartState, step: dict | None) -> tuple[PartState, np.ndarray |
             flat = step["flat"]
             go_left = np.where(cat, flat[np.where(cat, off + b, 0)], go_left)
         local[rows] = step["child"][pos] + (~go_left)
-    return PartState(state.B, state.y, local, leaf), rows
+    return PartState(state.B, state.y, local, leaf, shared=state.shared), rows
 
 
 def route_histograms(
@@ -437,7 +443,7 @@ def class_histograms(
     n_nodes: int,
 ) -> list[np.ndarray]:
     """Per feature, class counts per (node, bin) of this partition's rows, shape
-    (n_h, n_bins[f], n_classes), as float64. For a regression guide (float ``y``) the last axis
+    (n_h, n_bins[f], n_classes), as int32 (int64 past 2**31 rows). For a regression guide (float ``y``) the last axis
     is (count, sum of y), width 2, as the in-memory ``HistTree``'s regression histograms.
 
     With ``small_side`` (the frontier is sibling pairs 2p, 2p+1): only the rows of the smaller
@@ -470,11 +476,14 @@ def _histograms(
             out.append(np.stack([Hc, Hs], axis=2))
         return out
     base = node * n_classes
+    # counts of one partition in 32 bits (half the bytes to hold and send of float64; the
+    # reduction adds them in 64 bits, sum_arrays)
+    ctype = np.int32 if act.size < 2**31 else np.int64
     for f, nb in enumerate(np.asarray(n_bins).tolist()):
         idx = base * nb + y
         idx += np.multiply(state.B[act, f], n_classes, dtype=np.int64)
         H = np.bincount(idx, minlength=n_h * nb * n_classes)
-        out.append(H.reshape(n_h, nb, n_classes).astype(np.float64))
+        out.append(H.reshape(n_h, nb, n_classes).astype(ctype))
     return out
 
 
@@ -509,7 +518,9 @@ def sum_arrays(*parts: Any) -> Any:
     first = parts[0]
     if isinstance(first, list):
         return [sum_arrays(*[p[i] for p in parts]) for i in range(len(first))]
-    out = np.array(first, copy=True)
+    # integers (counts) add up in 64 bits, whatever the parts' width
+    out = np.array(first, dtype=np.int64 if first.dtype.kind in "iu" else first.dtype,
+                   copy=True)
     for p in parts[1:]:
         out += p
     return out
@@ -677,117 +688,3 @@ def recode_partition(part: pd.DataFrame, groups: np.ndarray, reps: pd.DataFrame,
     from anonml.anonymize._pipeline import recode
 
     return recode(part, qi, np.asarray(groups, dtype=np.int64), reps)
-
-
-# -- 3b. finishing small nodes locally ---------------------------------------------------------
-def active_rows(state: PartState, can: np.ndarray, part_index: int = 0,
-                out: np.ndarray | None = None, with_y: bool = True) -> pd.DataFrame:
-    """The rows of the frontier nodes that may split (``can``, per frontier position): their
-    frontier position, class code and bins, as a frame that an engine's own shuffle can gather
-    by node (``"__node"``), with each row's place ``"__at"`` = partition << 32 | row, so that
-    its leaf can be sent back (:func:`local_subtree`, :func:`assign_leaves`). With ``out`` (per
-    frontier position), each row's output partition of the shuffle, ``"_partitions"``."""
-    if state.y.size >= 2**31:  # a row's position is sent back as 32 bits
-        raise InputError(f"a partition holds {state.y.size} rows, more than 2**31 - 1; split "
-                         "its file into smaller files")
-    act = np.flatnonzero(state.local >= 0)
-    act = act[can[state.local[act]]]
-    return _rows_frame(state, act, state.local[act], part_index, out, with_y)
-
-
-def node_rows(state: PartState, leaf: np.ndarray, out: np.ndarray, part_index: int = 0,
-              with_y: bool = True) -> pd.DataFrame:
-    """:func:`active_rows` of the rows whose node (``leaf``: each row's node id, from
-    :func:`finish`) has an output partition (``out``, per node id, -1: none), with
-    ``"__node"`` the node id: the nodes set aside by the level-wise growth, gathered in one
-    shuffle once it ends."""
-    leaf = np.asarray(leaf, dtype=np.int64)
-    out = np.asarray(out, dtype=np.int64)
-    act = np.flatnonzero(out[leaf] >= 0)
-    return _rows_frame(state, act, leaf[act], part_index, out, with_y)
-
-
-def _rows_frame(state: PartState, act: np.ndarray, node: np.ndarray, part_index: int,
-                out: np.ndarray | None, with_y: bool = True) -> pd.DataFrame:
-    """The frame of :func:`active_rows` / :func:`node_rows`: ``"__node"`` (int32 while the
-    node ids fit), ``"__y"`` (only ``with_y``: Mondrian reads no class), ``"__at"``, the
-    bins ``"__b<j>"`` and, with ``out``, ``"_partitions"``."""
-    if state.y.size >= 2**31:  # a row's position is sent back as 32 bits
-        raise InputError(f"a partition holds {state.y.size} rows, more than 2**31 - 1; split "
-                         "its file into smaller files")
-    cols = {"__node": node.astype(np.int32 if out is None or out.size < 2**31 else np.int64)}
-    if with_y:  # Mondrian (the refinement) grows on the bins alone
-        y = state.y[act]
-        cols["__y"] = y if _regression(state) else y.astype(np.int64)
-    cols["__at"] = (np.int64(part_index) << np.int64(32)) | act.astype(np.int64)
-    for j in range(state.B.shape[1]):
-        cols[f"__b{j}"] = state.B[act, j]
-    if out is not None:
-        cols["_partitions"] = np.asarray(out, dtype=np.int64)[node]
-    return pd.DataFrame(cols)
-
-
-def local_subtree(
-    rows: pd.DataFrame, is_cat: np.ndarray, n_bins: np.ndarray, k: int, criterion: str,
-    max_depth: int | None,
-) -> dict:
-    """Grow the subtrees of the frontier nodes whose rows are all in ``rows`` with the in-memory
-    :class:`~anonml.anonymize._hist_tree.HistTree` (the same splits as level-wise growth: every
-    node's split depends only on its own rows). Returns the subtree arrays, ``roots`` (the
-    frontier position of each root), and for each row its place ``at`` (:func:`active_rows`)
-    and its leaf in the subtree ``leaf`` (found while growing: ``HistTree.fit_apply``).
-
-    For ``"squared_error"`` the rows are first put in (node, y) order: the engine's shuffle
-    delivers them in an order that may change between runs, and float sums depend on the order
-    of their terms; in this order every histogram cell sums its targets in increasing order, so
-    a rerun grows the same subtree."""
-    from anonml.anonymize._hist_tree import HistTree
-
-    if criterion == "squared_error" and rows.shape[0]:
-        rows = rows.iloc[np.lexsort((rows["__y"].to_numpy(), rows["__node"].to_numpy()))]
-    roots, init = np.unique(rows["__node"].to_numpy(), return_inverse=True)
-    out: dict = {"roots": roots}
-    if roots.size == 0:
-        return out
-    B = np.column_stack([rows[f"__b{j}"].to_numpy() for j in range(len(n_bins))])
-    y = None if criterion == "mondrian" else rows["__y"].to_numpy()
-    t = HistTree(k, max_depth, criterion)
-    leaf = t.fit_apply(B, is_cat, n_bins, y, init=init)
-    out.update(feature=t.feature_, threshold=t.threshold_, left=t.children_left_,
-               right=t.children_right_, offset=t.offset_, flat=t.flat_,
-               at=rows["__at"].to_numpy(dtype=np.int64), leaf=leaf)
-    return out
-
-
-def subtree_arrays(sub: dict) -> dict:
-    """The node arrays of a :func:`local_subtree` result (what the client grafts), without the
-    rows' leaves (which stay on the workers)."""
-    return {key: v for key, v in sub.items() if key not in ("at", "leaf")}
-
-
-def leaf_frame(sub: dict, gid: np.ndarray | None, dtype: Any) -> pd.DataFrame:
-    """The rows of a :func:`local_subtree` result with their leaf's id in the grafted tree
-    (``gid``: subtree node -> tree node), by partition (``"__part"``) and row (``"__row"``)."""
-    if "at" not in sub or gid is None:
-        at, leaf = np.zeros(0, np.int64), np.zeros(0, np.int64)
-    else:
-        at, leaf = sub["at"], gid[sub["leaf"]]
-    part = (at >> np.int64(32)).astype(np.int32)
-    return pd.DataFrame({"__part": part, "__row": (at & np.int64(0xFFFFFFFF)).astype(np.int32),
-                         "__leaf": leaf.astype(dtype), "_partitions": part.astype(np.int64)})
-
-
-def parts_in(frame: pd.DataFrame) -> np.ndarray:
-    """The partitions whose rows ``frame`` (a part of :func:`leaf_frame`'s shuffle) holds."""
-    return np.unique(frame["__part"].to_numpy())
-
-
-def assign_leaves(leaf: np.ndarray, part_index: int, *frames: pd.DataFrame) -> np.ndarray:
-    """The final node of every row of partition ``part_index``: its node in the level-wise tree
-    (``leaf``, :func:`finish`), replaced for the rows finished in a local subtree by their leaf
-    there (``frames``: the parts of the shuffled :func:`leaf_frame` holding this partition)."""
-    node = np.asarray(leaf).astype(np.int64)
-    for f in frames:
-        mine = f["__part"].to_numpy() == part_index
-        node[f["__row"].to_numpy()[mine]] = f["__leaf"].to_numpy()[mine]
-    return node.astype(np.int32) if node.size and node.max() < 2**31 - 1 else node
