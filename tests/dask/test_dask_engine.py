@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pandas as pd
@@ -27,6 +28,7 @@ from anonml.privacy import k_anonymity, l_diversity, t_closeness  # noqa: E402
 
 import anonml.dask as ad  # noqa: E402
 from anonml.dask._tree import compact, grow  # noqa: E402
+from anonml.dask._trim import HeapTrim  # noqa: E402
 
 N = 4000
 
@@ -527,6 +529,16 @@ def test_local_cluster_workers_start_with_raised_malloc_thresholds(monkeypatch):
         env = client.run(lambda: {k: os.environ.get(k) for k in
                                   ("MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_",
                                    "OMP_NUM_THREADS")})
+        # the heap-trimming plugin runs on the worker; with a threshold every worker passes,
+        # it trims (at most once per pause)
+        (watching,) = client.run(lambda dask_worker: "anonml-heap-trim" in
+                                 dask_worker.periodic_callbacks).values()
+        assert watching
+        client.register_plugin(HeapTrim(fraction=1e-9, every=0.02, pause=0.05))
+        time.sleep(0.5)
+        (trims,) = client.run(
+            lambda dask_worker: dask_worker.plugins["anonml-heap-trim"].trims).values()
+        assert trims >= 2
     finally:
         cluster = client.cluster
         client.close()
@@ -538,3 +550,13 @@ def test_local_cluster_workers_start_with_raised_malloc_thresholds(monkeypatch):
     assert got["OMP_NUM_THREADS"] == "1"  # Dask's own pre-spawn variables still set
     assert dask.config.get("distributed.nanny.pre-spawn-environ") == before  # config restored
     assert os.environ["MALLOC_TRIM_THRESHOLD_"] == "65536"  # and this process's environment
+
+
+def test_heap_trim_is_due_above_its_fraction_and_pause():
+    """The plugin trims above its fraction of the memory limit, not twice within its pause,
+    and never without a limit."""
+    t = HeapTrim(fraction=0.65, pause=1.0)
+    assert t.due(rss=70, limit=100, now=10.0, last=0.0)
+    assert not t.due(rss=60, limit=100, now=10.0, last=0.0)
+    assert not t.due(rss=70, limit=100, now=10.5, last=10.0)
+    assert not t.due(rss=70, limit=0, now=10.0, last=0.0)

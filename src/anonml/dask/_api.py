@@ -109,8 +109,10 @@ def local_cluster(
 
     The workers start with glibc's own trim and mmap thresholds instead of Dask's 64 kB trim
     threshold (:func:`anonml.dask._cluster.worker_malloc_env`): freed partition-sized arrays
-    are reused instead of handed back to the system and faulted in again. A cluster started
-    otherwise keeps its own settings (docs/dask.md).
+    are reused instead of handed back to the system and faulted in again; and with the
+    :class:`~anonml.dask._trim.HeapTrim` plugin, which gives the free heap back when a worker's
+    memory passes 65 % of its limit. A cluster started otherwise keeps its own settings
+    (docs/dask.md).
     """
     _, _, distributed = _require()
     n = int(n_workers or os.cpu_count() or 1)
@@ -150,7 +152,11 @@ def local_cluster(
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
-    return distributed.Client(cluster)
+    client = distributed.Client(cluster)
+    from anonml.dask._trim import HeapTrim
+
+    client.register_plugin(HeapTrim())  # free heap back to the system when memory is high
+    return client
 
 
 # -- input checks ------------------------------------------------------------------------------
