@@ -60,6 +60,8 @@ __all__ = [
     "propose_representatives",
     "merge_candidates",
     "pick_rows",
+    "binned_values",
+    "pick_binned",
     "recode_partition",
 ]
 
@@ -622,10 +624,12 @@ def assemble_medians(*parts: dict) -> dict:
 
 def propose_representatives(
     part: pd.DataFrame, state: PartState, groups: np.ndarray, medians: dict, spec: BinSpec,
-    qi: Sequence[Any], part_index: int,
+    qi: Sequence[Any], part_index: int, exact: Sequence[Any] = (),
 ) -> pd.DataFrame:
     """This partition's best candidate per group: the row closest to the group's median (among
-    the group's majority class when asked), with its distance and position, and its QI values."""
+    the group's majority class when asked), with its distance and position, and its QI values.
+    The numeric QIs in ``exact`` (:func:`binned_values`) are taken from the bins, not from
+    ``part`` (which may then be None or lack them): the same float64 values."""
     g = np.asarray(groups, dtype=np.int64)
     dist = np.zeros(g.size)
     cat = set(spec.categorical)
@@ -645,7 +649,9 @@ def propose_representatives(
                 mc = np.where(keys[at] == key, m[at], 0.0)
             dist += sumsq[g] - 2.0 * mc + 1.0
         else:
-            z = (part[c].to_numpy(dtype=np.float64) - spec.mean[c]) / spec.scale[c]
+            v = spec.bin_values[c][state.B[:, j]] if c in exact else \
+                part[c].to_numpy(dtype=np.float64)
+            z = (v - spec.mean[c]) / spec.scale[c]
             dist += (z - medians["num"][j][g]) ** 2
     if medians["majority"] is not None:
         dist = np.where(state.y == medians["majority"][g], dist, np.inf)
@@ -678,6 +684,58 @@ def pick_rows(part: pd.DataFrame, winners: dict, part_index: int, qi: Sequence[A
     """The QI values of this partition's winning records, with their group (``"__group"``)."""
     mine = winners["part"] == part_index
     out = part.iloc[winners["row"][mine]][list(qi)].reset_index(drop=True)
+    out.insert(0, "__group", winners["group"][mine])
+    return out
+
+
+def binned_values(spec: BinSpec, summary: dict, dtypes: dict) -> dict:
+    """The QIs whose every value is known from its bin, with the dtype to give them
+    (``dtypes``: each QI's pandas dtype, the same in every partition): a categorical QI of
+    bool or text (every category a ``str``) without missing values (its value is its code's
+    category), a numeric QI of a NumPy dtype binned by its distinct values (its value is its
+    bin's, ``spec.bin_values``; integers within 2**53, which float64 holds exactly; floats
+    without a zero, whose sign the distinct values do not keep). The representatives and the
+    recoding read the others only."""
+    out = {}
+    cat = set(spec.categorical)
+    for c in spec.columns:
+        dt = dtypes.get(c)
+        if dt is None or isinstance(dt, pd.CategoricalDtype):
+            continue
+        if c in cat:
+            if any(pd.isna(v) for v in summary["cat"][c].index):
+                continue
+            if dt == np.dtype(bool) or (pd.api.types.is_string_dtype(dt) and all(
+                    isinstance(v, str) for v in spec.categories[c])):
+                out[c] = dt
+            continue
+        d = summary["num"][c]["distinct"]
+        if d is None or not isinstance(dt, np.dtype) or dt.kind not in "iuf" or not d.size:
+            continue
+        if (dt.kind in "iu" and float(np.abs(d).max()) > 2.0**53) or (
+                dt.kind == "f" and (d == 0).any()):
+            continue
+        out[c] = dt
+    return out
+
+
+def pick_binned(part: pd.DataFrame | None, state: PartState, winners: dict, part_index: int,
+                qi: Sequence[Any], spec: BinSpec, exact: dict) -> pd.DataFrame:
+    """:func:`pick_rows` with the QIs of ``exact`` (:func:`binned_values`) from the bins and
+    the others from ``part`` (a read of those only; None when there are none): the same
+    values in the same dtypes."""
+    mine = winners["part"] == part_index
+    rows = winners["row"][mine]
+    cat = set(spec.categorical)
+    cols = {}
+    for j, c in enumerate(spec.columns):
+        if c in exact:
+            codes = state.B[rows, j].astype(np.intp)
+            vals = spec.categories[c][codes] if c in cat else spec.bin_values[c][codes]
+            cols[c] = pd.Series(vals).astype(exact[c])
+        else:
+            cols[c] = part[c].iloc[rows].reset_index(drop=True)
+    out = pd.DataFrame(cols)[list(qi)]
     out.insert(0, "__group", winners["group"][mine])
     return out
 
