@@ -96,6 +96,8 @@ def local_subtree(
     y = None if criterion == "mondrian" else rows["__y"].to_numpy()
     t = HistTree(k, max_depth, criterion)
     leaf = t.fit_apply(B, is_cat, n_bins, y, init=init)
+    if t.feature_.size < 2**31:  # held until the leaves are sent back: 4 bytes a row
+        leaf = leaf.astype(np.int32)
     out.update(feature=t.feature_, threshold=t.threshold_, left=t.children_left_,
                right=t.children_right_, offset=t.offset_, flat=t.flat_,
                at=rows["__at"].to_numpy(dtype=np.int64), leaf=leaf)
