@@ -426,6 +426,34 @@ def test_a_task_that_kills_its_workers_is_one_line(adult, folder, tmp_path):
     assert not list(tmp_path.iterdir())
 
 
+@pytest.mark.parametrize("criterion,refine", [("gini", True), ("mondrian", False)])
+def test_local_subtrees_in_rounds_make_the_same_groups(client, adult, criterion, refine,
+                                                       monkeypatch):
+    """Rows gathered for the local subtrees and their leaves sent back in several rounds
+    (as when they do not fit Dask's in-memory shuffle at once): the in-memory groups."""
+    import anonml.dask._tree as T
+
+    monkeypatch.setattr(T, "rounds", lambda client, nbytes: 3)
+    X, y, qi = adult
+    k = 10
+    expected, enc, classes = _in_memory_groups(X, y, qi, k, criterion, refine)
+    spec = K.BinSpec.from_encoder(enc, None if classes is None else classes.astype(object))
+    parts = dd.from_pandas(X.assign(label=y.to_numpy()), npartitions=5).to_delayed()
+    guide = criterion != "mondrian"
+    states = client.compute([
+        dask.delayed(K.bin_partition)(p, spec, p["label"] if guide else None) for p in parts
+    ])
+    opts = {"local_cells": 1, "local_rows": "auto"}
+    tree, leaves = grow(client, states, spec.is_cat, spec.n_bins,
+                        spec.n_classes if guide else 1, k, criterion, **opts)
+    groups, G, sizes = compact(client, leaves, tree.n_nodes_)
+    if refine:
+        rtree, leaves = grow(client, states, spec.is_cat, spec.n_bins, 1, k, "mondrian",
+                             init=groups, n_roots=G, root_counts=sizes, **opts)
+        groups, G, _ = compact(client, leaves, rtree.n_nodes_)
+    np.testing.assert_array_equal(np.concatenate(client.gather(groups)), expected)
+
+
 @pytest.mark.parametrize("criterion,k,local", [
     ("gini", 10, {"local_rows": 600, "local_cells": None}),
     ("mondrian", 10, {"local_cells": 1, "local_rows": None}),

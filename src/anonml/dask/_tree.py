@@ -35,7 +35,7 @@ from anonml.engine import _kernels as K
 from anonml.engine import _local as L
 from anonml.anonymize._hist_tree import TreeBuilder, choose_splits
 from anonml.dask._balance import (auto_local_rows, level_order, n_threads, pack_nodes,
-                                  shuffle_method, shuffle_to)
+                                  rounds, shuffle_method, shuffle_to)
 
 __all__ = ["tree_reduce", "grow", "GrownTree"]
 
@@ -200,15 +200,61 @@ def _launch_local(
         frames = [client.submit(L.node_rows, s, lf, out_f, i, with_y, pure=False)
                   for i, (s, lf) in enumerate(zip(cur, leaves))]
     rows = dd.from_delayed(frames, meta=meta, verify_meta=False)
-    # bins, node, y, at, partition
-    row_bytes = len(n_bins) * np.dtype(bdtype).itemsize + 20 + 8 * with_y
-    method = shuffle_method(client, int(cnt[at].sum()) * row_bytes)
+    method = shuffle_method(client, int(cnt[at].sum()) * _row_bytes(n_bins, criterion))
     shuffled = shuffle_to(rows, "_partitions", n_out, method)
     subs = client.compute([
         dask.delayed(L.local_subtree)(p, is_cat, n_bins, k, criterion, depth_left)
         for p in shuffled.to_delayed()
     ])
     return frontier.copy(), subs
+
+
+def _row_bytes(n_bins: np.ndarray, criterion: str) -> int:
+    """Bytes of a row shuffled to its local subtree: bins, node, class (not Mondrian's), place,
+    output partition."""
+    top = int(n_bins.max())
+    width = 1 if top <= 256 else 2 if top <= 65536 else 4
+    return len(n_bins) * width + 20 + 8 * (criterion != "mondrian")
+
+
+def _wait(client: Any, futures: list) -> None:
+    """Wait for ``futures``, checked (the engine's ``Watched`` client; a plain client's own
+    wait in the tests)."""
+    if hasattr(client, "wait"):
+        client.wait(futures)
+    else:
+        from distributed import wait
+
+        wait(futures)
+
+
+def _launch_rounds(client: Any, parts: list, frontier: np.ndarray, loc: np.ndarray,
+                   cnt: np.ndarray, is_cat: np.ndarray, n_bins: np.ndarray, k: int,
+                   criterion: str, threads: int, cap: int | None, leaves: list) -> list:
+    """:func:`_launch_local` of the nodes ``loc`` (set aside until the level-wise growth
+    ended) in :func:`~anonml.dask._balance.rounds`: runs of nodes of about equal rows, each
+    gathered by Dask's in-memory shuffle and its subtrees grown before the next round starts,
+    so that no round holds more rows than that shuffle's budget (one round, as before, when
+    they fit). Returns the ``launched`` entries (rows, frontier, subtree futures)."""
+    at = np.flatnonzero(loc)
+    rows = cnt[at]
+    total = int(rows.sum())
+    n_rounds = rounds(client, total * _row_bytes(n_bins, criterion))
+    if n_rounds == 1:
+        return [(total, *_launch_local(client, parts, frontier, loc, cnt, is_cat, n_bins, k,
+                                       criterion, None, threads, cap, leaves))]
+    cuts = np.searchsorted(np.cumsum(rows), total * np.arange(1, n_rounds) / n_rounds)
+    out = []
+    for sel in np.split(at, cuts):
+        if not sel.size:
+            continue
+        mark = np.zeros(loc.size, dtype=bool)
+        mark[sel] = True
+        front, subs = _launch_local(client, parts, frontier, mark, cnt, is_cat, n_bins, k,
+                                    criterion, None, threads, cap, leaves)
+        _wait(client, subs)  # this round's rows gathered and grown: the next round's may come
+        out.append((int(cnt[sel].sum()), front, subs))
+    return out
 
 
 def _children_counts(
@@ -297,9 +343,8 @@ def grow(
         if not loc.any():
             return GrownTree(builder, is_cat), list(init)
         pack_cap = auto_local_rows(int(round(cnt.sum())), threads)
-        launched = [(int(cnt[loc].sum()), *_launch_local(
-            client, states, frontier, loc, cnt, is_cat, n_bins, k, criterion, None, threads,
-            pack_cap, list(init)))]
+        launched = _launch_rounds(client, states, frontier, loc, cnt, is_cat, n_bins, k,
+                                  criterion, threads, pack_cap, list(init))
         return _graft(client, builder, is_cat, n_bins, n_roots, launched, len(states),
                       list(init), progress, stage)
     cur = [
@@ -447,9 +492,8 @@ def grow(
         mark[ids] = True
         rows = np.zeros(n_nodes)
         rows[ids] = np.concatenate([c for _, c in aside])
-        launched.append((int(rows.sum()), *_launch_local(
-            client, cur, np.arange(n_nodes), mark, rows, is_cat, n_bins, k, criterion, None,
-            threads, pack_cap, leaves)))
+        launched += _launch_rounds(client, cur, np.arange(n_nodes), mark, rows, is_cat,
+                                   n_bins, k, criterion, threads, pack_cap, leaves)
     if not launched:
         return GrownTree(builder, is_cat), leaves
     n_parts = len(cur)
@@ -514,20 +558,28 @@ def _send_back(client: Any, n_parts: int, leaves: list, placed: list, n_nodes: i
     dtype = np.int32 if n_nodes < 2**31 - 1 else np.int64
     meta = pd.DataFrame({"__part": np.zeros(0, np.int32), "__row": np.zeros(0, np.int32),
                          "__leaf": np.zeros(0, dtype), "_partitions": np.zeros(0, np.int64)})
-    frames = [client.submit(L.leaf_frame, s, _put(client, g), dtype, pure=False)
-              for s, g in placed]
     n_out = max(1, n_parts)
-    # every row to the output partition of its own partition: one part per partition
-    back = shuffle_to(dd.from_delayed(frames, meta=meta, verify_meta=False), "_partitions", n_out,
-                      shuffle_method(client, n_rows * 24))  # part, row, leaf, partition
-    outs = client.compute(back.to_delayed())
-    held = client.gather([client.submit(L.parts_in, o, pure=False) for o in outs])
-    where: list = [[] for _ in range(n_parts)]
-    for o, ps in zip(outs, held):
-        for p in ps.tolist():
-            where[p].append(o)
-    return [client.submit(L.assign_leaves, lf, i, *where[i], pure=False)
-            for i, lf in enumerate(leaves)]
+    # in rounds of subtrees (about equal rows each, balanced by pack_nodes) that fit Dask's
+    # in-memory shuffle, each round's leaves assigned before the next round is shuffled
+    n_rounds = min(len(placed), rounds(client, n_rows * 24))  # part, row, leaf, partition
+    for batch in np.array_split(np.arange(len(placed)), n_rounds):
+        frames = [client.submit(L.leaf_frame, placed[j][0], _put(client, placed[j][1]), dtype,
+                                pure=False) for j in batch.tolist()]
+        # every row to the output partition of its own partition: one part per partition
+        back = shuffle_to(dd.from_delayed(frames, meta=meta, verify_meta=False), "_partitions",
+                          n_out, shuffle_method(client, n_rows * 24 // n_rounds))
+        outs = client.compute(back.to_delayed())
+        held = client.gather([client.submit(L.parts_in, o, pure=False) for o in outs])
+        where: list = [[] for _ in range(n_parts)]
+        for o, ps in zip(outs, held):
+            for p in ps.tolist():
+                where[p].append(o)
+        leaves = [client.submit(L.assign_leaves, lf, i, *where[i], pure=False) if where[i]
+                  else lf for i, lf in enumerate(leaves)]
+        del frames, back, outs, where
+        if n_rounds > 1:
+            _wait(client, leaves)
+    return leaves
 
 
 def compact(client: Any, leaves: list, n_nodes: int) -> tuple[list, int, np.ndarray]:
