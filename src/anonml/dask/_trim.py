@@ -2,11 +2,12 @@
 
 :func:`anonml.dask.local_cluster` starts its workers with glibc's own trim and mmap thresholds
 (:func:`anonml.dask._cluster.worker_malloc_env`): arrays up to 32 MB come from the heap and
-freed ones are reused, which made 10M rows a third faster. But glibc gives back only the free
-memory at the top of the heap; the holes left between live arrays stay in the process. On 100M
-rows (4 GB workers) that freed memory grew until Dask counted 3 GB of a worker as unmanaged,
-paused it at 80 % of its limit, and the paused worker never resumed: nothing it could spill
-was what filled it (BENCHMARKS.md, "Dask cost, session 9").
+freed ones are reused (10M rows in 35 s instead of 47, BENCHMARKS.md "Session 8, the merged
+main"). But glibc gives back only the free memory at the top of the heap; the holes left
+between live arrays stay in the process, and Dask counts them as unmanaged memory, which it
+cannot spill. On 100M rows (4 GB workers) a worker paused at 80 % of its limit with most of
+its 3.4 GB unmanaged and never resumed (BENCHMARKS.md, "Dask cost, session 9"); with this
+plugin both 100M runs of the session finished, no worker paused.
 
 :class:`HeapTrim` is a worker plugin that checks the worker's resident memory every half
 second and, above ``fraction`` of its memory limit (0.65: below Dask's spill and pause
