@@ -6,8 +6,9 @@ freed ones are reused (10M rows in 35 s instead of 47, BENCHMARKS.md "Session 8,
 main"). But glibc gives back only the free memory at the top of the heap; the holes left
 between live arrays stay in the process, and Dask counts them as unmanaged memory, which it
 cannot spill. On 100M rows (4 GB workers) a worker paused at 80 % of its limit with most of
-its 3.4 GB unmanaged and never resumed (BENCHMARKS.md, "Dask cost, session 9"); with this
-plugin both 100M runs of the session finished, no worker paused.
+its 3.4 GB unmanaged and never resumed (BENCHMARKS.md, "Dask cost, session 9"). With this
+plugin and session 9's cuts of the memory held, both 100M runs finished and no worker paused
+(how often the plugin trimmed in them was not recorded).
 
 :class:`HeapTrim` is a worker plugin that checks the worker's resident memory every half
 second and, above ``fraction`` of its memory limit (0.65: below Dask's spill and pause
