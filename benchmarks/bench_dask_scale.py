@@ -154,6 +154,11 @@ def run_dask(folder: Path, n_rows: int, workers: int, memory: str, k: int,
         wall = time.perf_counter() - t0
         sampler.stop()
         spill.stop()
+        try:  # how often anonml's heap-trimming plugin trimmed on each worker (local_cluster)
+            trims = client.run(lambda dask_worker: getattr(
+                dask_worker.plugins.get("anonml-heap-trim"), "trims", None))
+        except Exception:  # noqa: BLE001 - an older anonml without the plugin
+            trims = {}
         cpu = sum(v for v in sampler.cpu.values())
         files = sorted(target.rglob("*.parquet"))
         return {
@@ -165,7 +170,7 @@ def run_dask(folder: Path, n_rows: int, workers: int, memory: str, k: int,
             "cpu_s_by_process": sampler.cpu, "peak_rss_bytes": sampler.peak,
             "peak_spilled_bytes": spill.peak,
             "output_files": len(files), "output_bytes": sum(f.stat().st_size for f in files),
-            "progress_events": len(stages),
+            "progress_events": len(stages), "heap_trims": list(trims.values()),
         }
     finally:
         cluster = client.cluster

@@ -10,7 +10,8 @@ the written file names, ``pd.util.hash_pandas_object`` of every file and its dty
     python benchmarks/make_big_adult.py /tmp/cmp --sizes 300k --rows-per-file 100k
     PYTHONPATH=<before>/src python benchmarks/check_dask_output_identity.py /tmp/cmp/adult_300000 /tmp/cmp/before
     PYTHONPATH=<after>/src python benchmarks/check_dask_output_identity.py /tmp/cmp/adult_300000 /tmp/cmp/after
-    (optionally followed by the names of the configurations to run)
+    (optionally followed by the names of the configurations to run; ``--reread`` anywhere
+    forces the path of data too large to keep the QIs on the workers, ``_hold_qi`` False)
     diff /tmp/cmp/before/digest.json /tmp/cmp/after/digest.json   # only the seconds differ
 """
 
@@ -30,7 +31,11 @@ from anonml.dask import anonymize_dataset, local_cluster
 
 
 def main() -> None:
-    src, out_root = sys.argv[1], Path(sys.argv[2])
+    args = sys.argv[1:]
+    if "--reread" in args:  # the path past _hold_qi (large data): every task reads its file
+        args.remove("--reread")
+        api._hold_qi = lambda *a, **kw: False
+    src, out_root = args[0], Path(args[1])
     out_root.mkdir(parents=True, exist_ok=False)  # a new folder: the targets must not exist
     QI = ["age", "workclass", "education-num", "marital-status", "occupation", "relationship",
           "race", "sex", "capital-gain", "capital-loss", "hours-per-week", "native-country"]
@@ -42,6 +47,9 @@ def main() -> None:
         ("ag_k5", dict(ag, k=5), None),
         ("ag_k100_levelwise20k", dict(ag, k=100), dict(local_rows=20000)),
         ("ag_k20_levelwise5k_cells", dict(ag, k=20), dict(local_rows=5000, local_cells=200000)),
+        # the refinement's roots over local_cells at once: every root finished in memory
+        # straight from the binned partitions (session 9)
+        ("ag_k100_cells200k", dict(ag, k=100), dict(local_cells=200000)),
         ("mondrian_k100", dict(method="mondrian", k=100), None),
         ("mondrian_k50_levelwise20k", dict(method="mondrian", k=50), dict(local_rows=20000)),
         ("mondrian_label_k100", dict(method="mondrian", label="income", k=100), None),
@@ -53,7 +61,7 @@ def main() -> None:
         ("mondrian_k50_t005_levelwise20k",
          dict(method="mondrian", k=50, sensitive="income", t=0.05), dict(local_rows=20000)),
     ]
-    only = set(sys.argv[3:])  # optional: the names of the configurations to run
+    only = set(args[2:])  # optional: the names of the configurations to run
     configs = [c for c in configs if not only or c[0] in only]
     res = {}
     for name, kw, gopt in configs:

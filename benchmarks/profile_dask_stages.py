@@ -54,6 +54,8 @@ STAGE_OF = {
     "reps_from_stats": "representatives",
     "_write_task": "write", "write_reading": "write",
     "propose_reading": "representatives", "pick_reading": "representatives",
+    "pick_binned_reading": "representatives", "write_binned_reading": "write",
+    "file_classes": "verify", "merge_classes": "verify",
 }
 ORDER = ("binning", "tree levels", "local subtrees", "representatives", "write", "verify",
          "read (files)", "shuffle", "other")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pandas as pd
@@ -26,13 +27,14 @@ from anonml.privacy import k_anonymity, l_diversity, t_closeness  # noqa: E402
 
 import anonml.dask as ad  # noqa: E402
 from anonml.dask._tree import compact, grow  # noqa: E402
+from anonml.dask._trim import HeapTrim  # noqa: E402
 
 N = 4000
 
 
 # The reference for the engine's local-subtree leaves: every row walked from its node down a
 # grafted tree. The engine does not walk the rows (the leaves HistTree found are sent back,
-# anonml.engine._kernels.assign_leaves); the test of the sent-back leaves checks them
+# anonml.engine._local.assign_leaves); the test of the sent-back leaves checks them
 # against this.
 def descend(state: K.PartState, leaf: np.ndarray, tree: dict) -> np.ndarray:
     """Walk every row from its node ``leaf`` down ``tree`` (node arrays) to a leaf: rows that
@@ -104,7 +106,9 @@ def _in_memory_groups(X, y, qi, k, criterion, refine):
     "criterion,refine,k,local",
     [("gini", True, 20, None), ("entropy", False, 40, None), ("mondrian", False, 25, None),
      ("gini", True, 10, {"local_rows": 600}), ("mondrian", False, 10, {"local_cells": 1}),
-     ("entropy", False, 15, {"local_rows": 250})],
+     ("entropy", False, 15, {"local_rows": 250}),
+     # every refinement root finished in memory straight from the states (root_counts)
+     ("gini", True, 10, {"local_cells": 1, "local_rows": "auto"})],
 )
 def test_same_groups_as_in_memory_hist_tree(client, adult, criterion, refine, k, local):
     """Given the same bins, the distributed tree makes exactly the in-memory HistTree's groups
@@ -125,10 +129,10 @@ def test_same_groups_as_in_memory_hist_tree(client, adult, criterion, refine, k,
     if guide:
         tree, leaves = grow(client, states, spec.is_cat, spec.n_bins, spec.n_classes, k, criterion,
                             **opts)
-        groups, G, _ = compact(client, leaves, tree.n_nodes_)
+        groups, G, sizes = compact(client, leaves, tree.n_nodes_)
         if refine:
             rtree, leaves = grow(client, states, spec.is_cat, spec.n_bins, 1, k, "mondrian",
-                                 init=groups, n_roots=G, **opts)
+                                 init=groups, n_roots=G, root_counts=sizes, **opts)
             groups, G, _ = compact(client, leaves, rtree.n_nodes_)
     else:
         tree, leaves = grow(client, states, spec.is_cat, spec.n_bins, 1, k, "mondrian",
@@ -449,6 +453,34 @@ def test_a_task_that_kills_its_workers_is_one_line(adult, folder, tmp_path):
     assert not list(tmp_path.iterdir())
 
 
+@pytest.mark.parametrize("criterion,refine", [("gini", True), ("mondrian", False)])
+def test_local_subtrees_in_rounds_make_the_same_groups(client, adult, criterion, refine,
+                                                       monkeypatch):
+    """Rows gathered for the local subtrees and their leaves sent back in several rounds
+    (as when they do not fit Dask's in-memory shuffle at once): the in-memory groups."""
+    import anonml.dask._tree as T
+
+    monkeypatch.setattr(T, "rounds", lambda client, nbytes: 3)
+    X, y, qi = adult
+    k = 10
+    expected, enc, classes = _in_memory_groups(X, y, qi, k, criterion, refine)
+    spec = K.BinSpec.from_encoder(enc, None if classes is None else classes.astype(object))
+    parts = dd.from_pandas(X.assign(label=y.to_numpy()), npartitions=5).to_delayed()
+    guide = criterion != "mondrian"
+    states = client.compute([
+        dask.delayed(K.bin_partition)(p, spec, p["label"] if guide else None) for p in parts
+    ])
+    opts = {"local_cells": 1, "local_rows": "auto"}
+    tree, leaves = grow(client, states, spec.is_cat, spec.n_bins,
+                        spec.n_classes if guide else 1, k, criterion, **opts)
+    groups, G, sizes = compact(client, leaves, tree.n_nodes_)
+    if refine:
+        rtree, leaves = grow(client, states, spec.is_cat, spec.n_bins, 1, k, "mondrian",
+                             init=groups, n_roots=G, root_counts=sizes, **opts)
+        groups, G, _ = compact(client, leaves, rtree.n_nodes_)
+    np.testing.assert_array_equal(np.concatenate(client.gather(groups)), expected)
+
+
 @pytest.mark.parametrize("criterion,k,local", [
     ("gini", 10, {"local_rows": 600, "local_cells": None}),
     ("mondrian", 10, {"local_cells": 1, "local_rows": None}),
@@ -552,6 +584,16 @@ def test_local_cluster_workers_start_with_raised_malloc_thresholds(monkeypatch):
         env = client.run(lambda: {k: os.environ.get(k) for k in
                                   ("MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_",
                                    "OMP_NUM_THREADS")})
+        # the heap-trimming plugin runs on the worker; with a threshold every worker passes,
+        # it trims (at most once per pause)
+        (watching,) = client.run(lambda dask_worker: "anonml-heap-trim" in
+                                 dask_worker.periodic_callbacks).values()
+        assert watching
+        client.register_plugin(HeapTrim(fraction=1e-9, every=0.02, pause=0.05))
+        time.sleep(0.5)
+        (trims,) = client.run(
+            lambda dask_worker: dask_worker.plugins["anonml-heap-trim"].trims).values()
+        assert trims >= 2
     finally:
         cluster = client.cluster
         client.close()
@@ -563,3 +605,13 @@ def test_local_cluster_workers_start_with_raised_malloc_thresholds(monkeypatch):
     assert got["OMP_NUM_THREADS"] == "1"  # Dask's own pre-spawn variables still set
     assert dask.config.get("distributed.nanny.pre-spawn-environ") == before  # config restored
     assert os.environ["MALLOC_TRIM_THRESHOLD_"] == "65536"  # and this process's environment
+
+
+def test_heap_trim_is_due_above_its_fraction_and_pause():
+    """The plugin trims above its fraction of the memory limit, not twice within its pause,
+    and never without a limit."""
+    t = HeapTrim(fraction=0.65, pause=1.0)
+    assert t.due(rss=70, limit=100, now=10.0, last=0.0)
+    assert not t.due(rss=60, limit=100, now=10.0, last=0.0)
+    assert not t.due(rss=70, limit=100, now=10.5, last=10.0)
+    assert not t.due(rss=70, limit=0, now=10.0, last=0.0)

@@ -24,6 +24,7 @@ from anonml.cli import main  # noqa: E402
 from anonml.datasets import load_adult  # noqa: E402
 from anonml.encoding import TableEncoder  # noqa: E402
 from anonml.engine import _kernels as K  # noqa: E402
+from anonml.engine import _local as L  # noqa: E402
 from anonml.privacy import k_anonymity  # noqa: E402
 
 import anonml.dask as ad  # noqa: E402
@@ -326,13 +327,13 @@ def test_local_subtree_does_not_depend_on_the_order_of_its_rows():
     rows = pd.DataFrame({"__node": node, "__y": y, "__at": np.arange(n, dtype=np.int64),
                          **{f"__b{j}": B[:, j] for j in range(3)}})
     is_cat, n_bins = np.array([False, True, False]), np.array([8, 8, 8])
-    ref = K.local_subtree(rows, is_cat, n_bins, 10, "squared_error", None)
+    ref = L.local_subtree(rows, is_cat, n_bins, 10, "squared_error", None)
     t_ref = HistTree(10, None, "squared_error").fit(B, is_cat, n_bins, y, init=node)
     assert ref["feature"].size > 50
     raw_changed = 0
     for seed in range(1, 6):
         perm = np.random.default_rng(seed).permutation(n)
-        got = K.local_subtree(rows.iloc[perm], is_cat, n_bins, 10, "squared_error", None)
+        got = L.local_subtree(rows.iloc[perm], is_cat, n_bins, 10, "squared_error", None)
         for name in ("feature", "threshold", "left", "offset", "flat"):
             np.testing.assert_array_equal(got[name], ref[name])
         # every row keeps its leaf, whatever the order it came in

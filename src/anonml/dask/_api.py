@@ -25,8 +25,9 @@ from anonml.dask._guide import (check_guide, guide_summary, is_continuous, merge
 from anonml.dask._identifiers import (merge_flags, refuse_identifiers,
                                       unique_flags)
 from anonml.dask._merge import merge_for_model
-from anonml.dask._columns import (Read, _hold_qi, pick_reading, propose_reading,
-                                  write_reading)
+from anonml.dask._columns import (Read, _hold_qi, pick_binned_reading, pick_reading,
+                                  propose_reading, write_binned_reading, write_reading)
+from anonml.dask._reps import ReadPlan, _column_batches, _reps_table
 from anonml.dask._partio import _read_file, _write_task, worker_path  # noqa: F401
 from anonml.dask._tree import _put, compact, grow, tree_reduce
 from anonml.engine import _kernels as K
@@ -109,8 +110,10 @@ def local_cluster(
 
     The workers start with glibc's own trim and mmap thresholds instead of Dask's 64 kB trim
     threshold (:func:`anonml.dask._cluster.worker_malloc_env`): freed partition-sized arrays
-    are reused instead of handed back to the system and faulted in again. A cluster started
-    otherwise keeps its own settings (docs/dask.md).
+    are reused instead of handed back to the system and faulted in again; and with the
+    :class:`~anonml.dask._trim.HeapTrim` plugin, which gives the free heap back when a worker's
+    memory passes 65 % of its limit. A cluster started otherwise keeps its own settings
+    (docs/dask.md).
     """
     _, _, distributed = _require()
     n = int(n_workers or os.cpu_count() or 1)
@@ -150,7 +153,11 @@ def local_cluster(
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
-    return distributed.Client(cluster)
+    client = distributed.Client(cluster)
+    from anonml.dask._trim import HeapTrim
+
+    client.register_plugin(HeapTrim())  # free heap back to the system when memory is high
+    return client
 
 
 # -- input checks ------------------------------------------------------------------------------
@@ -216,36 +223,6 @@ def _merge_task(max_bins, *parts):
 
 def _bin_task(part, spec, label, pred):
     return K.bin_partition(part, spec, _guide(part, label, pred))
-
-
-_MERGED_KEYS = 32_000_000  # nonzero (group, bin) counts one reduction may hold (~0.5 GB)
-
-
-def _column_batches(n_rows: int, n_groups: int, n_bins: np.ndarray, n_classes: int,
-                    classes: bool = True) -> list:
-    """Columns of the per-group histograms reduced together: as many as keep the merged sparse
-    histogram under ``_MERGED_KEYS`` keys (at most one group x bin per row and column); the
-    class codes ("y") unless ``classes`` is False (a regression guide)."""
-    cols = ["y"][:classes] + list(range(len(n_bins)))
-    size = [min(n_rows, n_groups * n_classes)][:classes] + [
-        min(n_rows, n_groups * int(b)) for b in n_bins]
-    batches, cur, total = [], [], 0
-    for col, sz in zip(cols, size):
-        if cur and total + sz > _MERGED_KEYS:
-            batches.append(cur)
-            cur, total = [], 0
-        cur.append(col)
-        total += sz
-    return batches + [cur]
-
-
-def _reps_table(n_groups: int, qi: list, *picked: pd.DataFrame) -> pd.DataFrame:
-    reps = pd.concat(picked, ignore_index=True).sort_values("__group", kind="stable")
-    if reps.shape[0] != n_groups or not (reps["__group"].to_numpy() == np.arange(n_groups)).all():
-        raise RuntimeError(
-            f"internal error: {reps.shape[0]} representatives for {n_groups} groups; please report"
-        )
-    return reps[qi].reset_index(drop=True)
 
 
 # -- the driver --------------------------------------------------------------------------------
@@ -496,7 +473,7 @@ def anonymize_dataset(
             )
         meta = source._meta
         delayed_parts = source.to_delayed()
-        n_files = 0
+        n_files, files = 0, []
         names = list(source.columns)
 
         def parts_of(columns: list | None) -> list:
@@ -602,11 +579,12 @@ def anonymize_dataset(
                                 max_depth, progress=count_levels, stage="tree")
             groups, n_groups, sizes = compact(client, leaves, tree.n_nodes_)
             trees, first = [tree], None  # the grown trees, for a saved mapping
-            if refine == "mondrian":
-                trees, first = [tree, None], groups
+            if refine == "mondrian":  # the AG groups are kept for a saved mapping only
+                trees, first = [tree, None], groups if mapping_path is not None else None
                 rtree, leaves = grow(client, states, is_cat, n_bins, 1, k, "mondrian", None,
                                      init=groups, n_roots=n_groups, progress=count_levels,
-                                     stage="refine")
+                                     stage="refine", root_counts=sizes)
+                del groups
                 groups, n_groups, sizes = compact(client, leaves, rtree.n_nodes_)
                 trees[1] = rtree
         else:
@@ -647,18 +625,31 @@ def anonymize_dataset(
         # workers (a lost one is read again) for the proposals (numeric QIs; the categorical
         # ones are the bins), the picking of the winners' values and the write; else each of
         # these tasks reads the columns it needs
-        hold = _hold_qi(client, n_rows, len(qi))
+        # with a ReadPlan (anonml.dask._reps), the QIs the bins give are not read at all
+        other = [col for col in written if col not in set(qi)]
+        plan = ReadPlan.make(files, spec, summary, qi, categorical, other)
+        hold = plan is None and _hold_qi(client, n_rows, len(qi))
+        exact = () if plan is None else tuple(plan.exact)
         if hold:
             qi_parts = prop_parts = client.compute(parts_of(qi))
+        elif plan is not None:
+            prop_parts = reads_of(plan.propose) if plan.propose else [None] * len(states)
         else:  # the proposals read the numeric QIs only (the categorical ones are the bins)
             prop_parts = reads_of([c for c in qi if c not in set(categorical)] or qi[:1])
         cands = client.compute([  # a file read again is read in the task (run_reading)
-            dask.delayed(propose_reading, pure=False)(p, s, g, med, spec_f, qi, i)
+            dask.delayed(propose_reading, pure=False)(p, s, g, med, spec_f, qi, i, exact)
             for i, (p, s, g) in enumerate(zip(prop_parts, states, groups))])
         run_parts("representatives", cands)
         winners = tree_reduce(client, cands, K.merge_candidates)
-        picked = client.compute([dask.delayed(pick_reading, pure=False)(p, winners, i, qi)
-                                 for i, p in enumerate(qi_parts if hold else reads_of(qi))])
+        if plan is not None:
+            picked = client.compute([
+                dask.delayed(pick_binned_reading, pure=False)(p, s, winners, i, qi, spec_f,
+                                                              plan.exact)
+                for i, (p, s) in enumerate(zip(reads_of(plan.pick) if plan.pick else
+                                               [None] * len(states), states))])
+        else:
+            picked = client.compute([dask.delayed(pick_reading, pure=False)(p, winners, i, qi)
+                                     for i, p in enumerate(qi_parts if hold else reads_of(qi))])
         del prop_parts
         reps = client.submit(_reps_table, n_groups, qi, *picked, pure=False)
         client.wait([reps])
@@ -688,12 +679,15 @@ def anonymize_dataset(
         tmp.mkdir()
         del states
         # the QIs as the representatives stage read them; only the other columns read here
-        other = [col for col in written if col not in set(qi)]
-        if not hold:
+        if plan is not None:  # the QIs from the representatives alone (_write_binned)
+            qi_parts, rest = [None] * len(groups), reads_of(other)
+        elif not hold:
             qi_parts, rest = [None] * len(groups), reads_of(written)  # one read of each file
         else:
             rest = parts_of(other) if other else [None] * len(qi_parts)
         written = client.compute([
+            dask.delayed(write_binned_reading)(r, g, reps, plan.qi_meta, str(tmp), i, written)
+            if plan is not None else
             dask.delayed(write_reading)(qp, r, g, reps, qi, str(tmp), i, written)
             for i, (qp, r, g) in enumerate(zip(qi_parts, rest, groups))
         ])

@@ -25,7 +25,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["auto_local_rows", "n_threads", "pack_nodes", "shuffle_method", "shuffle_to"]
+__all__ = ["auto_local_rows", "n_threads", "pack_nodes", "rounds", "shuffle_budget",
+           "shuffle_method", "shuffle_to"]
 
 MAX_LOCAL_ROWS = 4_000_000  # the largest node grown in memory on one worker thread
 MIN_LOCAL_ROWS = 50_000
@@ -44,11 +45,9 @@ def n_threads(client: Any) -> int:
 TASKS_SHARE = 8  # Dask's in-memory task shuffle up to 1/8 of the workers' memory, else p2p
 
 
-def shuffle_method(client: Any, nbytes: int) -> str | None:
-    """``"tasks"`` (Dask's in-memory shuffle: about half the CPU of p2p's, measured on 5M rows
-    of 16 columns, BENCHMARKS.md "Dask cost, session 8") when ``nbytes`` is at most
-    1/``TASKS_SHARE`` of the workers' memory limits together; else None (Dask's default,
-    p2p, which keeps the shuffled rows on disk)."""
+def shuffle_budget(client: Any) -> int | None:
+    """The bytes a shuffle may move with Dask's in-memory task shuffle: 1/``TASKS_SHARE`` of
+    the workers' memory limits together; None when a limit is unknown."""
     try:
         limits = [w.get("memory_limit") or 0 for w in
                   getattr(client, "client", client).scheduler_info()["workers"].values()]
@@ -56,7 +55,27 @@ def shuffle_method(client: Any, nbytes: int) -> str | None:
         return None
     if not limits or min(limits) <= 0:
         return None
-    return "tasks" if nbytes * TASKS_SHARE <= sum(limits) else None
+    return int(sum(limits)) // TASKS_SHARE
+
+
+def shuffle_method(client: Any, nbytes: int) -> str | None:
+    """``"tasks"`` (Dask's in-memory shuffle: about half the CPU of p2p's, measured on 5M rows
+    of 16 columns, BENCHMARKS.md "Dask cost, session 8") when ``nbytes`` is at most
+    :func:`shuffle_budget`; else None (Dask's default, p2p, which keeps the shuffled rows on
+    disk)."""
+    budget = shuffle_budget(client)
+    return "tasks" if budget is not None and nbytes <= budget else None
+
+
+def rounds(client: Any, nbytes: int) -> int:
+    """In how many rounds to shuffle ``nbytes`` so that each fits :func:`shuffle_budget`
+    (with a tenth to spare; 1 when no budget is known): rows gathered round after round by
+    the in-memory shuffle cost a quarter to a half of the CPU of p2p's, through the disk
+    (BENCHMARKS.md, "Dask cost, session 8" and "session 9")."""
+    budget = shuffle_budget(client)
+    if not budget or nbytes <= budget:
+        return 1
+    return int(-(-int(nbytes) // int(0.9 * budget)))
 
 
 def auto_local_rows(n_rows: int, threads: int) -> int:

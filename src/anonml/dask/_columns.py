@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from anonml.dask._partio import _join_columns, _read_file, _write_task  # noqa: F401
+from anonml.dask._partio import (_join_columns, _read_file, _write_binned,  # noqa: F401
+                                 _write_task)
 
 __all__ = ["_hold_qi", "_join_columns", "Read", "run_reading", "propose_reading",
-           "pick_reading", "write_reading"]
+           "pick_reading", "write_reading", "pick_binned_reading", "write_binned_reading"]
 
 _QI_VALUE_BYTES = 16  # a QI value held by pandas, text included (Adult: 13.5; BENCHMARKS.md)
 
@@ -66,3 +67,15 @@ def pick_reading(*args: Any) -> Any:
 def write_reading(*args: Any) -> Any:
     """The engine's ``_write_task`` through :func:`run_reading`."""
     return run_reading(_write_task, *args)
+
+
+def pick_binned_reading(*args: Any) -> Any:
+    """:func:`~anonml.engine._kernels.pick_binned` through :func:`run_reading`."""
+    from anonml.engine._kernels import pick_binned
+
+    return run_reading(pick_binned, *args)
+
+
+def write_binned_reading(*args: Any) -> Any:
+    """The engine's ``_write_binned`` through :func:`run_reading`."""
+    return run_reading(_write_binned, *args)

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
 import pandas as pd
 
 from anonml._errors import InputError
 from anonml.engine import _kernels as K
 
-__all__ = ["_read_file", "worker_path", "_join_columns", "_write_task"]
+__all__ = ["_read_file", "worker_path", "_join_columns", "_write_task", "_write_binned"]
 
 
 def _read_file(path: str, columns: list | None, name: str | None = None) -> pd.DataFrame:
@@ -76,5 +77,23 @@ def _write_task(qi_part, rest, groups, reps, qi, folder, i, columns):
     part = _join_columns(qi_part, rest, qi, columns)
     out = K.recode_partition(part, groups, reps, qi)
     # no metadata of the input (pandas attrs, schema key-values): the columns and their types
+    write_parquet(out, os.path.join(folder, f"part.{i:05d}.parquet"))
+    return int(out.shape[0])
+
+
+def _write_binned(rest, groups, reps, qi_meta, folder, i, columns):
+    """Recode and write partition ``i`` without its QI columns: an output QI holds only its
+    group's representative value, cast to the column's dtype (``qi_meta``: the QIs, no row),
+    so only the other written columns are read (``rest``); the same frame as
+    :func:`_write_task` builds, in the dataset's column order, on ``rest``'s index."""
+    from anonml._output import write_parquet
+    from anonml.anonymize._pipeline import Recoding, recode_plan
+
+    qi = list(qi_meta.columns)
+    plan = recode_plan(qi_meta, qi, np.asarray(groups, dtype=np.int64), reps)
+    plan = Recoding(plan.groups, rest.index, plan.per_group)
+    qis = set(qi)
+    out = pd.DataFrame({c: plan.column(c) if c in qis else rest[c] for c in columns},
+                       index=rest.index, copy=False)
     write_parquet(out, os.path.join(folder, f"part.{i:05d}.parquet"))
     return int(out.shape[0])

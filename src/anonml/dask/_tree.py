@@ -19,7 +19,7 @@ Float sums depend on the order of their terms, so every reduction here adds its 
 fixed order, that of the partitions (:func:`tree_reduce` chunks the futures in list order and
 :func:`~anonml.engine._kernels.sum_arrays` adds them in argument order, never in order of
 completion), and the subtrees finished in memory sort their rows first
-(:func:`~anonml.engine._kernels.local_subtree`): a rerun on the same partitions grows the same
+(:func:`~anonml.engine._local.local_subtree`): a rerun on the same partitions grows the same
 tree, bit for bit. Against the in-memory tree, whose sums run in row order, a split whose gain
 ties another's to the last bits may differ; with targets whose sums are exact (e.g. multiples of
 1/4 of moderate size) the trees are identical (tests/dask/test_dask_regression.py).
@@ -32,9 +32,10 @@ from typing import Any, Callable
 import numpy as np
 
 from anonml.engine import _kernels as K
+from anonml.engine import _local as L
 from anonml.anonymize._hist_tree import TreeBuilder, choose_splits
 from anonml.dask._balance import (auto_local_rows, level_order, n_threads, pack_nodes,
-                                  shuffle_method, shuffle_to)
+                                  rounds, shuffle_method, shuffle_to)
 
 __all__ = ["tree_reduce", "grow", "GrownTree"]
 
@@ -89,7 +90,8 @@ def _put(client: Any, obj: Any) -> Any:
 def _start(state: K.PartState, init: np.ndarray | None, zero_y: bool) -> K.PartState:
     s = state.start(init)
     if zero_y:  # one class (integer codes, also in place of a regression guide's floats)
-        s = K.PartState(s.B, np.zeros(s.y.size, dtype=np.int8), s.local, s.leaf)
+        s = K.PartState(s.B, np.zeros(s.y.size, dtype=np.int8), s.local, s.leaf,
+                        shared=("B",))
     return s
 
 
@@ -180,7 +182,9 @@ def _launch_local(
     top = int(n_bins.max())
     bdtype = np.uint8 if top <= 256 else np.uint16 if top <= 65536 else np.int32
     ydtype = np.float64 if criterion == "squared_error" else np.int64
-    meta = pd.DataFrame({"__node": np.zeros(0, np.int64), "__y": np.zeros(0, ydtype),
+    with_y = criterion != "mondrian"  # Mondrian grows on the bins alone
+    meta = pd.DataFrame({"__node": np.zeros(0, np.int32 if loc.size < 2**31 else np.int64),
+                         **({"__y": np.zeros(0, ydtype)} if with_y else {}),
                          "__at": np.zeros(0, np.int64),
                          **{f"__b{j}": np.zeros(0, bdtype) for j in range(len(n_bins))},
                          "_partitions": np.zeros(0, np.int64)})
@@ -190,20 +194,67 @@ def _launch_local(
     out[at] = part
     loc_f, out_f = _put(client, loc), _put(client, out)
     if leaves is None:  # the frontier's nodes, by position
-        frames = [client.submit(K.active_rows, s, loc_f, i, out_f, pure=False)
+        frames = [client.submit(L.active_rows, s, loc_f, i, out_f, with_y, pure=False)
                   for i, s in enumerate(cur)]
     else:  # nodes set aside during the growth, by node id
-        frames = [client.submit(K.node_rows, s, lf, out_f, i, pure=False)
+        frames = [client.submit(L.node_rows, s, lf, out_f, i, with_y, pure=False)
                   for i, (s, lf) in enumerate(zip(cur, leaves))]
     rows = dd.from_delayed(frames, meta=meta, verify_meta=False)
-    row_bytes = len(n_bins) * np.dtype(bdtype).itemsize + 32  # bins, node, y, at, partition
-    method = shuffle_method(client, int(cnt[at].sum()) * row_bytes)
+    method = shuffle_method(client, int(cnt[at].sum()) * _row_bytes(n_bins, criterion))
     shuffled = shuffle_to(rows, "_partitions", n_out, method)
     subs = client.compute([
-        dask.delayed(K.local_subtree)(p, is_cat, n_bins, k, criterion, depth_left)
+        dask.delayed(L.local_subtree)(p, is_cat, n_bins, k, criterion, depth_left)
         for p in shuffled.to_delayed()
     ])
     return frontier.copy(), subs
+
+
+def _row_bytes(n_bins: np.ndarray, criterion: str) -> int:
+    """Bytes of a row shuffled to its local subtree: bins, node, class (not Mondrian's), place,
+    output partition."""
+    top = int(n_bins.max())
+    width = 1 if top <= 256 else 2 if top <= 65536 else 4
+    return len(n_bins) * width + 20 + 8 * (criterion != "mondrian")
+
+
+def _wait(client: Any, futures: list) -> None:
+    """Wait for ``futures``, checked (the engine's ``Watched`` client; a plain client's own
+    wait in the tests)."""
+    if hasattr(client, "wait"):
+        client.wait(futures)
+    else:
+        from distributed import wait
+
+        wait(futures)
+
+
+def _launch_rounds(client: Any, parts: list, frontier: np.ndarray, loc: np.ndarray,
+                   cnt: np.ndarray, is_cat: np.ndarray, n_bins: np.ndarray, k: int,
+                   criterion: str, threads: int, cap: int | None, leaves: list) -> list:
+    """:func:`_launch_local` of the nodes ``loc`` (set aside until the level-wise growth
+    ended) in :func:`~anonml.dask._balance.rounds`: runs of nodes of about equal rows, each
+    gathered by Dask's in-memory shuffle and its subtrees grown before the next round starts,
+    so that no round holds more rows than that shuffle's budget (one round, as before, when
+    they fit). Returns the ``launched`` entries (rows, frontier, subtree futures)."""
+    at = np.flatnonzero(loc)
+    rows = cnt[at]
+    total = int(rows.sum())
+    n_rounds = rounds(client, total * _row_bytes(n_bins, criterion))
+    if n_rounds == 1:
+        return [(total, *_launch_local(client, parts, frontier, loc, cnt, is_cat, n_bins, k,
+                                       criterion, None, threads, cap, leaves))]
+    cuts = np.searchsorted(np.cumsum(rows), total * np.arange(1, n_rounds) / n_rounds)
+    out = []
+    for sel in np.split(at, cuts):
+        if not sel.size:
+            continue
+        mark = np.zeros(loc.size, dtype=bool)
+        mark[sel] = True
+        front, subs = _launch_local(client, parts, frontier, mark, cnt, is_cat, n_bins, k,
+                                    criterion, None, threads, cap, leaves)
+        _wait(client, subs)  # this round's rows gathered and grown: the next round's may come
+        out.append((int(cnt[sel].sum()), front, subs))
+    return out
 
 
 def _children_counts(
@@ -245,6 +296,7 @@ def grow(
     stage: str = "tree",
     local_cells: int | None = 4_000_000,
     local_rows: int | str | None = "auto",
+    root_counts: np.ndarray | None = None,
 ) -> tuple[GrownTree, list]:
     """Grow a :class:`HistTree`-identical tree over partitions; return it and a future per
     partition holding each row's leaf node id.
@@ -264,24 +316,49 @@ def grow(
     numbered level by level (:func:`~anonml.dask._balance.level_order`), as if grown
     level-wise throughout: the node ids, hence the groups' numbers, do not depend on
     ``local_rows``, ``local_cells`` or the cluster.
+
+    ``root_counts`` (Mondrian with ``init`` only): the rows of each root, known to the caller
+    (the groups' sizes), so no pass counts them; when every root that may split is finished
+    in memory at once (AG's refinement of many leaves), the rows are gathered straight from
+    ``states`` and ``init``, with no level-wise state made for them.
     """
     mondrian = criterion == "mondrian"
     reg = criterion == "squared_error"
     C = 1 if mondrian else 2 if reg else int(n_classes)  # histogram width
+    builder = TreeBuilder(n_roots)
+    frontier = np.arange(n_roots)
+    T = None
+    if root_counts is not None and mondrian and init is not None:
+        T = np.asarray(root_counts, dtype=np.float64).reshape(n_roots, 1)
+    threads = n_threads(client)
+    if T is not None and max_depth is None and local_rows == "auto" and local_cells is not None \
+            and n_roots * int(n_bins.sum()) > local_cells:
+        # every root that may split is finished in memory (plan() below, first level)
+        if progress is not None:
+            progress(stage, 0, None)
+        cnt = T[:, 0]
+        loc = cnt >= 2 * k
+        if progress is not None:
+            progress(stage, 0, 0)
+        if not loc.any():
+            return GrownTree(builder, is_cat), list(init)
+        pack_cap = auto_local_rows(int(round(cnt.sum())), threads)
+        launched = _launch_rounds(client, states, frontier, loc, cnt, is_cat, n_bins, k,
+                                  criterion, threads, pack_cap, list(init))
+        return _graft(client, builder, is_cat, n_bins, n_roots, launched, len(states),
+                      list(init), progress, stage)
     cur = [
         client.submit(_start, s, None if init is None else init[i], mondrian, pure=False,
                       priority=_LEVEL)
         for i, s in enumerate(states)
     ]
-    builder = TreeBuilder(n_roots)
-    frontier = np.arange(n_roots)
-    T = client.gather(tree_reduce(
-        client,
-        [client.submit(K.node_class_counts, s, n_roots, C, pure=False, priority=_LEVEL)
-         for s in cur],
-        K.sum_arrays, priority=_LEVEL,
-    ))
-    threads = n_threads(client)
+    if T is None:
+        T = client.gather(tree_reduce(
+            client,
+            [client.submit(K.node_class_counts, s, n_roots, C, pure=False, priority=_LEVEL)
+             for s in cur],
+            K.sum_arrays, priority=_LEVEL,
+        ))
     pack_cap = local_rows
     if local_rows == "auto":  # level-wise while the histograms fit (local_cells), then subtrees
         # in partitions of about auto_local_rows / 2 rows at most
@@ -357,6 +434,7 @@ def grow(
                            for s in cur]
             Hh = client.gather(tree_reduce(client, counted, K.sum_arrays, priority=_LEVEL))
             counted = None
+        Hh = [np.asarray(h, dtype=np.float64) for h in Hh]  # exact counts, as before
         cur_H = []
         for f in range(len(n_bins)):
             if parent_H is None:
@@ -414,11 +492,21 @@ def grow(
         mark[ids] = True
         rows = np.zeros(n_nodes)
         rows[ids] = np.concatenate([c for _, c in aside])
-        launched.append((int(rows.sum()), *_launch_local(
-            client, cur, np.arange(n_nodes), mark, rows, is_cat, n_bins, k, criterion, None,
-            threads, pack_cap, leaves)))
+        launched += _launch_rounds(client, cur, np.arange(n_nodes), mark, rows, is_cat,
+                                   n_bins, k, criterion, threads, pack_cap, leaves)
     if not launched:
         return GrownTree(builder, is_cat), leaves
+    n_parts = len(cur)
+    del cur  # the level-wise states: not needed to graft (the subtrees hold their rows)
+    return _graft(client, builder, is_cat, n_bins, n_roots, launched, n_parts, leaves,
+                  progress, stage)
+
+
+def _graft(client: Any, builder: TreeBuilder, is_cat: np.ndarray, n_bins: np.ndarray,
+           n_roots: int, launched: list, n_parts: int, leaves: list,
+           progress: Callable | None, stage: str) -> tuple[GrownTree, list]:
+    """The tree with the local subtrees of ``launched`` grafted and numbered level by level,
+    and each row's leaf, per partition (``leaves``: the level-wise leaves)."""
     tree = _arrays(builder)
     n_subs = sum(len(subs) for _, _, subs in launched)
     done = 0
@@ -427,14 +515,14 @@ def grow(
     for _, front, subs in launched:
         # only the node arrays reach the client; every future checked (a cancelled one
         # raises, it is never taken for a subtree)
-        subtrees = client.gather([client.submit(K.subtree_arrays, s, pure=False) for s in subs])
+        subtrees = client.gather([client.submit(L.subtree_arrays, s, pure=False) for s in subs])
         done += len(subs)
         if progress is not None:
             progress(stage + " (local)", done, n_subs)
         tree, gids = _stitch(tree, front, subtrees)
         placed += [(s, g) for s, g in zip(subs, gids) if g is not None]
     del launched
-    leaves = _send_back(client, cur, leaves, placed, int(tree["feature"].size), n_local)
+    leaves = _send_back(client, n_parts, leaves, placed, int(tree["feature"].size), n_local)
     tree, new_id = level_order(tree, n_roots, n_bins)
     new_id_f = _put(client, new_id)
     leaves = [client.submit(_map_ids, lf, new_id_f, pure=False) for lf in leaves]
@@ -456,7 +544,7 @@ def _impure(T: np.ndarray) -> np.ndarray:
     return impure | np.isnan(tot2)
 
 
-def _send_back(client: Any, cur: list, leaves: list, placed: list, n_nodes: int,
+def _send_back(client: Any, n_parts: int, leaves: list, placed: list, n_nodes: int,
                n_rows: int = 0) -> list:
     """Each row's final node, per partition: the level-wise leaves, with the rows finished in
     local subtrees given the leaf that ``HistTree`` found for them, sent back to their partition
@@ -470,20 +558,28 @@ def _send_back(client: Any, cur: list, leaves: list, placed: list, n_nodes: int,
     dtype = np.int32 if n_nodes < 2**31 - 1 else np.int64
     meta = pd.DataFrame({"__part": np.zeros(0, np.int32), "__row": np.zeros(0, np.int32),
                          "__leaf": np.zeros(0, dtype), "_partitions": np.zeros(0, np.int64)})
-    frames = [client.submit(K.leaf_frame, s, _put(client, g), dtype, pure=False)
-              for s, g in placed]
-    n_out = max(1, len(cur))
-    # every row to the output partition of its own partition: one part per partition
-    back = shuffle_to(dd.from_delayed(frames, meta=meta, verify_meta=False), "_partitions", n_out,
-                      shuffle_method(client, n_rows * 24))  # part, row, leaf, partition
-    outs = client.compute(back.to_delayed())
-    held = client.gather([client.submit(K.parts_in, o, pure=False) for o in outs])
-    where: list = [[] for _ in cur]
-    for o, ps in zip(outs, held):
-        for p in ps.tolist():
-            where[p].append(o)
-    return [client.submit(K.assign_leaves, lf, i, *where[i], pure=False)
-            for i, lf in enumerate(leaves)]
+    n_out = max(1, n_parts)
+    # in rounds of subtrees (about equal rows each, balanced by pack_nodes) that fit Dask's
+    # in-memory shuffle, each round's leaves assigned before the next round is shuffled
+    n_rounds = min(len(placed), rounds(client, n_rows * 24))  # part, row, leaf, partition
+    for batch in np.array_split(np.arange(len(placed)), n_rounds):
+        frames = [client.submit(L.leaf_frame, placed[j][0], _put(client, placed[j][1]), dtype,
+                                pure=False) for j in batch.tolist()]
+        # every row to the output partition of its own partition: one part per partition
+        back = shuffle_to(dd.from_delayed(frames, meta=meta, verify_meta=False), "_partitions",
+                          n_out, shuffle_method(client, n_rows * 24 // n_rounds))
+        outs = client.compute(back.to_delayed())
+        held = client.gather([client.submit(L.parts_in, o, pure=False) for o in outs])
+        where: list = [[] for _ in range(n_parts)]
+        for o, ps in zip(outs, held):
+            for p in ps.tolist():
+                where[p].append(o)
+        leaves = [client.submit(L.assign_leaves, lf, i, *where[i], pure=False) if where[i]
+                  else lf for i, lf in enumerate(leaves)]
+        del frames, back, outs, where
+        if n_rounds > 1:
+            _wait(client, leaves)
+    return leaves
 
 
 def compact(client: Any, leaves: list, n_nodes: int) -> tuple[list, int, np.ndarray]:

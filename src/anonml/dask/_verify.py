@@ -1,7 +1,8 @@
 """Independent verification of a written dataset on the cluster.
 
-The equivalence classes are re-derived from the *written* Parquet files alone: k by a distributed
-groupby-count on the QI columns; l-diversity and t-closeness from the per-class counts of the
+The equivalence classes are re-derived from the *written* Parquet files alone: k from the
+classes' sizes counted file by file and added up by a tree reduction
+(:mod:`anonml.dask._classes`); l-diversity and t-closeness from the per-class counts of the
 sensitive value, after Dask's own shuffle on the QIs puts each class in one partition, with the
 same count kernels as the in-memory checks (:mod:`anonml.privacy._diversity`).
 """
@@ -68,10 +69,15 @@ def verify(
     """Check the written dataset at ``path``; return (smallest class, achieved l/t) or raise
     :class:`~anonml._errors.PrivacyViolationError`. Everything runs on ``client`` (a
     :class:`~anonml.dask._cluster.Watched` client), never on a default one."""
-    ddf = dd.read_parquet(path)
-    sizes = ddf[qi].groupby(qi, dropna=False).size(split_out=max(1, ddf.npartitions))
-    # the row count is the sum of the class sizes: one read of the files for both
-    n, smallest = (int(v) for v in client.gather(client.compute([sizes.sum(), sizes.min()])))
+    import os
+
+    from anonml.dask._classes import class_sizes
+
+    # the classes' sizes from each written file's distinct QI tuples (anonml.dask._classes);
+    # the row count is their sum: one read of the files for both
+    files = sorted(os.path.join(path, f) for f in os.listdir(path) if f.endswith(".parquet"))
+    sizes = class_sizes(client, files, qi)
+    n, smallest = int(sizes.sum()), int(sizes.min()) if sizes.size else 0
     if n_rows is not None and n != n_rows:
         raise PrivacyViolationError(
             f"internal error: the output holds {n} rows, not {n_rows}; nothing was written"
@@ -84,6 +90,7 @@ def verify(
     achieved: dict = {}
     if sensitive is None or (l is None and t is None):
         return smallest, achieved
+    ddf = dd.read_parquet(path)
     sub = ddf[qi + [sensitive]]
     vc = client.gather(client.compute(sub[sensitive].value_counts(dropna=False)))
     values = _value_order(vc)

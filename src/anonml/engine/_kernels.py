@@ -22,12 +22,7 @@ Steps (docs/dask.md):
 4. :func:`group_bin_counts` (sparse per-group histograms), :func:`group_medians`,
    :func:`propose_representatives` / :func:`merge_candidates` -- representatives by map-reduce.
 5. :func:`recode_partition` -- the output rows of a partition.
-6. :func:`active_rows`, :func:`local_subtree`, :func:`leaf_frame`, :func:`assign_leaves` -- nodes
-   small enough to finish in memory: their rows gathered by node (the engine's own shuffle),
-   their subtrees grown by ``HistTree``, which knows each row's leaf; the leaves sent back to
-   the rows' partitions by a second shuffle. (The tests' reference, in
-   tests/dask/test_dask_engine.py, routes rows down grafted subtrees instead, walking every
-   row level by level.)
+6. Nodes small enough to finish in memory: :mod:`anonml.engine._local`.
 
 Verification of the written table uses :func:`anonml.dask._verify.class_stats` and the count
 kernels of :mod:`anonml.privacy`; l/t merging uses :mod:`anonml.dask._merge`.
@@ -65,6 +60,8 @@ __all__ = [
     "propose_representatives",
     "merge_candidates",
     "pick_rows",
+    "binned_values",
+    "pick_binned",
     "recode_partition",
 ]
 
@@ -344,19 +341,30 @@ class PartState:
     local: np.ndarray | None = None
     leaf: np.ndarray | None = None
     hist: list | None = None  # a level's class histograms, set by route_histograms
+    #: ``B`` (and ``y``) are those of the binned state this one was routed from, which the
+    #: worker holds too: not counted again by :meth:`__sizeof__`
+    shared: tuple = ()
 
     def __sizeof__(self) -> int:
         """Bytes held, arrays included: what Dask's ``sizeof`` (which falls back to
         ``sys.getsizeof``) counts as this object's managed memory; without it a 2M-row state
-        (about 42 MB) counted as 56 bytes and the workers' memory looked unmanaged."""
-        arrays = [self.B, self.y, self.local, self.leaf, *(self.hist or [])]
+        (about 42 MB) counted as 56 bytes and the workers' memory looked unmanaged. The
+        arrays shared with the binned state (:attr:`shared`) count there only (counted in
+        every level's state too, a partition's bins counted twice)."""
+        arrays = [None if "B" in self.shared else self.B, None if "y" in self.shared else self.y,
+                  self.local, self.leaf, *(self.hist or [])]
         return object.__sizeof__(self) + sum(int(a.nbytes) for a in arrays if a is not None)
+
+    def __setstate__(self, state: dict) -> None:
+        """Unpickled (spilled, or moved to another worker): its arrays are its own now."""
+        self.__dict__.update(state)
+        self.shared = ()
 
     def start(self, init: np.ndarray | None) -> "PartState":
         """A fresh tree over these rows (from root 0, or from roots ``init``)."""
         n = self.y.size
         local = np.zeros(n, dtype=np.int32) if init is None else np.asarray(init, dtype=np.int32)
-        return PartState(self.B, self.y, local.copy(), local.copy())
+        return PartState(self.B, self.y, local.copy(), local.copy(), shared=("B", "y"))
 
 
 # -- 3. one tree level -------------------------------------------------------------------------
@@ -396,7 +404,7 @@ def _route(state: PartState, step: dict | None) -> tuple[PartState, np.ndarray |
             flat = step["flat"]
             go_left = np.where(cat, flat[np.where(cat, off + b, 0)], go_left)
         local[rows] = step["child"][pos] + (~go_left)
-    return PartState(state.B, state.y, local, leaf), rows
+    return PartState(state.B, state.y, local, leaf, shared=state.shared), rows
 
 
 def route_histograms(
@@ -437,7 +445,7 @@ def class_histograms(
     n_nodes: int,
 ) -> list[np.ndarray]:
     """Per feature, class counts per (node, bin) of this partition's rows, shape
-    (n_h, n_bins[f], n_classes), as float64. For a regression guide (float ``y``) the last axis
+    (n_h, n_bins[f], n_classes), as int32 (int64 past 2**31 rows). For a regression guide (float ``y``) the last axis
     is (count, sum of y), width 2, as the in-memory ``HistTree``'s regression histograms.
 
     With ``small_side`` (the frontier is sibling pairs 2p, 2p+1): only the rows of the smaller
@@ -470,11 +478,14 @@ def _histograms(
             out.append(np.stack([Hc, Hs], axis=2))
         return out
     base = node * n_classes
+    # counts of one partition in 32 bits (half the bytes to hold and send of float64; the
+    # reduction adds them in 64 bits, sum_arrays)
+    ctype = np.int32 if act.size < 2**31 else np.int64
     for f, nb in enumerate(np.asarray(n_bins).tolist()):
         idx = base * nb + y
         idx += np.multiply(state.B[act, f], n_classes, dtype=np.int64)
         H = np.bincount(idx, minlength=n_h * nb * n_classes)
-        out.append(H.reshape(n_h, nb, n_classes).astype(np.float64))
+        out.append(H.reshape(n_h, nb, n_classes).astype(ctype))
     return out
 
 
@@ -509,7 +520,9 @@ def sum_arrays(*parts: Any) -> Any:
     first = parts[0]
     if isinstance(first, list):
         return [sum_arrays(*[p[i] for p in parts]) for i in range(len(first))]
-    out = np.array(first, copy=True)
+    # integers (counts) add up in 64 bits, whatever the parts' width
+    out = np.array(first, dtype=np.int64 if first.dtype.kind in "iu" else first.dtype,
+                   copy=True)
     for p in parts[1:]:
         out += p
     return out
@@ -554,9 +567,13 @@ def merge_sparse(*parts: dict) -> dict:
     out = {}
     for key in parts[0]:
         k = np.concatenate([p[key][0] for p in parts])
-        c = np.concatenate([p[key][1] for p in parts])
-        uk, inv = np.unique(k, return_inverse=True)
-        out[key] = (uk, np.bincount(inv, weights=c, minlength=uk.size).astype(np.int64))
+        c = np.concatenate([p[key][1] for p in parts]).astype(np.int64, copy=False)
+        # the parts' keys are sorted runs: a stable sort (timsort) merges them, cheaper than
+        # np.unique's sort and inverse on the millions of keys of 10^5-10^6 groups
+        order = np.argsort(k, kind="stable")
+        k = k[order]
+        start = np.flatnonzero(np.r_[True, k[1:] != k[:-1]]) if k.size else order
+        out[key] = (k[start], np.add.reduceat(c[order], start) if k.size else c)
     return out
 
 
@@ -611,10 +628,12 @@ def assemble_medians(*parts: dict) -> dict:
 
 def propose_representatives(
     part: pd.DataFrame, state: PartState, groups: np.ndarray, medians: dict, spec: BinSpec,
-    qi: Sequence[Any], part_index: int,
+    qi: Sequence[Any], part_index: int, exact: Sequence[Any] = (),
 ) -> pd.DataFrame:
     """This partition's best candidate per group: the row closest to the group's median (among
-    the group's majority class when asked), with its distance and position, and its QI values."""
+    the group's majority class when asked), with its distance and position, and its QI values.
+    The numeric QIs in ``exact`` (:func:`binned_values`) are taken from the bins, not from
+    ``part`` (which may then be None or lack them): the same float64 values."""
     g = np.asarray(groups, dtype=np.int64)
     dist = np.zeros(g.size)
     cat = set(spec.categorical)
@@ -634,7 +653,9 @@ def propose_representatives(
                 mc = np.where(keys[at] == key, m[at], 0.0)
             dist += sumsq[g] - 2.0 * mc + 1.0
         else:
-            z = (part[c].to_numpy(dtype=np.float64) - spec.mean[c]) / spec.scale[c]
+            v = spec.bin_values[c][state.B[:, j]] if c in exact else \
+                part[c].to_numpy(dtype=np.float64)
+            z = (v - spec.mean[c]) / spec.scale[c]
             dist += (z - medians["num"][j][g]) ** 2
     if medians["majority"] is not None:
         dist = np.where(state.y == medians["majority"][g], dist, np.inf)
@@ -657,9 +678,21 @@ def merge_candidates(*parts: dict) -> dict:
     """Keep the best candidate per group: smallest distance, then first partition, first row
     (numbers only: the QI values of the winners are picked afterwards, :func:`pick_rows`)."""
     both = {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
-    order = np.lexsort((both["row"], both["part"], both["dist"], both["group"]))
-    g = both["group"][order]
-    keep = order[np.r_[True, g[1:] != g[:-1]]] if g.size else order
+    if not both["group"].size:
+        return both
+    # by group (the parts' groups are sorted runs: a stable sort merges them), then per group
+    # the smallest distance, and among those the smallest (partition, row): the first row of
+    # a lexsort by (group, dist, part, row), without its four sorts
+    order = np.argsort(both["group"], kind="stable")
+    g, d = both["group"][order], both["dist"][order]
+    start = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
+    size = np.diff(np.r_[start, g.size])
+    best = d == np.repeat(np.minimum.reduceat(d, start), size)
+    place = (both["part"][order].astype(np.int64) << np.int64(32)) | \
+        both["row"][order].astype(np.int64)
+    place = np.where(best, place, np.iinfo(np.int64).max)
+    first = np.repeat(np.minimum.reduceat(place, start), size)
+    keep = order[best & (place == first)]
     return {key: v[keep] for key, v in both.items()}
 
 
@@ -671,118 +704,61 @@ def pick_rows(part: pd.DataFrame, winners: dict, part_index: int, qi: Sequence[A
     return out
 
 
+def binned_values(spec: BinSpec, summary: dict, dtypes: dict) -> dict:
+    """The QIs whose every value is known from its bin, with the dtype to give them
+    (``dtypes``: each QI's pandas dtype, the same in every partition): a categorical QI of
+    bool or text (every category a ``str``) without missing values (its value is its code's
+    category), a numeric QI of a NumPy dtype binned by its distinct values (its value is its
+    bin's, ``spec.bin_values``; integers within 2**53, which float64 holds exactly; floats
+    without a zero, whose sign the distinct values do not keep). The representatives and the
+    recoding read the others only."""
+    out = {}
+    cat = set(spec.categorical)
+    for c in spec.columns:
+        dt = dtypes.get(c)
+        if dt is None or isinstance(dt, pd.CategoricalDtype):
+            continue
+        if c in cat:
+            if any(pd.isna(v) for v in summary["cat"][c].index):
+                continue
+            if dt == np.dtype(bool) or (pd.api.types.is_string_dtype(dt) and all(
+                    isinstance(v, str) for v in spec.categories[c])):
+                out[c] = dt
+            continue
+        d = summary["num"][c]["distinct"]
+        if d is None or not isinstance(dt, np.dtype) or dt.kind not in "iuf" or not d.size:
+            continue
+        if (dt.kind in "iu" and float(np.abs(d).max()) > 2.0**53) or (
+                dt.kind == "f" and (d == 0).any()):
+            continue
+        out[c] = dt
+    return out
+
+
+def pick_binned(part: pd.DataFrame | None, state: PartState, winners: dict, part_index: int,
+                qi: Sequence[Any], spec: BinSpec, exact: dict) -> pd.DataFrame:
+    """:func:`pick_rows` with the QIs of ``exact`` (:func:`binned_values`) from the bins and
+    the others from ``part`` (a read of those only; None when there are none): the same
+    values in the same dtypes."""
+    mine = winners["part"] == part_index
+    rows = winners["row"][mine]
+    cat = set(spec.categorical)
+    cols = {}
+    for j, c in enumerate(spec.columns):
+        if c in exact:
+            codes = state.B[rows, j].astype(np.intp)
+            vals = spec.categories[c][codes] if c in cat else spec.bin_values[c][codes]
+            cols[c] = pd.Series(vals).astype(exact[c])
+        else:
+            cols[c] = part[c].iloc[rows].reset_index(drop=True)
+    out = pd.DataFrame(cols)[list(qi)]
+    out.insert(0, "__group", winners["group"][mine])
+    return out
+
+
 # -- 5. recode ---------------------------------------------------------------------------------
 def recode_partition(part: pd.DataFrame, groups: np.ndarray, reps: pd.DataFrame, qi: Sequence[Any]) -> pd.DataFrame:
     """The output rows of a partition: QIs replaced by their group representative's values."""
     from anonml.anonymize._pipeline import recode
 
     return recode(part, qi, np.asarray(groups, dtype=np.int64), reps)
-
-
-# -- 3b. finishing small nodes locally ---------------------------------------------------------
-def active_rows(state: PartState, can: np.ndarray, part_index: int = 0,
-                out: np.ndarray | None = None) -> pd.DataFrame:
-    """The rows of the frontier nodes that may split (``can``, per frontier position): their
-    frontier position, class code and bins, as a frame that an engine's own shuffle can gather
-    by node (``"__node"``), with each row's place ``"__at"`` = partition << 32 | row, so that
-    its leaf can be sent back (:func:`local_subtree`, :func:`assign_leaves`). With ``out`` (per
-    frontier position), each row's output partition of the shuffle, ``"_partitions"``."""
-    if state.y.size >= 2**31:  # a row's position is sent back as 32 bits
-        raise InputError(f"a partition holds {state.y.size} rows, more than 2**31 - 1; split "
-                         "its file into smaller files")
-    act = np.flatnonzero(state.local >= 0)
-    act = act[can[state.local[act]]]
-    return _rows_frame(state, act, state.local[act], part_index, out)
-
-
-def node_rows(state: PartState, leaf: np.ndarray, out: np.ndarray, part_index: int = 0) -> pd.DataFrame:
-    """:func:`active_rows` of the rows whose node (``leaf``: each row's node id, from
-    :func:`finish`) has an output partition (``out``, per node id, -1: none), with
-    ``"__node"`` the node id: the nodes set aside by the level-wise growth, gathered in one
-    shuffle once it ends."""
-    leaf = np.asarray(leaf, dtype=np.int64)
-    out = np.asarray(out, dtype=np.int64)
-    act = np.flatnonzero(out[leaf] >= 0)
-    return _rows_frame(state, act, leaf[act], part_index, out)
-
-
-def _rows_frame(state: PartState, act: np.ndarray, node: np.ndarray, part_index: int,
-                out: np.ndarray | None) -> pd.DataFrame:
-    if state.y.size >= 2**31:  # a row's position is sent back as 32 bits
-        raise InputError(f"a partition holds {state.y.size} rows, more than 2**31 - 1; split "
-                         "its file into smaller files")
-    y = state.y[act]
-    cols = {"__node": node.astype(np.int64),
-            "__y": y if _regression(state) else y.astype(np.int64)}
-    cols["__at"] = (np.int64(part_index) << np.int64(32)) | act.astype(np.int64)
-    for j in range(state.B.shape[1]):
-        cols[f"__b{j}"] = state.B[act, j]
-    if out is not None:
-        cols["_partitions"] = np.asarray(out, dtype=np.int64)[node]
-    return pd.DataFrame(cols)
-
-
-def local_subtree(
-    rows: pd.DataFrame, is_cat: np.ndarray, n_bins: np.ndarray, k: int, criterion: str,
-    max_depth: int | None,
-) -> dict:
-    """Grow the subtrees of the frontier nodes whose rows are all in ``rows`` with the in-memory
-    :class:`~anonml.anonymize._hist_tree.HistTree` (the same splits as level-wise growth: every
-    node's split depends only on its own rows). Returns the subtree arrays, ``roots`` (the
-    frontier position of each root), and for each row its place ``at`` (:func:`active_rows`)
-    and its leaf in the subtree ``leaf`` (found while growing: ``HistTree.fit_apply``).
-
-    For ``"squared_error"`` the rows are first put in (node, y) order: the engine's shuffle
-    delivers them in an order that may change between runs, and float sums depend on the order
-    of their terms; in this order every histogram cell sums its targets in increasing order, so
-    a rerun grows the same subtree."""
-    from anonml.anonymize._hist_tree import HistTree
-
-    if criterion == "squared_error" and rows.shape[0]:
-        rows = rows.iloc[np.lexsort((rows["__y"].to_numpy(), rows["__node"].to_numpy()))]
-    roots, init = np.unique(rows["__node"].to_numpy(), return_inverse=True)
-    out: dict = {"roots": roots}
-    if roots.size == 0:
-        return out
-    B = np.column_stack([rows[f"__b{j}"].to_numpy() for j in range(len(n_bins))])
-    y = None if criterion == "mondrian" else rows["__y"].to_numpy()
-    t = HistTree(k, max_depth, criterion)
-    leaf = t.fit_apply(B, is_cat, n_bins, y, init=init)
-    out.update(feature=t.feature_, threshold=t.threshold_, left=t.children_left_,
-               right=t.children_right_, offset=t.offset_, flat=t.flat_,
-               at=rows["__at"].to_numpy(dtype=np.int64), leaf=leaf)
-    return out
-
-
-def subtree_arrays(sub: dict) -> dict:
-    """The node arrays of a :func:`local_subtree` result (what the client grafts), without the
-    rows' leaves (which stay on the workers)."""
-    return {key: v for key, v in sub.items() if key not in ("at", "leaf")}
-
-
-def leaf_frame(sub: dict, gid: np.ndarray | None, dtype: Any) -> pd.DataFrame:
-    """The rows of a :func:`local_subtree` result with their leaf's id in the grafted tree
-    (``gid``: subtree node -> tree node), by partition (``"__part"``) and row (``"__row"``)."""
-    if "at" not in sub or gid is None:
-        at, leaf = np.zeros(0, np.int64), np.zeros(0, np.int64)
-    else:
-        at, leaf = sub["at"], gid[sub["leaf"]]
-    part = (at >> np.int64(32)).astype(np.int32)
-    return pd.DataFrame({"__part": part, "__row": (at & np.int64(0xFFFFFFFF)).astype(np.int32),
-                         "__leaf": leaf.astype(dtype), "_partitions": part.astype(np.int64)})
-
-
-def parts_in(frame: pd.DataFrame) -> np.ndarray:
-    """The partitions whose rows ``frame`` (a part of :func:`leaf_frame`'s shuffle) holds."""
-    return np.unique(frame["__part"].to_numpy())
-
-
-def assign_leaves(leaf: np.ndarray, part_index: int, *frames: pd.DataFrame) -> np.ndarray:
-    """The final node of every row of partition ``part_index``: its node in the level-wise tree
-    (``leaf``, :func:`finish`), replaced for the rows finished in a local subtree by their leaf
-    there (``frames``: the parts of the shuffled :func:`leaf_frame` holding this partition)."""
-    node = np.asarray(leaf).astype(np.int64)
-    for f in frames:
-        mine = f["__part"].to_numpy() == part_index
-        node[f["__row"].to_numpy()[mine]] = f["__leaf"].to_numpy()[mine]
-    return node.astype(np.int32) if node.size and node.max() < 2**31 - 1 else node

@@ -1,0 +1,84 @@
+"""Free heap handed back to the system when a worker's memory is high (issue 21).
+
+:func:`anonml.dask.local_cluster` starts its workers with glibc's own trim and mmap thresholds
+(:func:`anonml.dask._cluster.worker_malloc_env`): arrays up to 32 MB come from the heap and
+freed ones are reused (10M rows in 35 s instead of 47, BENCHMARKS.md "Session 8, the merged
+main"). But glibc gives back only the free memory at the top of the heap; the holes left
+between live arrays stay in the process, and Dask counts them as unmanaged memory, which it
+cannot spill. On 100M rows (4 GB workers) a worker paused at 80 % of its limit with most of
+its 3.4 GB unmanaged and never resumed (BENCHMARKS.md, "Dask cost, session 9"). With this
+plugin and session 9's cuts of the memory held, both 100M runs finished and no worker paused
+(how often the plugin trimmed in them was not recorded).
+
+:class:`HeapTrim` is a worker plugin that checks the worker's resident memory every half
+second and, above ``fraction`` of its memory limit (0.65: below Dask's spill and pause
+thresholds, 0.7 and 0.8), calls glibc's ``malloc_trim(0)``, which returns every free page of
+every arena to the system, at most once a second. It runs on the worker's event loop, which
+a paused worker still runs, so a worker paused by freed memory is trimmed and resumes. On a
+system without glibc it does nothing.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from distributed.diagnostics.plugin import WorkerPlugin
+
+__all__ = ["HeapTrim"]
+
+
+class HeapTrim(WorkerPlugin):
+    """``malloc_trim(0)`` on a worker whose resident memory passes ``fraction`` of its limit.
+
+    Parameters
+    ----------
+    fraction : float, default 0.65
+        Of the worker's memory limit (no limit: the plugin does nothing).
+    every : float, default 0.5
+        Seconds between checks.
+    pause : float, default 1.0
+        Least seconds between two trims.
+    """
+
+    name = "anonml-heap-trim"
+
+    def __init__(self, fraction: float = 0.65, every: float = 0.5, pause: float = 1.0):
+        self.fraction, self.every, self.pause = float(fraction), float(every), float(pause)
+        self.trims = 0  # on the worker: how many times it trimmed
+
+    def due(self, rss: int, limit: int, now: float, last: float) -> bool:
+        """Whether to trim now: memory above the fraction, the last trim long enough ago."""
+        return bool(limit) and rss > self.fraction * limit and now - last >= self.pause
+
+    def setup(self, worker: Any) -> None:
+        import ctypes
+
+        try:
+            trim = ctypes.CDLL("libc.so.6").malloc_trim
+        except (OSError, AttributeError):  # not glibc: nothing to do
+            return
+        limit = int(getattr(getattr(worker, "memory_manager", None), "memory_limit", 0) or 0)
+        if limit <= 0:
+            return
+        import psutil
+        from tornado.ioloop import PeriodicCallback
+
+        proc = psutil.Process()
+        last = [0.0]
+
+        def check() -> None:
+            now = time.monotonic()
+            if self.due(proc.memory_info().rss, limit, now, last[0]):
+                trim(0)
+                last[0] = now
+                self.trims += 1
+
+        callback = PeriodicCallback(check, self.every * 1000)
+        worker.periodic_callbacks[self.name] = callback
+        callback.start()
+
+    def teardown(self, worker: Any) -> None:
+        callback = worker.periodic_callbacks.pop(self.name, None)
+        if callback is not None:
+            callback.stop()
