@@ -157,8 +157,10 @@ def run_dask(folder: Path, n_rows: int, workers: int, memory: str, k: int,
         try:  # how often anonml's heap-trimming plugin trimmed on each worker (local_cluster)
             trims = client.run(lambda dask_worker: getattr(
                 dask_worker.plugins.get("anonml-heap-trim"), "trims", None))
+            freed = client.run(lambda dask_worker: getattr(
+                dask_worker.plugins.get("anonml-heap-trim"), "freed", None))
         except Exception:  # noqa: BLE001 - an older anonml without the plugin
-            trims = {}
+            trims, freed = {}, {}
         cpu = sum(v for v in sampler.cpu.values())
         files = sorted(target.rglob("*.parquet"))
         return {
@@ -171,6 +173,7 @@ def run_dask(folder: Path, n_rows: int, workers: int, memory: str, k: int,
             "peak_spilled_bytes": spill.peak,
             "output_files": len(files), "output_bytes": sum(f.stat().st_size for f in files),
             "progress_events": len(stages), "heap_trims": list(trims.values()),
+            "heap_trim_freed_bytes": list(freed.values()),
         }
     finally:
         cluster = client.cluster

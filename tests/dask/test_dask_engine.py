@@ -615,3 +615,18 @@ def test_heap_trim_is_due_above_its_fraction_and_pause():
     assert not t.due(rss=60, limit=100, now=10.0, last=0.0)
     assert not t.due(rss=70, limit=100, now=10.5, last=10.0)
     assert not t.due(rss=70, limit=0, now=10.0, last=0.0)
+    assert not t.due(rss=70, limit=100, now=13.0, last=10.0, wait=4.0)
+    assert t.due(rss=70, limit=100, now=14.0, last=10.0, wait=4.0)
+
+
+def test_heap_trim_backs_off_while_trims_give_back_little():
+    """A trim that frees less than ``gain`` of the limit doubles the wait (up to
+    ``max_pause``); one that frees more brings it back to ``pause``."""
+    t = HeapTrim(pause=1.0, max_pause=16.0, gain=0.02)
+    limit = 4 * 2**30
+    wait = 1.0
+    for want in (2.0, 4.0, 8.0, 16.0, 16.0):
+        wait = t.next_wait(freed=10 * 2**20, limit=limit, wait=wait)
+        assert wait == want
+    assert t.next_wait(freed=200 * 2**20, limit=limit, wait=wait) == 1.0
+    assert HeapTrim(pause=2.0, max_pause=1.0).next_wait(0, limit, 2.0) == 2.0
