@@ -102,6 +102,19 @@ def _in_memory_groups(X, y, qi, k, criterion, refine):
     return groups, enc, classes
 
 
+def _binned_states(client, X, y, qi, k, criterion, refine):
+    """The in-memory groups, the bin spec, whether a guide is used, and the binned states of
+    five uneven partitions (futures on ``client``)."""
+    expected, enc, classes = _in_memory_groups(X, y, qi, k, criterion, refine)
+    spec = K.BinSpec.from_encoder(enc, None if classes is None else classes.astype(object))
+    parts = dd.from_pandas(X.assign(label=y.to_numpy()), npartitions=5).to_delayed()
+    guide = criterion != "mondrian"
+    states = client.compute([
+        dask.delayed(K.bin_partition)(p, spec, p["label"] if guide else None) for p in parts
+    ])
+    return expected, spec, guide, states
+
+
 @pytest.mark.parametrize(
     "criterion,refine,k,local",
     [("gini", True, 20, None), ("entropy", False, 40, None), ("mondrian", False, 25, None),
@@ -117,15 +130,8 @@ def test_same_groups_as_in_memory_hist_tree(client, adult, criterion, refine, k,
     node: the same groups, in the same numbers (the grafted tree is numbered level by level)."""
     opts = {"local_cells": None, "local_rows": None, **(local or {})}
     X, y, qi = adult
-    expected, enc, classes = _in_memory_groups(X, y, qi, k, criterion, refine)
+    expected, spec, guide, states = _binned_states(client, X, y, qi, k, criterion, refine)
     assert np.bincount(expected).min() >= k
-    spec = K.BinSpec.from_encoder(enc, None if classes is None else classes.astype(object))
-    ddf = dd.from_pandas(X.assign(label=y.to_numpy()), npartitions=5)
-    parts = ddf.to_delayed()
-    guide = criterion != "mondrian"
-    states = client.compute([
-        dask.delayed(K.bin_partition)(p, spec, p["label"] if guide else None) for p in parts
-    ])
     if guide:
         tree, leaves = grow(client, states, spec.is_cat, spec.n_bins, spec.n_classes, k, criterion,
                             **opts)
@@ -463,13 +469,7 @@ def test_local_subtrees_in_rounds_make_the_same_groups(client, adult, criterion,
     monkeypatch.setattr(T, "rounds", lambda client, nbytes: 3)
     X, y, qi = adult
     k = 10
-    expected, enc, classes = _in_memory_groups(X, y, qi, k, criterion, refine)
-    spec = K.BinSpec.from_encoder(enc, None if classes is None else classes.astype(object))
-    parts = dd.from_pandas(X.assign(label=y.to_numpy()), npartitions=5).to_delayed()
-    guide = criterion != "mondrian"
-    states = client.compute([
-        dask.delayed(K.bin_partition)(p, spec, p["label"] if guide else None) for p in parts
-    ])
+    expected, spec, guide, states = _binned_states(client, X, y, qi, k, criterion, refine)
     opts = {"local_cells": 1, "local_rows": "auto"}
     tree, leaves = grow(client, states, spec.is_cat, spec.n_bins,
                         spec.n_classes if guide else 1, k, criterion, **opts)
@@ -491,13 +491,7 @@ def test_local_subtree_leaves_sent_back_are_the_routed_leaves(client, adult, cri
     after a shuffle by partition) are exactly the nodes found by routing every row from its
     root down the grafted tree (``descend``, the engine's earlier way): the same node ids."""
     X, y, qi = adult
-    _, enc, classes = _in_memory_groups(X, y, qi, k, criterion, False)
-    spec = K.BinSpec.from_encoder(enc, None if classes is None else classes.astype(object))
-    parts = dd.from_pandas(X.assign(label=y.to_numpy()), npartitions=5).to_delayed()
-    guide = criterion != "mondrian"
-    states = client.compute([
-        dask.delayed(K.bin_partition)(p, spec, p["label"] if guide else None) for p in parts
-    ])
+    _, spec, guide, states = _binned_states(client, X, y, qi, k, criterion, False)
     C = spec.n_classes if guide else 1
     tree, leaves = grow(client, states, spec.is_cat, spec.n_bins, C, k, criterion, **local)
     arrays = {"feature": tree.feature_, "threshold": tree.threshold_, "offset": tree.offset_,
