@@ -662,3 +662,18 @@ def test_rows_spread_over_many_small_lists_are_found(data):
     tree.notes_ = [list(r) for r in num.to_numpy()[:8]] + [[1.0]]  # ragged: one list each
     found = training_records_in_model(tree, X)
     assert found["stores_training_records"] and "arrays (model.notes_[0]" in found["evidence"]
+
+
+def test_attributes_assigned_by_a_tuple_assignment_are_the_library_s():
+    """anonml's own classes may hold what their code assigns, however it is assigned: a
+    tuple assignment (``self.a_, self.b_ = ...``) names both attributes (a fitted anonymizer
+    sets ``min_class_size_`` that way), and nothing that is only read is allowed."""
+    from anonml import AccuracyGuidedAnonymizer, RTreeAnonymizer
+    from anonml.modelfile._attributes import _assigned_in_source, _assigned_targets
+
+    src = ("class A:\n    def f(self, other):\n        self.a_, (self.b_, *self.c_) = g()\n"
+           "        out.d_: int = 1\n        self.e_ += 1\n        other.f_ = 2\n"
+           "        x = self.g_\n")
+    assert _assigned_targets(src) == {"a_", "b_", "c_", "d_", "e_"}
+    for cls in (AccuracyGuidedAnonymizer, RTreeAnonymizer):
+        assert {"min_class_size_", "privacy_"} <= _assigned_in_source(cls)

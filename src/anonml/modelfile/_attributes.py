@@ -431,10 +431,43 @@ def _assigned_in_source(klass: type) -> set[str]:
         if not base.__module__.startswith("anonml."):
             continue
         try:
-            names |= set(_ASSIGN_RE.findall(inspect.getsource(base)))
+            source = inspect.getsource(base)
         except (OSError, TypeError):
             continue
+        names |= set(_ASSIGN_RE.findall(source)) | _assigned_targets(source)
     return names - set(PER_ROW_ATTRIBUTES)
+
+
+def _assigned_targets(source: str) -> set[str]:
+    """The attributes of ``self``/``out``/``obj`` that ``source`` assigns, read from its syntax
+    tree: also the targets the line pattern misses, such as the names of a tuple assignment
+    (``self.a_, self.b_ = ...``)."""
+    import ast
+    import textwrap
+
+    try:
+        tree = ast.parse(textwrap.dedent(source))
+    except SyntaxError:
+        return set()
+    names: set[str] = set()
+
+    def collect(target: ast.AST) -> None:
+        if isinstance(target, (ast.Tuple, ast.List)):
+            for t in target.elts:
+                collect(t)
+        elif isinstance(target, ast.Starred):
+            collect(target.value)
+        elif (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)
+              and target.value.id in ("self", "out", "obj")):
+            names.add(target.attr)
+
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            for t in node.targets:
+                collect(t)
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+            collect(node.target)
+    return names
 
 
 def _init_params(klass: type) -> list[str]:
