@@ -7,8 +7,9 @@ main"). But glibc gives back only the free memory at the top of the heap; the ho
 between live arrays stay in the process, and Dask counts them as unmanaged memory, which it
 cannot spill. On 100M rows (4 GB workers) a worker paused at 80 % of its limit with most of
 its 3.4 GB unmanaged and never resumed (BENCHMARKS.md, "Dask cost, session 9"). With this
-plugin and session 9's cuts of the memory held, both 100M runs finished and no worker paused
-(how often the plugin trimmed in them was not recorded).
+plugin and session 9's cuts of the memory held, every 100M run since finished and no worker
+paused; the trims there gave back 570-600 MB each on average (BENCHMARKS.md, "Session 9, the
+merged main").
 
 :class:`HeapTrim` is a worker plugin that checks the worker's resident memory every half
 second and, above ``fraction`` of its memory limit (0.65: below Dask's spill and pause
@@ -19,10 +20,10 @@ system without glibc it does nothing.
 
 A trim that gives back little (less than ``gain`` of the limit) means the memory above the
 fraction is live, not freed: the next trim then waits twice as long, up to ``max_pause``
-seconds, and a trim that gives back more brings the wait back to ``pause``. Without this the
-workers of a 100M-row run, whose live data sit near 65 % of the limit during the AG tree's
-levels, trimmed about once a second (90 and 99 trims), each time handing back pages that the
-next level faulted in again.
+seconds, and a trim that gives back more brings the wait back to ``pause``, so a worker whose
+live data sit above the fraction is not trimmed every second for nothing. (At 100M rows the
+trims were not futile: with the back-off 32 and 43 trims per worker, against 38 and 58
+without.)
 """
 
 from __future__ import annotations
@@ -77,11 +78,10 @@ class HeapTrim(WorkerPlugin):
         return min(max(wait, self.pause) * 2, self.max_pause)
 
     def setup(self, worker: Any) -> None:
-        import ctypes
+        from anonml._utils import _glibc
 
-        try:
-            trim = ctypes.CDLL("libc.so.6").malloc_trim
-        except (OSError, AttributeError):  # not glibc: nothing to do
+        trim = _glibc("malloc_trim")  # (the in-memory fit's hand-backs use the same)
+        if not trim:  # not glibc: nothing to do
             return
         limit = int(getattr(getattr(worker, "memory_manager", None), "memory_limit", 0) or 0)
         if limit <= 0:
