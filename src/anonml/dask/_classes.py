@@ -23,22 +23,15 @@ import pandas as pd
 
 __all__ = ["file_classes", "merge_classes", "class_sizes"]
 
-_RADIX_LIMIT = 2**62
-
-
 def _tuple_keys(codes: list[np.ndarray], widths: list[int]) -> np.ndarray:
-    """One int64 per row, equal exactly when all its codes are (mixed radix, re-numbered
-    densely whenever the next column would overflow)."""
-    n = codes[0].size if codes else 0
-    key = np.zeros(n, dtype=np.int64)
+    """One int64 per row, equal exactly when all its codes are (the mixed-radix fold of
+    :func:`anonml.privacy._k_anonymity.fold_codes`, as the in-memory check's classes)."""
+    from anonml.privacy._k_anonymity import fold_codes
+
+    key = np.zeros(codes[0].size if codes else 0, dtype=np.int64)
     span = 1
     for c, w in zip(codes, widths):
-        if span * w >= _RADIX_LIMIT:
-            _, key = np.unique(key, return_inverse=True)
-            key = key.astype(np.int64).reshape(-1)
-            span = int(key.max()) + 1 if n else 1
-        key = key * w + c
-        span *= w
+        key, span = fold_codes(key, span, c, w)
     return key
 
 

@@ -52,7 +52,6 @@ def _reps_table(n_groups: int, qi: list, *picked: pd.DataFrame) -> pd.DataFrame:
     return reps[qi].reset_index(drop=True)
 
 
-
 def qi_dtypes(files: list, qi: list) -> dict | None:
     """Each QI's pandas dtype when it is the same in every file and none is a category, else
     None (the columns are then read as before). Reads the files' footers only."""

@@ -54,22 +54,31 @@ def _classes(frame: pd.DataFrame, qi: list,
     n_combined = 1
     for col in qi:
         codes, card = _column_codes(frame[col])
-        card = max(card, 1)
-        if n_combined * card > _MAX_CODE:  # keep the mixed code from overflowing
-            combined, uniq = pd.factorize(combined)
-            combined = combined.astype(np.int64, copy=False)
-            n_combined = len(uniq)
-        # in place: one column's codes and the mixed code alive, no n-row temporaries
-        combined *= card
-        combined += codes
+        combined, n_combined = fold_codes(combined, n_combined, codes, card)
         del codes
-        n_combined *= card
         if after_column is not None:
             after_column()
     class_of_row, uniq = pd.factorize(combined)
     del combined
     sizes = np.bincount(class_of_row, minlength=len(uniq))
     return class_of_row.astype(np.int64, copy=False), sizes
+
+
+def fold_codes(combined: np.ndarray, n_combined: int, codes: np.ndarray,
+               card: int) -> tuple[np.ndarray, int]:
+    """Fold one column's ``codes`` (0 .. ``card`` - 1) into the mixed-radix code ``combined``
+    of the columns before it (``n_combined`` distinct values at most): equal exactly when the
+    rows are equal in every column folded. ``combined`` (int64) is updated in place (one
+    column's codes and the mixed code alive, no n-row temporaries), renumbered first when the
+    next column could overflow it. Returns the code and its new bound."""
+    card = max(int(card), 1)
+    if n_combined * card > _MAX_CODE:  # keep the mixed code from overflowing
+        combined, uniq = pd.factorize(combined)
+        combined = combined.astype(np.int64, copy=False)
+        n_combined = len(uniq)
+    combined *= card
+    combined += codes
+    return combined, n_combined * card
 
 
 def _column_codes(column: pd.Series) -> tuple[np.ndarray, int]:
