@@ -26,6 +26,7 @@ from anonml._errors import InputError
 from anonml._utils import check_int
 from anonml.anonymize._base import BaseAnonymizer
 from anonml.anonymize._hist_tree import HistTree
+from anonml.privacy._k_anonymity import fold_codes
 
 __all__ = ["AccuracyGuidedAnonymizer"]
 
@@ -374,10 +375,10 @@ def _distinct_rows(encoder: Any, frame: pd.DataFrame,
     row's pair, and each pair's number of rows (float64, as sample weights).
 
     Rows are keyed by their numeric ranks and category codes (what the one-hot matrix is a
-    function of), combined column by column into one integer (re-numbered by
-    ``pd.factorize`` before it could overflow)."""
+    function of), combined column by column into one integer
+    (:func:`anonml.privacy._k_anonymity.fold_codes`, re-numbered before it could overflow)."""
     n = frame.shape[0]
-    key = np.asarray(y, dtype=np.int64)
+    key = np.array(y, dtype=np.int64)  # (a copy: folded in place)
     card = int(key.max()) + 1 if n else 1
     cat = set(encoder.categorical)
     for c in encoder.columns:
@@ -385,11 +386,7 @@ def _distinct_rows(encoder: Any, frame: pd.DataFrame,
             v, m = encoder.codes(frame, c), encoder.cats_[c].n_codes + 1
         else:  # the fit frame's values are all seen: whole ranks
             v, m = encoder.ranks(frame, c).astype(np.int64), encoder.values_[c].size
-        if card * m >= 2**62:
-            key, uniques = pd.factorize(key)
-            card = len(uniques)
-        key = key * m + v
-        card *= m
+        key, card = fold_codes(key, card, v, m)
     inverse, uniques = pd.factorize(key)
     inverse = np.asarray(inverse, dtype=np.int64)
     first = np.empty(len(uniques), dtype=np.int64)
