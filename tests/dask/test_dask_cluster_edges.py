@@ -189,3 +189,26 @@ def test_relative_paths_from_another_folder_than_the_workers(cluster, tmp_path) 
     line = _one_line(bad.returncode, bad.stderr)
     assert "Parquet file 'data/part-1.parquet' could not be read" in line, line
     assert not (tmp_path / "out2").exists()
+
+
+def test_results_lost_after_they_finished_are_one_line(cluster) -> None:
+    """Every task finished, then every worker died before the results were fetched (the race
+    in which ``anonml transform`` had mapped all its files when the kill landed, and the
+    fetch of the row counts waited for ever for a worker to recompute them): the gather
+    notices the empty cluster and raises ClusterError after ``no_workers_timeout``."""
+    import operator
+    import time
+
+    from anonml.dask._cluster import ClusterError, Watched
+
+    cluster.ensure(2)
+    watched = Watched(cluster.client, 3.0)
+    futures = [cluster.client.submit(operator.mul, i, 2, pure=False) for i in range(6)]
+    watched.wait(futures)
+    assert all(f.status == "finished" for f in futures)
+    _kill_all(cluster)()
+    started = time.monotonic()
+    with pytest.raises(ClusterError, match="no worker for 3 s"):
+        watched.gather(futures)
+    assert time.monotonic() - started < 60
+    cluster.ensure(2)  # for the tests after this one

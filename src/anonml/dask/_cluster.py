@@ -138,14 +138,27 @@ class Watched:
 
     def gather(self, futures: Any) -> Any:
         """The results of a future or a list of futures, once each is checked."""
+        from distributed import TimeoutError as DaskTimeout
+
         single = not isinstance(futures, (list, tuple))
         items = [futures] if single else list(futures)
-        self.wait(items)
-        try:
-            out = self.client.gather(items)
-        except lost_types() as err:
-            raise self.lost(err) from None
-        return out[0] if single else out
+        limit = _POLL
+        while True:
+            self.wait(items)
+            # A result can be lost between the wait and the fetch (its worker died): Dask then
+            # recomputes it, and a plain gather waits for a worker for ever. The fetch is
+            # bounded, and each time-out checks the cluster and waits again; a fetch that is
+            # merely slow (every future still finished) gets twice the time.
+            try:
+                out = self.client.sync(self.client._gather, items, callback_timeout=limit)
+            except (DaskTimeout, TimeoutError):
+                self._check_workers()
+                if all(f.status == "finished" for f in items):
+                    limit *= 2
+                continue
+            except lost_types() as err:
+                raise self.lost(err) from None
+            return out[0] if single else out
 
 
 def _cancelled(future: Any) -> BaseException:
