@@ -50,6 +50,8 @@ STAGE_OF = {
     "group_medians": "representatives", "assemble_medians": "representatives",
     "propose_representatives": "representatives", "merge_candidates": "representatives",
     "pick_rows": "representatives", "_reps_table": "representatives",
+    "group_rows_reading": "representatives", "range_candidates": "representatives",
+    "concat_candidates": "representatives",
     "group_stats": "representatives", "merge_group_stats": "representatives",
     "reps_from_stats": "representatives",
     "_write_task": "write", "write_reading": "write",

@@ -26,8 +26,8 @@ from anonml.dask._identifiers import (merge_flags, refuse_identifiers,
                                       unique_flags)
 from anonml.dask._merge import merge_for_model
 from anonml.dask._columns import (Read, _hold_qi, pick_binned_reading, pick_reading,
-                                  propose_reading, write_binned_reading, write_reading)
-from anonml.dask._reps import ReadPlan, _column_batches, _reps_table
+                                  write_binned_reading, write_reading)
+from anonml.dask._reps import ReadPlan, _reps_table, representatives
 from anonml.dask._partio import _read_file, _write_task, worker_path  # noqa: F401
 from anonml.dask._tree import _put, compact, grow, tree_reduce
 from anonml.engine import _kernels as K
@@ -603,28 +603,17 @@ def anonymize_dataset(
             raise RuntimeError(f"internal error: a group of {int(sizes.min())} < k={k} rows; please report")
         seconds["tree"] = time.perf_counter() - t0
 
-        # ---- 3. representatives by map-reduce
+        # ---- 3. representatives, by ranges of groups
         t0 = time.perf_counter()
         # the in-memory default: the majority class's medoid when there are labels (AG's guide,
         # Mondrian's label=), else the medoid
         # (a regression guide has no majority class: the medoid, as in memory)
         rule = "majority_medoid" if (label is not None or model is not None) and not \
             spec.regression else "medoid"
-        sizes_f = _put(client, np.asarray(sizes, dtype=np.int64))
-        med_parts = []
-        for batch in _column_batches(n_rows, n_groups, n_bins, spec.n_classes,
-                                     not spec.regression):
-            counts = tree_reduce(client, [
-                client.submit(K.group_bin_counts, s, g, n_bins, spec.n_classes, batch, pure=False)
-                for s, g in zip(states, groups)
-            ], K.merge_sparse)
-            med_parts.append(client.submit(K.group_medians, counts, spec_f, n_groups, rule,
-                                           sizes_f, pure=False))
-        med = client.submit(K.assemble_medians, *med_parts, pure=False)
         # when they fit (_hold_qi), the QI columns are read once per partition and kept on the
-        # workers (a lost one is read again) for the proposals (numeric QIs; the categorical
-        # ones are the bins), the picking of the winners' values and the write; else each of
-        # these tasks reads the columns it needs
+        # workers (a lost one is read again) for the representatives (numeric QIs; the
+        # categorical ones are the bins), the picking of the winners' values and the write;
+        # else each of these tasks reads the columns it needs
         # with a ReadPlan (anonml.dask._reps), the QIs the bins give are not read at all
         other = [col for col in written if col not in set(qi)]
         plan = ReadPlan.make(files, spec, summary, qi, categorical, other)
@@ -634,13 +623,12 @@ def anonymize_dataset(
             qi_parts = prop_parts = client.compute(parts_of(qi))
         elif plan is not None:
             prop_parts = reads_of(plan.propose) if plan.propose else [None] * len(states)
-        else:  # the proposals read the numeric QIs only (the categorical ones are the bins)
+        else:  # the representatives read the numeric QIs only (the categorical ones are the bins)
             prop_parts = reads_of([c for c in qi if c not in set(categorical)] or qi[:1])
-        cands = client.compute([  # a file read again is read in the task (run_reading)
-            dask.delayed(propose_reading, pure=False)(p, s, g, med, spec_f, qi, i, exact)
-            for i, (p, s, g) in enumerate(zip(prop_parts, states, groups))])
-        run_parts("representatives", cands)
-        winners = tree_reduce(client, cands, K.merge_candidates)
+        # each group's medians and closest record from all its rows, by ranges of groups
+        winners = representatives(client, states, groups, prop_parts, spec, spec_f, sizes,
+                                  rule, qi, exact,
+                                  tick=lambda done, total: tick("representatives", done, total))
         if plan is not None:
             picked = client.compute([
                 dask.delayed(pick_binned_reading, pure=False)(p, s, winners, i, qi, spec_f,
@@ -653,7 +641,7 @@ def anonymize_dataset(
         del prop_parts
         reps = client.submit(_reps_table, n_groups, qi, *picked, pure=False)
         client.wait([reps])
-        del counts, med, med_parts, cands, winners, picked  # qi_parts: kept for the write
+        del winners, picked  # qi_parts: kept for the write
         seconds["representatives"] = time.perf_counter() - t0
         if mapping_path is not None:  # the routing of the training rows, for new rows
             from anonml.dask._mapping import build_mapping, save_mapping as _save

@@ -9,7 +9,7 @@ from typing import Any
 from anonml.dask._partio import (_join_columns, _read_file, _write_binned,  # noqa: F401
                                  _write_task)
 
-__all__ = ["_hold_qi", "_join_columns", "Read", "run_reading", "propose_reading",
+__all__ = ["_hold_qi", "_join_columns", "Read", "run_reading", "group_rows_reading",
            "pick_reading", "write_reading", "pick_binned_reading", "write_binned_reading"]
 
 _QI_VALUE_BYTES = 16  # a QI value held by pandas, text included (Adult: 13.5; BENCHMARKS.md)
@@ -50,11 +50,11 @@ def run_reading(func: Any, *args: Any) -> Any:
 
 # the engine's tasks that may read their partition (their names are the task names in Dask's
 # task stream: benchmarks/profile_dask_stages.py sorts them into stages)
-def propose_reading(*args: Any) -> Any:
-    """:func:`~anonml.engine._kernels.propose_representatives` through :func:`run_reading`."""
-    from anonml.engine._kernels import propose_representatives
+def group_rows_reading(*args: Any) -> Any:
+    """:func:`~anonml.engine._ranges.group_rows` through :func:`run_reading`."""
+    from anonml.engine._ranges import group_rows
 
-    return run_reading(propose_representatives, *args)
+    return run_reading(group_rows, *args)
 
 
 def pick_reading(*args: Any) -> Any:

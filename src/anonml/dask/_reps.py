@@ -20,27 +20,81 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["qi_dtypes", "ReadPlan"]
+__all__ = ["qi_dtypes", "ReadPlan", "range_starts", "representatives"]
 
-_MERGED_KEYS = 32_000_000  # nonzero (group, bin) counts one reduction may hold (~0.5 GB)
+#: bytes a row takes in the shuffle of the representatives besides its bins and raw values:
+#: group (4-8), class code (4), place (8), output partition (8)
+_ROW_BYTES = 28
 
 
-def _column_batches(n_rows: int, n_groups: int, n_bins: np.ndarray, n_classes: int,
-                    classes: bool = True) -> list:
-    """Columns of the per-group histograms reduced together: as many as keep the merged sparse
-    histogram under ``_MERGED_KEYS`` keys (at most one group x bin per row and column); the
-    class codes ("y") unless ``classes`` is False (a regression guide)."""
-    cols = ["y"][:classes] + list(range(len(n_bins)))
-    size = [min(n_rows, n_groups * n_classes)][:classes] + [
-        min(n_rows, n_groups * int(b)) for b in n_bins]
-    batches, cur, total = [], [], 0
-    for col, sz in zip(cols, size):
-        if cur and total + sz > _MERGED_KEYS:
-            batches.append(cur)
-            cur, total = [], 0
-        cur.append(col)
-        total += sz
-    return batches + [cur]
+def range_starts(sizes: np.ndarray, n_out: int) -> np.ndarray:
+    """The first group of each of ``n_out`` ranges of consecutive groups of about equal rows
+    (``sizes``: rows per group); fewer ranges when groups are larger than a share."""
+    cum = np.cumsum(np.asarray(sizes, dtype=np.int64))
+    total = int(cum[-1]) if cum.size else 0
+    cuts = np.searchsorted(cum, total * np.arange(1, max(1, n_out)) / max(1, n_out), "right")
+    return np.unique(np.r_[0, cuts[cuts < cum.size]]).astype(np.int64)
+
+
+def representatives(client: Any, states: list, groups: list, parts: list, spec: Any,
+                    spec_f: Any, sizes: np.ndarray, rule: str, qi: list, exact: tuple,
+                    tick: Any = None) -> Any:
+    """A future of the winners ``{"group", "dist", "part", "row"}`` (one per group, in group
+    order) by ranges of groups (:mod:`anonml.engine._ranges`): every partition's rows sent by
+    Dask's own shuffle to the partition of their group's range, where each group's medians
+    and closest record are found from all its rows. ``parts``: per partition, its frame (or a
+    :class:`~anonml.dask._columns.Read`) of the numeric QIs whose bins are not exact, or None
+    when there are none. In rounds of whole ranges that fit Dask's in-memory shuffle
+    (:func:`~anonml.dask._balance.rounds`); ``tick(done, total)`` after each range."""
+    import dask
+    import dask.dataframe as dd
+
+    from anonml.dask._balance import (auto_local_rows, n_threads, rounds, shuffle_method,
+                                      shuffle_to)
+    from anonml.dask._columns import group_rows_reading
+    from anonml.dask._tree import _put, _wait
+    from anonml.engine import _ranges as R
+
+    sizes = np.asarray(sizes, dtype=np.int64)
+    n_groups, n_rows = int(sizes.size), int(sizes.sum())
+    cat = set(spec.categorical)
+    raw = [c for c in spec.columns if c not in cat and c not in set(exact)]
+    with_y = rule == "majority_medoid"
+    width = np.dtype(R._bins_dtype(spec.n_bins)).itemsize
+    row_bytes = _ROW_BYTES + len(spec.columns) * width + 8 * len(raw)
+    threads = n_threads(client)
+    # ranges of about half the rows of a local subtree's partition (the same memory bound),
+    # at least four per worker thread
+    share = max(1, auto_local_rows(n_rows, threads) // 2)
+    starts = range_starts(sizes, max(4 * threads, -(-n_rows // share)))
+    n_ranges = starts.size
+    stops = np.r_[starts[1:], n_groups]
+    n_rounds = min(n_ranges, rounds(client, n_rows * row_bytes))
+    meta = R.group_rows_meta(spec.n_bins, raw, with_y, n_groups)
+    out: list = []
+    for sel in np.array_split(np.arange(n_ranges), n_rounds):
+        first, last = int(sel[0]), int(sel[-1])
+        lo, hi = int(starts[first]), int(stops[last])
+        starts_f = _put(client, starts[first:last + 1].copy())
+        frames = [dask.delayed(group_rows_reading, pure=False)(
+            p, s, g, starts_f, hi, i, raw, with_y) for i, (p, s, g) in
+            enumerate(zip(parts, states, groups))]
+        rows = dd.from_delayed(frames, meta=meta, verify_meta=False)
+        rows_in = int(sizes[lo:hi].sum())
+        shuffled = shuffle_to(rows, "_partitions", sel.size,
+                              shuffle_method(client, rows_in * row_bytes))
+        cands = client.compute([
+            dask.delayed(R.range_candidates, pure=False)(
+                p, int(starts[r]), int(stops[r]), spec_f, sizes[starts[r]:stops[r]], rule, qi,
+                raw, exact)
+            for r, p in zip(sel.tolist(), shuffled.to_delayed())])
+        if n_rounds > 1:
+            _wait(client, cands)  # this round's rows gathered: the next round's may come
+        out += cands
+        del frames, rows, shuffled
+    if tick is not None:
+        client.wait(out, tick=tick)
+    return client.submit(R.concat_candidates, *out, pure=False)
 
 
 def _reps_table(n_groups: int, qi: list, *picked: pd.DataFrame) -> pd.DataFrame:

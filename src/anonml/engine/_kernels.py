@@ -20,7 +20,8 @@ Steps (docs/dask.md):
    :class:`~anonml.anonymize._hist_tree.HistTree`, so the split search is the same code.
    :func:`route_histograms` does both in one task (route, then count the new frontier).
 4. :func:`group_bin_counts` (sparse per-group histograms), :func:`group_medians`,
-   :func:`propose_representatives` / :func:`merge_candidates` -- representatives by map-reduce.
+   :func:`propose_representatives` -- the representatives, run on all the rows of a range of
+   groups (:mod:`anonml.engine._ranges`, after a shuffle by range).
 5. :func:`recode_partition` -- the output rows of a partition.
 6. Nodes small enough to finish in memory: :mod:`anonml.engine._local`.
 
@@ -53,12 +54,10 @@ __all__ = [
     "state_histograms",
     "sum_arrays",
     "group_bin_counts",
-    "merge_sparse",
     "group_medians",
     "group_order",
     "numeric_group_medians",
     "propose_representatives",
-    "merge_candidates",
     "pick_rows",
     "binned_values",
     "pick_binned",
@@ -562,21 +561,6 @@ def _sparse_counts(keys: np.ndarray, cells: int) -> tuple[np.ndarray, np.ndarray
     return uk.astype(np.int64, copy=False), counts.astype(np.int64)
 
 
-def merge_sparse(*parts: dict) -> dict:
-    """Sum sparse per-group histograms (keys sorted and unique in the result)."""
-    out = {}
-    for key in parts[0]:
-        k = np.concatenate([p[key][0] for p in parts])
-        c = np.concatenate([p[key][1] for p in parts]).astype(np.int64, copy=False)
-        # the parts' keys are sorted runs: a stable sort (timsort) merges them, cheaper than
-        # np.unique's sort and inverse on the millions of keys of 10^5-10^6 groups
-        order = np.argsort(k, kind="stable")
-        k = k[order]
-        start = np.flatnonzero(np.r_[True, k[1:] != k[:-1]]) if k.size else order
-        out[key] = (k[start], np.add.reduceat(c[order], start) if k.size else c)
-    return out
-
-
 def group_medians(
     counts: dict, spec: BinSpec, n_groups: int, rule: str, size: np.ndarray | None = None
 ) -> dict:
@@ -630,7 +614,7 @@ def propose_representatives(
     part: pd.DataFrame, state: PartState, groups: np.ndarray, medians: dict, spec: BinSpec,
     qi: Sequence[Any], part_index: int, exact: Sequence[Any] = (),
 ) -> pd.DataFrame:
-    """This partition's best candidate per group: the row closest to the group's median (among
+    """The best candidate per group of these rows: the row closest to the group's median (among
     the group's majority class when asked), with its distance and position, and its QI values.
     The numeric QIs in ``exact`` (:func:`binned_values`) are taken from the bins, not from
     ``part`` (which may then be None or lack them): the same float64 values."""
@@ -672,28 +656,6 @@ def propose_representatives(
         "group": g[first], "dist": dist[first],
         "part": np.full(first.size, part_index, dtype=np.int64), "row": first.astype(np.int64),
     }
-
-
-def merge_candidates(*parts: dict) -> dict:
-    """Keep the best candidate per group: smallest distance, then first partition, first row
-    (numbers only: the QI values of the winners are picked afterwards, :func:`pick_rows`)."""
-    both = {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}
-    if not both["group"].size:
-        return both
-    # by group (the parts' groups are sorted runs: a stable sort merges them), then per group
-    # the smallest distance, and among those the smallest (partition, row): the first row of
-    # a lexsort by (group, dist, part, row), without its four sorts
-    order = np.argsort(both["group"], kind="stable")
-    g, d = both["group"][order], both["dist"][order]
-    start = np.flatnonzero(np.r_[True, g[1:] != g[:-1]])
-    size = np.diff(np.r_[start, g.size])
-    best = d == np.repeat(np.minimum.reduceat(d, start), size)
-    place = (both["part"][order].astype(np.int64) << np.int64(32)) | \
-        both["row"][order].astype(np.int64)
-    place = np.where(best, place, np.iinfo(np.int64).max)
-    first = np.repeat(np.minimum.reduceat(place, start), size)
-    keep = order[best & (place == first)]
-    return {key: v[keep] for key, v in both.items()}
 
 
 def pick_rows(part: pd.DataFrame, winners: dict, part_index: int, qi: Sequence[Any]) -> pd.DataFrame:

@@ -1,0 +1,122 @@
+"""Engine-neutral kernels of the representatives by ranges of groups (step 4 of
+:mod:`anonml.engine._kernels`).
+
+A group's representative is the record of the group closest to the group's median (among the
+group's majority class when there are labels; Goldsteen et al., 2022, arXiv:2007.13086, Sec.
+3.2). Its median needs the group's histogram of every QI, over all partitions. Summing sparse
+per-partition histograms across partitions costs partitions x groups (each partition holds
+rows of nearly every group): at 100M rows, 50 files x 576,143 groups, 3.8 times the wall per
+row of 10M (BENCHMARKS.md, "What still grows at 100M"). Here the rows travel instead:
+
+1. :func:`group_rows` -- each partition's rows as a frame (group, class code, place
+   ``partition << 32 | row``, bins, and the raw values of the numeric QIs whose bins are not
+   exact), each row sent to the output partition that holds its group's range (an engine's
+   own shuffle moves them; the ranges are contiguous runs of groups of about equal rows);
+2. :func:`range_candidates` -- in one partition, every row of each of its groups: the sparse
+   histograms, the medians and the closest record per group, by the same kernels as before
+   (:func:`~anonml.engine._kernels.group_bin_counts`,
+   :func:`~anonml.engine._kernels.group_medians`,
+   :func:`~anonml.engine._kernels.propose_representatives`) on the range's own groups.
+
+The cost is one pass over the rows and one shuffle of about 40 bytes a row, whatever the
+number of groups. The winners are the same rows as before: the smallest distance, then the
+smallest place (the rows are put in place order first, so the first row at the smallest
+distance is the one of the smallest partition, then row), bit for bit the same distances
+(the same kernels, row by row).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from anonml.engine._kernels import (BinSpec, PartState, group_bin_counts, group_medians,
+                                    propose_representatives)
+
+__all__ = ["group_rows", "group_rows_meta", "range_candidates", "concat_candidates"]
+
+
+def _bins_dtype(n_bins: np.ndarray) -> type:
+    top = int(np.max(n_bins)) if len(n_bins) else 1
+    return np.uint8 if top <= 256 else np.uint16 if top <= 65536 else np.int32
+
+
+def group_rows_meta(n_bins: np.ndarray, raw: Sequence[Any], with_y: bool,
+                    n_groups: int) -> pd.DataFrame:
+    """The empty frame of :func:`group_rows` (its columns and dtypes)."""
+    gdtype = np.int32 if n_groups < 2**31 else np.int64
+    bdtype = _bins_dtype(n_bins)
+    return pd.DataFrame({"__g": np.zeros(0, gdtype),
+                         **({"__y": np.zeros(0, np.int32)} if with_y else {}),
+                         "__at": np.zeros(0, np.int64),
+                         **{f"__b{j}": np.zeros(0, bdtype) for j in range(len(n_bins))},
+                         **{f"__v{i}": np.zeros(0, np.float64) for i in range(len(raw))},
+                         "_partitions": np.zeros(0, np.int64)})
+
+
+def group_rows(part: pd.DataFrame | None, state: PartState, groups: np.ndarray,
+               starts: np.ndarray, stop: int, part_index: int, raw: Sequence[Any],
+               with_y: bool) -> pd.DataFrame:
+    """The rows of this partition whose group is in ``starts[0] <= group < stop``, as the
+    frame of :func:`group_rows_meta`: ``"_partitions"`` is the range of each row's group
+    (``starts``: the first group of each range, increasing), ``"__at"`` its place
+    ``part_index << 32 | row``, ``"__v<i>"`` the values of ``raw[i]`` (numeric QIs) from
+    ``part``."""
+    g = np.asarray(groups)
+    if g.size >= 2**31:  # a row's place holds its row in 32 bits
+        from anonml._errors import InputError
+
+        raise InputError(f"a partition holds {g.size} rows, more than 2**31 - 1; split its "
+                         "file into smaller files")
+    starts = np.asarray(starts, dtype=np.int64)
+    act = np.flatnonzero((g >= starts[0]) & (g < stop))
+    ga = g[act].astype(np.int64)
+    cols: dict = {"__g": ga.astype(np.int32 if stop < 2**31 else np.int64)}
+    if with_y:
+        cols["__y"] = state.y[act].astype(np.int32)
+    cols["__at"] = (np.int64(part_index) << np.int64(32)) | act.astype(np.int64)
+    for j in range(state.B.shape[1]):
+        cols[f"__b{j}"] = state.B[act, j]
+    for i, c in enumerate(raw):
+        cols[f"__v{i}"] = part[c].to_numpy(dtype=np.float64)[act]
+    cols["_partitions"] = np.searchsorted(starts, ga, side="right") - 1
+    return pd.DataFrame(cols)
+
+
+def range_candidates(rows: pd.DataFrame, lo: int, hi: int, spec: BinSpec, sizes: np.ndarray,
+                     rule: str, qi: Sequence[Any], raw: Sequence[Any],
+                     exact: Sequence[Any] = ()) -> dict:
+    """The representative of each group ``lo <= g < hi`` from all its rows (``rows``: the
+    output partition of :func:`group_rows`'s shuffle for this range; ``sizes``: the rows of
+    each of these groups): ``{"group", "dist", "part", "row"}``, one entry per group in group
+    order (the winner's partition and row in it, for the picking of its values)."""
+    n_local = int(hi - lo)
+    at = rows["__at"].to_numpy(dtype=np.int64)
+    order = np.argsort(at, kind="stable")  # place order: ties go to the first place
+    at = at[order]
+    g = rows["__g"].to_numpy()[order].astype(np.int64) - np.int64(lo)
+    n_cols = len(spec.columns)
+    B = np.empty((at.size, n_cols), dtype=_bins_dtype(spec.n_bins), order="F")
+    for j in range(n_cols):
+        B[:, j] = rows[f"__b{j}"].to_numpy()[order]
+    majority = rule == "majority_medoid"
+    y = rows["__y"].to_numpy()[order] if majority else np.zeros(at.size, dtype=np.int8)
+    state = PartState(B, y)
+    columns = (["y"] if majority else []) + list(range(n_cols))
+    counts = group_bin_counts(state, g, spec.n_bins, spec.n_classes, columns)
+    med = group_medians(counts, spec, n_local, rule, np.asarray(sizes, dtype=np.int64))
+    part = pd.DataFrame({c: rows[f"__v{i}"].to_numpy()[order] for i, c in enumerate(raw)})
+    cand = propose_representatives(part, state, g, med, spec, qi, 0, exact)
+    if cand["group"].size != n_local:
+        raise RuntimeError(f"internal error: {cand['group'].size} representatives for the "
+                           f"{n_local} groups of a range; please report")
+    place = at[cand["row"]]
+    return {"group": cand["group"] + np.int64(lo), "dist": cand["dist"],
+            "part": place >> np.int64(32), "row": place & np.int64(0xFFFFFFFF)}
+
+
+def concat_candidates(*parts: dict) -> dict:
+    """The winners of consecutive ranges, in group order (one entry per group)."""
+    return {key: np.concatenate([p[key] for p in parts]) for key in parts[0]}

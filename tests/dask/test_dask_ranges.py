@@ -1,0 +1,108 @@
+"""The representatives by ranges of groups (anonml.engine._ranges, anonml.dask._reps): every
+partition's rows sent to the range of their group, in any order, give the representatives of
+the rule written plainly over the whole table: per group the medians of all its rows (at bin
+resolution), then the record of the majority class (or of all rows) closest to them, ties to
+the first place (partition, then row)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from anonml.dask._reps import range_starts
+from anonml.encoding import TableEncoder
+from anonml.engine import _kernels as K
+from anonml.engine import _ranges as R
+
+
+def _plain(X: pd.DataFrame, state: K.PartState, g: np.ndarray, spec: K.BinSpec, rule: str,
+           n_groups: int) -> np.ndarray:
+    """The winning row of each group over the whole table: medians from np.unique's counts,
+    distances written out, ties by row (a lexsort by group, distance, row)."""
+    counts = {j: np.unique(g * int(spec.n_bins[j]) + state.B[:, j], return_counts=True)
+              for j in range(len(spec.columns))}
+    counts = {j: (k.astype(np.int64), c.astype(np.int64)) for j, (k, c) in counts.items()}
+    size = np.bincount(g, minlength=n_groups)
+    if rule == "majority_medoid":
+        yk, yc = np.unique(g * spec.n_classes + state.y, return_counts=True)
+        counts["y"] = (yk.astype(np.int64), yc.astype(np.int64))
+    med = K.group_medians(counts, spec, n_groups, rule, size)
+    dist = np.zeros(g.size)
+    for j, c in enumerate(spec.columns):
+        if c in set(spec.categorical):
+            keys, m, sumsq = med["cat"][j]
+            key = g * int(spec.n_bins[j]) + state.B[:, j]
+            lookup = dict(zip(keys.tolist(), m.tolist()))
+            mc = np.array([lookup.get(v, 0.0) for v in key.tolist()])
+            dist += sumsq[g] - 2.0 * mc + 1.0
+        else:
+            z = (X[c].to_numpy(dtype=np.float64) - spec.mean[c]) / spec.scale[c]
+            dist += (z - med["num"][j][g]) ** 2
+    if rule == "majority_medoid":
+        dist = np.where(state.y == med["majority"][g], dist, np.inf)
+    rows = np.flatnonzero(np.isfinite(dist))
+    rows = rows[np.lexsort((rows, dist[rows], g[rows]))]
+    return rows[np.r_[True, g[rows][1:] != g[rows][:-1]]]
+
+
+@pytest.mark.parametrize("rule", ["majority_medoid", "medoid"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_ranges_give_the_plain_rule_over_the_whole_table(rule, seed) -> None:
+    rng = np.random.default_rng(seed)
+    n, n_groups = 3000, 40
+    X = pd.DataFrame({
+        "a": rng.integers(18, 30, n).astype(np.int64),           # few values: exact bins, ties
+        "w": rng.normal(0, 1e3, n).round(0),                      # many values: raw values read
+        "c": rng.choice(["u", "v", "w", "x"], n),
+        "k": np.full(n, 7.0),                                     # constant
+    })
+    X.loc[:40, ["a", "w", "c"]] = X.loc[0, ["a", "w", "c"]].to_numpy()  # identical records
+    y = pd.Series(rng.choice(["<=50K", ">50K"], n, p=[0.7, 0.3]))
+    qi = ["a", "w", "c", "k"]
+    spec = K.BinSpec.from_encoder(TableEncoder(qi, ["c"], 16).fit(X),
+                                  np.sort(y.unique()).astype(object))
+    g = rng.integers(0, n_groups, n)
+    g[40:][g[40:] == 5] = 6
+    g[:40] = 5  # group 5: 40 identical records of one class, a tie broken by place
+    y.iloc[:40] = y.iloc[0]
+    exact = ("a",)  # its bins hold one value each; "w" and "k" travel as raw values
+    raw = [c for c in spec.columns if c not in set(spec.categorical) and c not in exact]
+    assert raw == ["w", "k"]
+    # four partitions of unequal sizes, their rows sent to ranges and shuffled in each
+    cuts = [0, 700, 701, 2100, n]
+    sizes = np.bincount(g, minlength=n_groups)
+    starts = range_starts(sizes, 6)
+    stops = np.r_[starts[1:], n_groups]
+    frames = []
+    for i in range(4):
+        part = X.iloc[cuts[i]:cuts[i + 1]].reset_index(drop=True)
+        st = K.bin_partition(part, spec, y.iloc[cuts[i]:cuts[i + 1]].reset_index(drop=True))
+        frames.append(R.group_rows(part, st, g[cuts[i]:cuts[i + 1]], starts, n_groups, i, raw,
+                                   rule == "majority_medoid"))
+    rows = pd.concat(frames, ignore_index=True)
+    pd.testing.assert_frame_equal(
+        rows.iloc[:0], R.group_rows_meta(spec.n_bins, raw, rule == "majority_medoid",
+                                         n_groups), check_index_type=False)
+    rows = rows.iloc[rng.permutation(len(rows))]  # a shuffle delivers rows in any order
+    got = R.concat_candidates(*[
+        R.range_candidates(rows[rows["_partitions"] == r], starts[r], stops[r], spec,
+                           sizes[starts[r]:stops[r]], rule, qi, raw, exact)
+        for r in range(starts.size)])
+    state = K.bin_partition(X, spec, y)
+    want = _plain(X, state, g, spec, rule, n_groups)
+    np.testing.assert_array_equal(got["group"], np.arange(n_groups))
+    place = np.searchsorted(cuts, want, side="right") - 1
+    np.testing.assert_array_equal(got["part"], place)
+    np.testing.assert_array_equal(got["row"], want - np.asarray(cuts)[place])
+    assert (got["part"][5], got["row"][5]) == (0, 0)  # the tie: the first place
+
+
+def test_range_starts_cut_groups_of_about_equal_rows() -> None:
+    sizes = np.array([5, 5, 5, 5, 100, 5, 5, 5, 5, 5])
+    starts = range_starts(sizes, 4)
+    assert starts[0] == 0 and (np.diff(starts) > 0).all() and starts[-1] < sizes.size
+    np.testing.assert_array_equal(range_starts(sizes, 1), [0])
+    np.testing.assert_array_equal(range_starts(np.array([3]), 8), [0])
+    # every range holds whole groups; no range is empty
+    assert set(range_starts(np.ones(10, np.int64), 5).tolist()) == {0, 2, 4, 6, 8}
