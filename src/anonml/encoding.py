@@ -482,8 +482,7 @@ class TableEncoder:
         cols = self.numeric if columns is None else list(columns)
         out = np.empty((frame.shape[0], len(cols)), dtype=np.float64)
         for j, c in enumerate(cols):
-            z = np.ldexp(frame[c].to_numpy(dtype=np.float64), -self.exponent_[c])
-            out[:, j] = (z - self.mean_[c]) / self.scale_[c]
+            out[:, j] = self.zscore_values(c, frame[c].to_numpy(dtype=np.float64))
         return out
 
     def zscore_values(self, column: Any, values: np.ndarray) -> np.ndarray:

@@ -377,15 +377,15 @@ def test_write_table_clears_attrs(tmp_path, table):
 
 def test_dask_writer_clears_attrs(tmp_path, table):
     pytest.importorskip("pyarrow")
-    api = pytest.importorskip("anonml.dask._api")
+    partio = pytest.importorskip("anonml.dask._partio")
     part = table.copy()
     part.attrs = {"note": SECRET}
     part.columns.name = SECRET
     groups = np.zeros(len(part), dtype=np.int64)
     reps = pd.DataFrame({"age": [40], "sex": ["F"]})
     rest = part.drop(columns=["age", "sex"])  # the other columns, read apart from the QIs
-    n = api._write_task(part[["age", "sex"]], rest, groups, reps, ["age", "sex"], str(tmp_path),
-                        0, list(part.columns))
+    n = partio._write_task(part[["age", "sex"]], rest, groups, reps, ["age", "sex"],
+                           str(tmp_path), 0, list(part.columns))
     assert n == len(part)
     _assert_plain_parquet(tmp_path / "part.00000.parquet")
 

@@ -504,7 +504,7 @@ def test_local_subtree_leaves_sent_back_are_the_routed_leaves(client, adult, cri
 def test_write_joins_the_qi_read_and_the_other_columns_in_order():
     """The write takes the QIs from the representatives' read and the other columns from its
     own: the dataset's column order and the first read's index, with or without other columns."""
-    from anonml.dask._columns import _join_columns
+    from anonml.dask._partio import _join_columns
 
     full = pd.DataFrame({"a": [1, 2, 3], "q1": ["x", "y", "x"], "b": [0.5, 1.5, 2.5],
                          "q2": [7, 8, 9]}, index=[5, 5, 6])  # a repeated index label

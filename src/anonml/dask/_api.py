@@ -28,7 +28,7 @@ from anonml.dask._merge import merge_for_model
 from anonml.dask._columns import (Read, _hold_qi, pick_binned_reading, pick_reading,
                                   write_binned_reading, write_reading)
 from anonml.dask._reps import ReadPlan, _reps_table, representatives
-from anonml.dask._partio import _read_file, _write_task, worker_path  # noqa: F401
+from anonml.dask._partio import _read_file, worker_path
 from anonml.dask._tree import _put, compact, grow, tree_reduce
 from anonml.engine import _kernels as K
 

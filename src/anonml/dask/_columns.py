@@ -6,10 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from anonml.dask._partio import (_join_columns, _read_file, _write_binned,  # noqa: F401
-                                 _write_task)
+from anonml.dask._partio import _read_file, _write_binned, _write_task
 
-__all__ = ["_hold_qi", "_join_columns", "Read", "run_reading", "group_rows_reading",
+__all__ = ["_hold_qi", "Read", "run_reading", "group_rows_reading",
            "pick_reading", "write_reading", "pick_binned_reading", "write_binned_reading"]
 
 _QI_VALUE_BYTES = 16  # a QI value held by pandas, text included (Adult: 13.5; BENCHMARKS.md)
