@@ -79,3 +79,22 @@ def test_verify_counts_the_written_files_and_refuses_a_small_class(client, tmp_p
         verify(dd, client, str(tmp_path), qi, int(sizes.min()) + 1)
     with pytest.raises(PrivacyViolationError, match="rows, not"):
         verify(dd, client, str(tmp_path), qi, 2, n_rows=len(whole) + 1)
+
+
+@pytest.mark.parametrize("damage", ["missing", "damaged"])
+def test_a_written_file_not_read_back_is_one_output_line(tmp_path, damage):
+    """A worker that cannot read a written file back (not on storage it shares with the one
+    that wrote it, or damaged since) fails the verification with one line naming the file."""
+    from anonml._errors import OutputError
+
+    path = tmp_path / "part.00000.parquet"
+    if damage == "damaged":
+        pd.DataFrame({"a": [1, 2], "b": ["x", "y"]}).to_parquet(path)
+        raw = bytearray(path.read_bytes())
+        raw[-8:-4] = b"\xff\xff\xff\x7f"  # a footer length past the file
+        path.write_bytes(bytes(raw))
+    with pytest.raises(OutputError) as err:
+        file_classes(str(path), ["a", "b"])
+    line = str(err.value)
+    assert "\n" not in line and str(path) in line and "could not be read back" in line, line
+    assert "fix:" in line

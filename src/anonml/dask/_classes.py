@@ -78,10 +78,24 @@ def file_classes(path: str, qi: list) -> dict:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    schema = pq.read_schema(path)
-    text = [c for c in qi if pa.types.is_string(schema.field(c).type)
-            or pa.types.is_large_string(schema.field(c).type)]
-    table = pq.read_table(path, columns=list(qi), read_dictionary=text or None)
+    try:
+        schema = pq.read_schema(path)
+        text = [c for c in qi if pa.types.is_string(schema.field(c).type)
+                or pa.types.is_large_string(schema.field(c).type)]
+        table = pq.read_table(path, columns=list(qi), read_dictionary=text or None)
+    except (MemoryError, KeyboardInterrupt):
+        raise
+    except Exception as exc:  # noqa: BLE001 - Arrow's errors vary: one line naming the file
+        import socket
+
+        from anonml._errors import OutputError
+
+        why = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise OutputError(
+            f"the written file {path!r} could not be read back for the verification by the "
+            f"Dask worker on {socket.gethostname()!r} ({type(exc).__name__}: {why[:200]}); "
+            "nothing was written; fix: write the output to storage that every worker and "
+            "the client reach at the same path (a shared file system)") from None
     codes, values = [], []
     for c in qi:
         col = table.column(c)
