@@ -106,3 +106,40 @@ def test_range_starts_cut_groups_of_about_equal_rows() -> None:
     np.testing.assert_array_equal(range_starts(np.array([3]), 8), [0])
     # every range holds whole groups; no range is empty
     assert set(range_starts(np.ones(10, np.int64), 5).tolist()) == {0, 2, 4, 6, 8}
+
+
+@pytest.mark.parametrize("label", ["label", None])
+def test_representatives_in_rounds_give_the_same_output(client, tmp_path, monkeypatch, label):
+    """The ranges of groups shuffled in several rounds (data larger than Dask's in-memory
+    shuffle budget), in each round only its own groups' rows: the same written files as in one
+    round, with progress counting every range once."""
+    pytest.importorskip("pyarrow")
+    import anonml.dask as ad
+    import anonml.dask._balance as B
+    from anonml.datasets import load_adult
+
+    d = load_adult()
+    X = d.X.iloc[:3000].reset_index(drop=True).assign(label=d.y.iloc[:3000].to_numpy())
+    folder = tmp_path / "data"
+    folder.mkdir()
+    for i, (a, b) in enumerate([(0, 900), (900, 2000), (2000, 3000)]):
+        X.iloc[a:b].to_parquet(folder / f"part-{i}.parquet")
+    qi = ["age", "education-num", "capital-gain", "hours-per-week", "workclass", "sex"]
+    outs, ticks = {}, {}
+    for n in (1, 3):
+        monkeypatch.setattr(B, "rounds", lambda client, nbytes, n=n: n)
+        seen = []
+        out = tmp_path / f"out_{n}"
+        kw = {"label": label} if label else {"method": "mondrian"}
+        ad.anonymize_dataset(str(folder), out, k=20, quasi_identifiers=qi, client=client,
+                             progress=lambda s, d, t: seen.append((d, t))
+                             if s.startswith("choosing the representatives") else None, **kw)
+        outs[n] = {p.name: pd.read_parquet(p) for p in sorted(out.iterdir())}
+        ticks[n] = seen
+    assert outs[1].keys() == outs[3].keys() and len(outs[1]) == 3
+    for name, frame in outs[1].items():
+        pd.testing.assert_frame_equal(frame, outs[3][name])
+    for n in (1, 3):
+        total = ticks[n][-1][1]
+        assert [d for d, _ in ticks[n]] == list(range(1, total + 1)), ticks[n]
+        assert total >= 3

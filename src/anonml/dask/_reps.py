@@ -52,7 +52,7 @@ def representatives(client: Any, states: list, groups: list, parts: list, spec: 
     from anonml.dask._balance import (auto_local_rows, n_threads, rounds, shuffle_method,
                                       shuffle_to)
     from anonml.dask._columns import group_rows_reading
-    from anonml.dask._tree import _put, _wait
+    from anonml.dask._tree import _put
     from anonml.engine import _ranges as R
 
     sizes = np.asarray(sizes, dtype=np.int64)
@@ -88,11 +88,13 @@ def representatives(client: Any, states: list, groups: list, parts: list, spec: 
                 p, int(starts[r]), int(stops[r]), spec_f, sizes[starts[r]:stops[r]], rule, qi,
                 raw, exact)
             for r, p in zip(sel.tolist(), shuffled.to_delayed())])
-        if n_rounds > 1:
-            _wait(client, cands)  # this round's rows gathered: the next round's may come
+        if n_rounds > 1:  # this round's rows gathered before the next round's come
+            done = len(out)
+            client.wait(cands, tick=None if tick is None else (
+                lambda d, t, done=done: tick(done + d, n_ranges)))
         out += cands
         del frames, rows, shuffled
-    if tick is not None:
+    if n_rounds == 1:
         client.wait(out, tick=tick)
     return client.submit(R.concat_candidates, *out, pure=False)
 
