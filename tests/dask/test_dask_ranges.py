@@ -79,7 +79,7 @@ def test_ranges_give_the_plain_rule_over_the_whole_table(rule, seed) -> None:
         part = X.iloc[cuts[i]:cuts[i + 1]].reset_index(drop=True)
         st = K.bin_partition(part, spec, y.iloc[cuts[i]:cuts[i + 1]].reset_index(drop=True))
         frames.append(R.group_rows(part, st, g[cuts[i]:cuts[i + 1]], starts, n_groups, i, raw,
-                                   rule == "majority_medoid"))
+                                   rule == "majority_medoid", n_groups))
     rows = pd.concat(frames, ignore_index=True)
     pd.testing.assert_frame_equal(
         rows.iloc[:0], R.group_rows_meta(spec.n_bins, raw, rule == "majority_medoid",

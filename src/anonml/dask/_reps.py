@@ -77,7 +77,7 @@ def representatives(client: Any, states: list, groups: list, parts: list, spec: 
         lo, hi = int(starts[first]), int(stops[last])
         starts_f = _put(client, starts[first:last + 1].copy())
         frames = [dask.delayed(group_rows_reading, pure=False)(
-            p, s, g, starts_f, hi, i, raw, with_y) for i, (p, s, g) in
+            p, s, g, starts_f, hi, i, raw, with_y, n_groups) for i, (p, s, g) in
             enumerate(zip(parts, states, groups))]
         rows = dd.from_delayed(frames, meta=meta, verify_meta=False)
         rows_in = int(sizes[lo:hi].sum())

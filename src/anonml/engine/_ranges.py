@@ -58,12 +58,12 @@ def group_rows_meta(n_bins: np.ndarray, raw: Sequence[Any], with_y: bool,
 
 def group_rows(part: pd.DataFrame | None, state: PartState, groups: np.ndarray,
                starts: np.ndarray, stop: int, part_index: int, raw: Sequence[Any],
-               with_y: bool) -> pd.DataFrame:
+               with_y: bool, n_groups: int) -> pd.DataFrame:
     """The rows of this partition whose group is in ``starts[0] <= group < stop``, as the
     frame of :func:`group_rows_meta`: ``"_partitions"`` is the range of each row's group
     (``starts``: the first group of each range, increasing), ``"__at"`` its place
     ``part_index << 32 | row``, ``"__v<i>"`` the values of ``raw[i]`` (numeric QIs) from
-    ``part``."""
+    ``part``; ``n_groups``: all the groups (the width of ``"__g"``, as in the meta)."""
     g = np.asarray(groups)
     if g.size >= 2**31:  # a row's place holds its row in 32 bits
         from anonml._errors import InputError
@@ -73,7 +73,7 @@ def group_rows(part: pd.DataFrame | None, state: PartState, groups: np.ndarray,
     starts = np.asarray(starts, dtype=np.int64)
     act = np.flatnonzero((g >= starts[0]) & (g < stop))
     ga = g[act].astype(np.int64)
-    cols: dict = {"__g": ga.astype(np.int32 if stop < 2**31 else np.int64)}
+    cols: dict = {"__g": ga.astype(np.int32 if n_groups < 2**31 else np.int64)}
     if with_y:
         cols["__y"] = state.y[act].astype(np.int32)
     cols["__at"] = (np.int64(part_index) << np.int64(32)) | act.astype(np.int64)
