@@ -1,6 +1,7 @@
 """Shared fixtures of the Dask tests.
 
-* ``client``: a LocalCluster of two worker processes in this process (module scope);
+* ``client``: a client (module scope) of a LocalCluster of two worker processes in this
+  process (session scope: the workers start once);
 * ``real_cluster``: a ``dask scheduler`` and ``dask worker`` processes on 127.0.0.1, started
   once per session and shared by every real-cluster module (test_dask_cluster*.py,
   test_dask_rules_cluster.py); a test sets the number of live workers it needs with
@@ -23,17 +24,28 @@ from pathlib import Path
 import pytest
 
 
-@pytest.fixture(scope="module")
-def client():
+@pytest.fixture(scope="session")
+def _local_cluster():
+    """The LocalCluster behind ``client``: its two worker processes start once per session
+    (a start and close took seconds per module on a busy 2-core machine)."""
     distributed = pytest.importorskip("distributed")
     cluster = distributed.LocalCluster(
         n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None,
         memory_limit="1GB",
     )
-    c = distributed.Client(cluster)
+    yield cluster
+    cluster.close()
+
+
+@pytest.fixture(scope="module")
+def client(_local_cluster):
+    """A client of the session's LocalCluster, the default client for this module only; when
+    it closes, the workers release what the module's tasks left on them."""
+    import distributed
+
+    c = distributed.Client(_local_cluster)
     yield c
     c.close()
-    cluster.close()
 
 
 def _src() -> str:
