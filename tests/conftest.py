@@ -3,6 +3,9 @@
 * ``adult_split(n_train, n_test)``: the first ``n_train`` rows of the bundled Adult data's
   published training split and the first ``n_test`` of its test split, as
   ``(X_train, X_test, y_train, y_test)`` with fresh indices; the split is read once per session.
+* ``demo_json_run``: one ``anonml demo -o <folder> --json -q`` per session, as
+  ``(exit code, stdout, folder)``: tests/cli/test_demo.py and tests/test_readme.py each ran
+  this same command (seconds each).
 * ``_one_openmp_thread`` (autouse, session): OpenMP pools of this process (scikit-learn's
   histogram gradient boosting, XGBoost) run one thread. On a busy 2-core machine their idle
   threads spin against the other processes: one contract check of
@@ -37,3 +40,17 @@ def adult_split():
                 yte.iloc[:n_test].reset_index(drop=True))
 
     return take
+
+
+@pytest.fixture(scope="session")
+def demo_json_run(tmp_path_factory):
+    import contextlib
+    import io
+
+    from anonml.cli import main
+
+    out_dir = tmp_path_factory.mktemp("demo_json") / "demo"
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        code = main(["demo", "-o", str(out_dir), "--json", "-q"])
+    return code, buf.getvalue(), out_dir

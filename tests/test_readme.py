@@ -159,20 +159,19 @@ def test_readme_verbatim(monkeypatch, tmp_path):
     _run_walkthrough(tmp_path, full=True)
 
 
-def test_readme_demo_numbers_match_a_fresh_run(tmp_path, capsys):
+def test_readme_demo_numbers_match_a_fresh_run(demo_json_run):
     """The accuracies, groups and class size the README shows for ``anonml demo`` are what a
-    fresh ``anonml demo --json`` computes (about 20 s on 2 cores; issue 23: they had drifted)."""
-    from anonml.cli import main
-
+    fresh ``anonml demo --json`` computes (about 20 s on 2 cores; issue 23: they had drifted).
+    The run is the session's (tests/conftest.py), shared with tests/cli/test_demo.py."""
     block = TEXT.split("$ anonml demo\n", 1)[1].split("```", 1)[0]
     shown = {key: float(m) for key, m in re.findall(
         r"(baseline|anonymized|mapped like the training).*?([\d.]+)%", block)}
     assert set(shown) == {"baseline", "anonymized", "mapped like the training"}, block
     groups, smallest, k = map(int, re.search(
         r"groups: (\d+), smallest class \(verified\): (\d+) >= k=(\d+)", block).groups())
-    code = main(["demo", "--json", "-q", "-o", str(tmp_path / "demo")])
+    code, stdout, _ = demo_json_run  # `anonml demo -o <folder> --json -q`, fresh this session
     assert code == 0
-    run = json.loads(capsys.readouterr().out)
+    run = json.loads(stdout)
     printed = {"baseline": run["accuracy_before"], "anonymized": run["accuracy_after"],
                "mapped like the training": run["accuracy_after_mapped"]}
     assert {key: round(100 * v, 2) for key, v in printed.items()} == shown, \

@@ -10,10 +10,10 @@ from anonml.cli import main
 from anonml.privacy import k_anonymity
 
 
-def test_demo_writes_verified_table_and_summary(tmp_path, capsys):
-    out_dir = tmp_path / "demo"
-    assert main(["demo", "-o", str(out_dir), "--json", "-q"]) == 0
-    printed = json.loads(capsys.readouterr().out)
+def test_demo_writes_verified_table_and_summary(demo_json_run):
+    code, stdout, out_dir = demo_json_run  # `anonml demo -o <folder> --json -q`
+    assert code == 0
+    printed = json.loads(stdout)
     saved = json.loads((out_dir / "summary.json").read_text())
     assert printed == saved
     assert saved["k"] == 100 and saved["n_quasi_identifiers"] == 12

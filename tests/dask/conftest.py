@@ -1,13 +1,18 @@
 """Shared fixtures of the Dask tests.
 
-* ``client``: a LocalCluster of two worker processes in this process (module scope);
-* ``real_cluster``: a ``dask scheduler`` and ``dask worker`` processes on 127.0.0.1, started
-  once per session and shared by every real-cluster module (test_dask_cluster*.py,
-  test_dask_rules_cluster.py); a test sets the number of live workers it needs with
-  ``real_cluster.ensure(n)``, which starts new workers in place of killed ones, so tests that
-  kill workers use it too;
+* ``client``: a client (module scope) of a LocalCluster of two worker processes in this
+  process; the cluster is shared (its workers start once, not once per module);
+* ``real_cluster``: a ``dask scheduler`` and ``dask worker`` processes on 127.0.0.1, shared
+  by every real-cluster module (test_dask_cluster*.py, test_dask_rules_cluster.py); a test
+  sets the number of live workers it needs with ``real_cluster.ensure(n)``, which starts new
+  workers in place of killed ones, so tests that kill workers use it too;
 * ``new_real_cluster(logdir)``: a cluster of the test's own, closed after it (for a test that
   kills the scheduler).
+
+The two shared clusters start when a test first needs them and close when the run leaves this
+folder (the teardown of its last test before a test elsewhere), not at the end of the session:
+idle, a scheduler and two workers still take a few per cent of a core each, and the rest of the
+suite runs on the same 2 cores. A later test of this folder starts them again.
 """
 
 from __future__ import annotations
@@ -23,17 +28,64 @@ from pathlib import Path
 import pytest
 
 
-@pytest.fixture(scope="module")
-def client():
-    distributed = pytest.importorskip("distributed")
-    cluster = distributed.LocalCluster(
+HERE = Path(__file__).resolve().parent
+
+
+class _Shared:
+    """A cluster started on first use (``get``) and closed by ``close`` (it can start again)."""
+
+    def __init__(self, start):
+        self._start = start
+        self.value = None
+
+    def get(self, *args):
+        if self.value is None:
+            self.value = self._start(*args)
+        return self.value
+
+    def close(self) -> None:
+        value, self.value = self.value, None
+        if value is not None:
+            value.close()
+
+
+def _start_local_cluster():
+    import distributed
+
+    return distributed.LocalCluster(
         n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None,
         memory_limit="1GB",
     )
-    c = distributed.Client(cluster)
+
+
+_LOCAL = _Shared(_start_local_cluster)
+_REAL = _Shared(lambda factory: RealCluster(factory.mktemp("dask-logs")))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    """After the fixtures of the last test of this folder (before a test elsewhere, or at the
+    end) are torn down, close the shared clusters."""
+    result = yield
+    if nextitem is None or HERE not in Path(nextitem.path).resolve().parents:
+        _LOCAL.close()
+        _REAL.close()
+    return result
+
+
+def pytest_sessionfinish(session, exitstatus):
+    _LOCAL.close()  # an interrupted run too
+    _REAL.close()
+
+
+@pytest.fixture(scope="module")
+def client():
+    """A client of the shared LocalCluster, the default client for this module only; when it
+    closes, the workers release what the module's tasks left on them."""
+    distributed = pytest.importorskip("distributed")
+    c = distributed.Client(_LOCAL.get())
     yield c
     c.close()
-    cluster.close()
 
 
 def _src() -> str:
@@ -146,14 +198,11 @@ def cluster(tmp_path_factory):
         c.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def real_cluster(tmp_path_factory):
+    """The shared real cluster (started on first use, closed when the run leaves this folder)."""
     pytest.importorskip("distributed")
-    c = RealCluster(tmp_path_factory.mktemp("dask-logs"))
-    try:
-        yield c
-    finally:
-        c.close()
+    return _REAL.get(tmp_path_factory)
 
 
 @pytest.fixture

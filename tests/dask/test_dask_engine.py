@@ -1,5 +1,6 @@
 """The Dask engine (anonml.dask) on a LocalCluster of two worker processes (serialization is
-exercised), with small data. One module-scoped cluster; the whole file takes well under a minute."""
+exercised), with small data. One cluster (the session's, tests/dask/conftest.py); the whole
+file takes well under a minute."""
 
 from __future__ import annotations
 
