@@ -18,8 +18,8 @@ row of 10M (BENCHMARKS.md, "What still grows at 100M"). Here the rows travel ins
    :func:`~anonml.engine._kernels.group_medians`,
    :func:`~anonml.engine._kernels.propose_representatives`) on the range's own groups.
 
-The cost is one pass over the rows and one shuffle of about 40 bytes a row, whatever the
-number of groups. The winners are the same rows as before: the smallest distance, then the
+The cost is one pass over the rows and one shuffle of about 50 bytes a row (Adult), whatever
+the number of groups. The winners are the same rows as before: the smallest distance, then the
 smallest place (the rows are put in place order first, so the first row at the smallest
 distance is the one of the smallest partition, then row), bit for bit the same distances
 (the same kernels, row by row).
