@@ -28,7 +28,7 @@ from anonml.dask._merge import merge_for_model
 from anonml.dask._columns import (Read, _hold_qi, pick_binned_reading, pick_reading,
                                   write_binned_reading, write_reading)
 from anonml.dask._reps import ReadPlan, _reps_table, representatives
-from anonml.dask._partio import _read_file, worker_path
+from anonml.dask._partio import _read_file, cast_representatives, worker_path
 from anonml.dask._tree import _put, compact, grow, tree_reduce
 from anonml.engine import _kernels as K
 
@@ -667,14 +667,18 @@ def anonymize_dataset(
         tmp.mkdir()
         del states
         # the QIs as the representatives stage read them; only the other columns read here
-        if plan is not None:  # the QIs from the representatives alone (_write_binned)
+        cast = None
+        if plan is not None:  # the QIs from the representatives alone (_write_binned), their
+            # values cast once for all the partitions when no partition's groups decide a dtype
             qi_parts, rest = [None] * len(groups), reads_of(other)
+            cast = client.submit(cast_representatives, reps, plan.qi_meta, pure=False)
         elif not hold:
             qi_parts, rest = [None] * len(groups), reads_of(written)  # one read of each file
         else:
             rest = parts_of(other) if other else [None] * len(qi_parts)
         written = client.compute([
-            dask.delayed(write_binned_reading)(r, g, reps, plan.qi_meta, str(tmp), i, written)
+            dask.delayed(write_binned_reading)(r, g, reps, plan.qi_meta, str(tmp), i, written,
+                                               cast)
             if plan is not None else
             dask.delayed(write_reading)(qp, r, g, reps, qi, str(tmp), i, written)
             for i, (qp, r, g) in enumerate(zip(qi_parts, rest, groups))
