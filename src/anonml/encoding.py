@@ -323,6 +323,15 @@ class _CatSpec:
         return len(self.categories) + 1
 
 
+def bins_dtype(n_bins: Any) -> type:
+    """The smallest type of a column-major matrix of bin codes, ``n_bins`` bins per column at
+    most (none: 1): uint8 up to 256 bins, uint16 up to 65,536, else int32. One rule for every
+    binned matrix (:meth:`TableEncoder.bins`, the Dask engine's partitions and the rows its
+    shuffles move), so that their codes keep one type."""
+    top = int(np.max(n_bins)) if len(n_bins) else 1
+    return np.uint8 if top <= 256 else np.uint16 if top <= 65536 else np.int32
+
+
 @dataclass
 class TableEncoder:
     """Fitted numeric views of a table's columns (see the module docstring).
@@ -562,9 +571,7 @@ class TableEncoder:
             [self.cats_[c].n_codes + 1 if c in cat else len(self.thresholds_[c]) + 1 for c in cols],
             dtype=np.int64,
         )
-        top = int(n_bins.max()) if len(cols) else 1
-        dtype = np.uint8 if top <= 256 else np.uint16 if top <= 65536 else np.int32
-        out = np.empty((frame.shape[0], len(cols)), dtype=dtype, order="F")
+        out = np.empty((frame.shape[0], len(cols)), dtype=bins_dtype(n_bins), order="F")
         for j, c in enumerate(cols):
             if is_cat[j]:
                 out[:, j] = self.codes(frame, c, handle_unknown)

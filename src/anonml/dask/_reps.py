@@ -53,6 +53,7 @@ def representatives(client: Any, states: list, groups: list, parts: list, spec: 
                                       shuffle_to)
     from anonml.dask._columns import group_rows_reading
     from anonml.dask._tree import _put
+    from anonml.encoding import bins_dtype
     from anonml.engine import _ranges as R
 
     sizes = np.asarray(sizes, dtype=np.int64)
@@ -60,7 +61,7 @@ def representatives(client: Any, states: list, groups: list, parts: list, spec: 
     cat = set(spec.categorical)
     raw = [c for c in spec.columns if c not in cat and c not in set(exact)]
     with_y = rule == "majority_medoid"
-    width = np.dtype(R._bins_dtype(spec.n_bins)).itemsize
+    width = np.dtype(bins_dtype(spec.n_bins)).itemsize
     row_bytes = _ROW_BYTES + len(spec.columns) * width + 8 * len(raw)
     threads = n_threads(client)
     # ranges of about half the rows of a local subtree's partition (the same memory bound),

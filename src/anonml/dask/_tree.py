@@ -31,6 +31,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from anonml.encoding import bins_dtype
 from anonml.engine import _kernels as K
 from anonml.engine import _local as L
 from anonml.anonymize._hist_tree import TreeBuilder, choose_splits
@@ -179,8 +180,7 @@ def _launch_local(
     import dask.dataframe as dd
     import pandas as pd
 
-    top = int(n_bins.max())
-    bdtype = np.uint8 if top <= 256 else np.uint16 if top <= 65536 else np.int32
+    bdtype = bins_dtype(n_bins)
     ydtype = np.float64 if criterion == "squared_error" else np.int64
     with_y = criterion != "mondrian"  # Mondrian grows on the bins alone
     meta = pd.DataFrame({"__node": np.zeros(0, np.int32 if loc.size < 2**31 else np.int64),
@@ -212,8 +212,7 @@ def _launch_local(
 def _row_bytes(n_bins: np.ndarray, criterion: str) -> int:
     """Bytes of a row shuffled to its local subtree: bins, node, class (not Mondrian's), place,
     output partition."""
-    top = int(n_bins.max())
-    width = 1 if top <= 256 else 2 if top <= 65536 else 4
+    width = np.dtype(bins_dtype(n_bins)).itemsize
     return len(n_bins) * width + 20 + 8 * (criterion != "mondrian")
 
 

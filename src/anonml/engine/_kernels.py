@@ -39,7 +39,7 @@ import pandas as pd
 
 from anonml._errors import InputError
 from anonml.anonymize._medians import group_order, numeric_group_medians
-from anonml.encoding import _midpoints
+from anonml.encoding import _midpoints, bins_dtype
 
 __all__ = [
     "BinSpec",
@@ -290,9 +290,7 @@ def bin_partition(part: pd.DataFrame, spec: BinSpec, guide: np.ndarray | pd.Seri
     """Binned QIs (column-major, smallest unsigned type) and class codes of one partition
     (with ``spec.regression``: the guide's values as float64)."""
     n = part.shape[0]
-    top = int(spec.n_bins.max()) if spec.columns else 1
-    dtype = np.uint8 if top <= 256 else np.uint16 if top <= 65536 else np.int32
-    B = np.empty((n, len(spec.columns)), dtype=dtype, order="F")
+    B = np.empty((n, len(spec.columns)), dtype=bins_dtype(spec.n_bins), order="F")
     cat = set(spec.categorical)
     for j, c in enumerate(spec.columns):
         s = part[c]

@@ -32,22 +32,18 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
+from anonml.encoding import bins_dtype
 from anonml.engine._kernels import (BinSpec, PartState, group_bin_counts, group_medians,
                                     propose_representatives)
 
 __all__ = ["group_rows", "group_rows_meta", "range_candidates", "concat_candidates"]
 
 
-def _bins_dtype(n_bins: np.ndarray) -> type:
-    top = int(np.max(n_bins)) if len(n_bins) else 1
-    return np.uint8 if top <= 256 else np.uint16 if top <= 65536 else np.int32
-
-
 def group_rows_meta(n_bins: np.ndarray, raw: Sequence[Any], with_y: bool,
                     n_groups: int) -> pd.DataFrame:
     """The empty frame of :func:`group_rows` (its columns and dtypes)."""
     gdtype = np.int32 if n_groups < 2**31 else np.int64
-    bdtype = _bins_dtype(n_bins)
+    bdtype = bins_dtype(n_bins)
     return pd.DataFrame({"__g": np.zeros(0, gdtype),
                          **({"__y": np.zeros(0, np.int32)} if with_y else {}),
                          "__at": np.zeros(0, np.int64),
@@ -98,7 +94,7 @@ def range_candidates(rows: pd.DataFrame, lo: int, hi: int, spec: BinSpec, sizes:
     at = at[order]
     g = rows["__g"].to_numpy()[order].astype(np.int64) - np.int64(lo)
     n_cols = len(spec.columns)
-    B = np.empty((at.size, n_cols), dtype=_bins_dtype(spec.n_bins), order="F")
+    B = np.empty((at.size, n_cols), dtype=bins_dtype(spec.n_bins), order="F")
     for j in range(n_cols):
         B[:, j] = rows[f"__b{j}"].to_numpy()[order]
     majority = rule == "majority_medoid"
