@@ -69,13 +69,12 @@ def verify(
     """Check the written dataset at ``path``; return (smallest class, achieved l/t) or raise
     :class:`~anonml._errors.PrivacyViolationError`. Everything runs on ``client`` (a
     :class:`~anonml.dask._cluster.Watched` client), never on a default one."""
-    import os
-
     from anonml.dask._classes import class_sizes
+    from anonml.engine._dataset import list_files
 
     # the classes' sizes from each written file's distinct QI tuples (anonml.dask._classes);
     # the row count is their sum: one read of the files for both
-    files = sorted(os.path.join(path, f) for f in os.listdir(path) if f.endswith(".parquet"))
+    files = list_files(path)
     sizes = class_sizes(client, files, qi)
     n, smallest = int(sizes.sum()), int(sizes.min()) if sizes.size else 0
     if n_rows is not None and n != n_rows:
