@@ -138,23 +138,24 @@ class Watched:
 
     def gather(self, futures: Any) -> Any:
         """The results of a future or a list of futures, once each is checked."""
-        from distributed import TimeoutError as DaskTimeout
+        import asyncio
+        from concurrent.futures import TimeoutError as WaitTimeout
 
         single = not isinstance(futures, (list, tuple))
         items = [futures] if single else list(futures)
-        limit = _POLL
+        self.wait(items)
+        # A result can be lost between the wait and the fetch (its worker died): Dask then
+        # recomputes it, and a plain gather waits for a worker for ever. The fetch runs on the
+        # client's loop while this thread checks the cluster every few seconds; it is never
+        # cancelled (a cancelled fetch leaves Dask's own wait tasks to fail unheard, which
+        # asyncio then prints), so with no worker left it ends when the client closes.
+        fetch = asyncio.run_coroutine_threadsafe(self.client._gather(items),
+                                                 self.client.loop.asyncio_loop)
         while True:
-            self.wait(items)
-            # A result can be lost between the wait and the fetch (its worker died): Dask then
-            # recomputes it, and a plain gather waits for a worker for ever. The fetch is
-            # bounded, and each time-out checks the cluster and waits again; a fetch that is
-            # merely slow (every future still finished) gets twice the time.
             try:
-                out = self.client.sync(self.client._gather, items, callback_timeout=limit)
-            except (DaskTimeout, TimeoutError):
+                out = fetch.result(timeout=_POLL)
+            except WaitTimeout:
                 self._check_workers()
-                if all(f.status == "finished" for f in items):
-                    limit *= 2
                 continue
             except lost_types() as err:
                 raise self.lost(err) from None
