@@ -48,7 +48,8 @@ def _plain(X: pd.DataFrame, state: K.PartState, g: np.ndarray, spec: K.BinSpec, 
 
 @pytest.mark.parametrize("rule", ["majority_medoid", "medoid"])
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_ranges_give_the_plain_rule_over_the_whole_table(rule, seed) -> None:
+@pytest.mark.parametrize("coded", [False, True])
+def test_ranges_give_the_plain_rule_over_the_whole_table(rule, seed, coded) -> None:
     rng = np.random.default_rng(seed)
     n, n_groups = 3000, 40
     X = pd.DataFrame({
@@ -78,8 +79,9 @@ def test_ranges_give_the_plain_rule_over_the_whole_table(rule, seed) -> None:
     for i in range(4):
         part = X.iloc[cuts[i]:cuts[i + 1]].reset_index(drop=True)
         st = K.bin_partition(part, spec, y.iloc[cuts[i]:cuts[i + 1]].reset_index(drop=True))
-        frames.append(R.group_rows(part, st, g[cuts[i]:cuts[i + 1]], starts, n_groups, i, raw,
-                                   rule == "majority_medoid", n_groups))
+        frames.append(R.group_rows(None if coded else part, st, g[cuts[i]:cuts[i + 1]],
+                                   starts, n_groups, i, raw, rule == "majority_medoid",
+                                   n_groups, coded=R.code_columns(part, raw) if coded else None))
     rows = pd.concat(frames, ignore_index=True)
     pd.testing.assert_frame_equal(
         rows.iloc[:0], R.group_rows_meta(spec.n_bins, raw, rule == "majority_medoid",
@@ -114,6 +116,9 @@ def test_representatives_in_rounds_give_the_same_output(client, tmp_path, monkey
     shuffle budget), in each round only its own groups' rows: the same written files as in one
     round, with progress counting every range once."""
     pytest.importorskip("pyarrow")
+    from dask.utils import key_split
+    from distributed import get_task_stream
+
     import anonml.dask as ad
     import anonml.dask._balance as B
     from anonml.datasets import load_adult
@@ -131,9 +136,16 @@ def test_representatives_in_rounds_give_the_same_output(client, tmp_path, monkey
         seen = []
         out = tmp_path / f"out_{n}"
         kw = {"label": label} if label else {"method": "mondrian"}
-        ad.anonymize_dataset(str(folder), out, k=20, quasi_identifiers=qi, client=client,
-                             progress=lambda s, d, t: seen.append((d, t))
-                             if s.startswith("choosing the representatives") else None, **kw)
+        with get_task_stream(client=client) as ts:
+            # max_bins=16: age and capital-gain have more values than bins (raw values travel)
+            ad.anonymize_dataset(str(folder), out, k=20, quasi_identifiers=qi, client=client,
+                                 max_bins=16,
+                                 progress=lambda s, d, t: seen.append((d, t))
+                                 if s.startswith("choosing the representatives") else None,
+                                 **kw)
+        # past one round the raw columns are read once and kept as codes
+        coded = sum(key_split(t["key"]) == "code_reading" for t in ts.data)
+        assert coded == (0 if n == 1 else 3), coded
         outs[n] = {p.name: pd.read_parquet(p) for p in sorted(out.iterdir())}
         ticks[n] = seen
     assert outs[1].keys() == outs[3].keys() and len(outs[1]) == 3
@@ -143,3 +155,58 @@ def test_representatives_in_rounds_give_the_same_output(client, tmp_path, monkey
         total = ticks[n][-1][1]
         assert [d for d, _ in ticks[n]] == list(range(1, total + 1)), ticks[n]
         assert total >= 3
+
+
+def test_code_columns_keep_every_value() -> None:
+    """A raw column as codes into its values: the same float64 values row by row (a missing
+    one stays missing; -0.0 may come back as 0.0, the same distance to any median), codes of
+    one byte up to 256 values, two bytes up to MAX_CODED_VALUES, none past it."""
+    rng = np.random.default_rng(3)
+    n = 5000
+    big = np.arange(n, dtype=np.float64) + 0.5
+    part = pd.DataFrame({
+        "few": rng.choice([0.0, -0.0, 1e308, -1e308, 5e-324, np.nan, 2**63], n),
+        "mid": rng.integers(0, 1000, n).astype(np.float64),
+        "many": big,
+        "ints": rng.integers(np.iinfo(np.int64).min, np.iinfo(np.int64).max, n),
+    })
+    raw = list(part.columns)
+    out = R.code_columns(part, raw)
+    assert out["few"][0].dtype == np.uint8 and out["mid"][0].dtype == np.uint16
+    for c in raw:
+        if out[c] is None:
+            continue
+        codes, values = out[c]
+        np.testing.assert_array_equal(values[codes], part[c].to_numpy(dtype=np.float64))
+    old = R.MAX_CODED_VALUES
+    try:
+        R.MAX_CODED_VALUES = 4000
+        out = R.code_columns(part, raw)
+        assert out["many"] is None and out["mid"] is not None
+    finally:
+        R.MAX_CODED_VALUES = old
+
+
+def test_coded_rows_read_again_only_the_columns_too_varied_to_code(tmp_path) -> None:
+    """group_rows_coded: the coded columns from their codes, a column with too many values
+    (coded as None) read again from the file; the same frame as a plain read."""
+    from anonml.dask._columns import Read, group_rows_coded
+
+    rng = np.random.default_rng(4)
+    n = 600
+    X = pd.DataFrame({"a": rng.integers(0, 5, n).astype(np.float64),
+                      "b": rng.normal(0, 1, n), "c": rng.choice(["x", "y"], n)})
+    path = tmp_path / "part-0.parquet"
+    X.to_parquet(path)
+    spec = K.BinSpec.from_encoder(TableEncoder(["a", "b", "c"], ["c"], 8).fit(X), None)
+    state = K.bin_partition(X, spec, None)
+    g = rng.integers(0, 10, n)
+    starts = np.array([2, 6])
+    raw = ["a", "b"]
+    want = R.group_rows(X, state, g, starts, 9, 3, raw, False, 10)
+    coded = R.code_columns(X, raw)
+    coded["b"] = None  # too many values: read again
+    got = group_rows_coded(Read(str(path), raw, "part-0.parquet"), coded, state, g, starts,
+                           9, 3, raw, False, 10)
+    pd.testing.assert_frame_equal(got, want)
+    assert len(got) == int(((g >= 2) & (g < 9)).sum())

@@ -8,7 +8,8 @@ from typing import Any
 
 from anonml.dask._partio import _read_file, _write_binned, _write_task
 
-__all__ = ["_hold_qi", "Read", "run_reading", "group_rows_reading",
+__all__ = ["_hold_qi", "Read", "run_reading", "group_rows_reading", "code_reading",
+           "group_rows_coded",
            "pick_reading", "write_reading", "pick_binned_reading", "write_binned_reading"]
 
 _QI_VALUE_BYTES = 16  # a QI value held by pandas, text included (Adult: 13.5; BENCHMARKS.md)
@@ -54,6 +55,27 @@ def group_rows_reading(*args: Any) -> Any:
     from anonml.engine._ranges import group_rows
 
     return run_reading(group_rows, *args)
+
+
+def code_reading(read: "Read", raw: list, state: Any) -> dict:
+    """:func:`~anonml.engine._ranges.code_columns` of a partition's ``raw`` columns, read
+    here (``state``: the partition's binned state, an argument only so that Dask runs this
+    task on the worker that holds it, where the rounds that use the codes run)."""
+    from anonml.engine._ranges import code_columns
+
+    return code_columns(_read_file(read.path, list(raw), read.name), raw)
+
+
+def group_rows_coded(read: "Read", coded: dict, state: Any, groups: Any, starts: Any,
+                     stop: int, part_index: int, raw: list, *args: Any) -> Any:
+    """:func:`~anonml.engine._ranges.group_rows` with the ``raw`` columns taken from
+    ``coded`` (:func:`code_reading`); only those with too many values to code are read
+    again."""
+    from anonml.engine._ranges import group_rows
+
+    again = [c for c in raw if coded.get(c) is None]
+    part = _read_file(read.path, again, read.name) if again else None
+    return group_rows(part, state, groups, starts, stop, part_index, raw, *args, coded=coded)
 
 
 def pick_reading(*args: Any) -> Any:

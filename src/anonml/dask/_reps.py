@@ -25,6 +25,9 @@ __all__ = ["qi_dtypes", "ReadPlan", "range_starts", "representatives"]
 #: bytes a row takes in the shuffle of the representatives besides its bins and raw values:
 #: group (4-8), class code (4), place (8), output partition (8)
 _ROW_BYTES = 28
+#: the most rows of a range (None: no bound but the local subtrees' share): larger ranges
+#: cost more per row (their per-group tables miss the caches; BENCHMARKS.md "Session 11")
+MAX_RANGE_ROWS: int | None = 400_000
 
 
 def range_starts(sizes: np.ndarray, n_out: int) -> np.ndarray:
@@ -51,7 +54,7 @@ def representatives(client: Any, states: list, groups: list, parts: list, spec: 
 
     from anonml.dask._balance import (auto_local_rows, n_threads, rounds, shuffle_method,
                                       shuffle_to)
-    from anonml.dask._columns import group_rows_reading
+    from anonml.dask._columns import Read, code_reading, group_rows_coded, group_rows_reading
     from anonml.dask._tree import _put
     from anonml.encoding import bins_dtype
     from anonml.engine import _ranges as R
@@ -67,19 +70,28 @@ def representatives(client: Any, states: list, groups: list, parts: list, spec: 
     # ranges of about half the rows of a local subtree's partition (the same memory bound),
     # at least four per worker thread
     share = max(1, auto_local_rows(n_rows, threads) // 2)
+    if MAX_RANGE_ROWS is not None:
+        share = min(share, MAX_RANGE_ROWS)
     starts = range_starts(sizes, max(4 * threads, -(-n_rows // share)))
     n_ranges = starts.size
     stops = np.r_[starts[1:], n_groups]
     n_rounds = min(n_ranges, rounds(client, n_rows * row_bytes))
     meta = R.group_rows_meta(spec.n_bins, raw, with_y, n_groups)
+    # past one round, a file's raw columns are read once and kept as codes into their values
+    # (1-2 bytes a row, R.code_columns), not read again by every round
+    coded = [client.submit(code_reading, p, raw, s, pure=False)
+             if n_rounds > 1 and raw and isinstance(p, Read) else None
+             for p, s in zip(parts, states)]
     out: list = []
     for sel in np.array_split(np.arange(n_ranges), n_rounds):
         first, last = int(sel[0]), int(sel[-1])
         lo, hi = int(starts[first]), int(stops[last])
         starts_f = _put(client, starts[first:last + 1].copy())
         frames = [dask.delayed(group_rows_reading, pure=False)(
-            p, s, g, starts_f, hi, i, raw, with_y, n_groups) for i, (p, s, g) in
-            enumerate(zip(parts, states, groups))]
+            p, s, g, starts_f, hi, i, raw, with_y, n_groups) if c is None else
+            dask.delayed(group_rows_coded, pure=False)(
+            p, c, s, g, starts_f, hi, i, raw, with_y, n_groups) for i, (p, c, s, g) in
+            enumerate(zip(parts, coded, states, groups))]
         rows = dd.from_delayed(frames, meta=meta, verify_meta=False)
         rows_in = int(sizes[lo:hi].sum())
         shuffled = shuffle_to(rows, "_partitions", sel.size,
@@ -95,6 +107,7 @@ def representatives(client: Any, states: list, groups: list, parts: list, spec: 
                 lambda d, t, done=done: tick(done + d, n_ranges)))
         out += cands
         del frames, rows, shuffled
+    del coded  # the codes: released once the last round's rows are made
     if n_rounds == 1:
         client.wait(out, tick=tick)
     return client.submit(R.concat_candidates, *out, pure=False)

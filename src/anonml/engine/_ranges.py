@@ -36,7 +36,30 @@ from anonml.encoding import bins_dtype
 from anonml.engine._kernels import (BinSpec, PartState, group_bin_counts, group_medians,
                                     propose_representatives)
 
-__all__ = ["group_rows", "group_rows_meta", "range_candidates", "concat_candidates"]
+__all__ = ["group_rows", "group_rows_meta", "range_candidates", "concat_candidates",
+           "code_columns"]
+
+#: the most distinct values of a raw column kept as codes by :func:`code_columns`
+MAX_CODED_VALUES = 1 << 16
+
+
+def code_columns(part: pd.DataFrame, raw: Sequence[Any]) -> dict:
+    """Each raw column of ``part`` as codes into its distinct values (``(codes, values)``,
+    codes of 1 or 2 bytes, ``values[codes]`` the column as float64), or None for a column
+    with more than :data:`MAX_CODED_VALUES` distinct values. The representatives' rounds
+    (:func:`anonml.dask._reps.representatives`) take a column's values from these, a
+    fraction of its size, instead of reading the partition's file again each round. Equal
+    values share a code (0.0 and -0.0 too: the same distance to any median; a missing
+    value keeps its NaN)."""
+    out: dict = {}
+    for c in raw:
+        codes, values = pd.factorize(part[c].to_numpy(dtype=np.float64), use_na_sentinel=False)
+        if len(values) > MAX_CODED_VALUES:
+            out[c] = None
+            continue
+        out[c] = (codes.astype(np.uint8 if len(values) <= 256 else np.uint16),
+                  np.asarray(values, dtype=np.float64))
+    return out
 
 
 def group_rows_meta(n_bins: np.ndarray, raw: Sequence[Any], with_y: bool,
@@ -54,12 +77,13 @@ def group_rows_meta(n_bins: np.ndarray, raw: Sequence[Any], with_y: bool,
 
 def group_rows(part: pd.DataFrame | None, state: PartState, groups: np.ndarray,
                starts: np.ndarray, stop: int, part_index: int, raw: Sequence[Any],
-               with_y: bool, n_groups: int) -> pd.DataFrame:
+               with_y: bool, n_groups: int, coded: dict | None = None) -> pd.DataFrame:
     """The rows of this partition whose group is in ``starts[0] <= group < stop``, as the
     frame of :func:`group_rows_meta`: ``"_partitions"`` is the range of each row's group
     (``starts``: the first group of each range, increasing), ``"__at"`` its place
     ``part_index << 32 | row``, ``"__v<i>"`` the values of ``raw[i]`` (numeric QIs) from
-    ``part``; ``n_groups``: all the groups (the width of ``"__g"``, as in the meta)."""
+    ``part`` or, for a column in ``coded`` (:func:`code_columns`), from its codes;
+    ``n_groups``: all the groups (the width of ``"__g"``, as in the meta)."""
     g = np.asarray(groups)
     if g.size >= 2**31:  # a row's place holds its row in 32 bits
         from anonml._errors import InputError
@@ -76,7 +100,9 @@ def group_rows(part: pd.DataFrame | None, state: PartState, groups: np.ndarray,
     for j in range(state.B.shape[1]):
         cols[f"__b{j}"] = state.B[act, j]
     for i, c in enumerate(raw):
-        cols[f"__v{i}"] = part[c].to_numpy(dtype=np.float64)[act]
+        kept = None if coded is None else coded.get(c)
+        cols[f"__v{i}"] = kept[1][kept[0][act]] if kept is not None else \
+            part[c].to_numpy(dtype=np.float64)[act]
     cols["_partitions"] = np.searchsorted(starts, ga, side="right") - 1
     return pd.DataFrame(cols)
 
