@@ -72,10 +72,13 @@ def representatives(client: Any, states: list, groups: list, parts: list, spec: 
     share = max(1, auto_local_rows(n_rows, threads) // 2)
     if MAX_RANGE_ROWS is not None:
         share = min(share, MAX_RANGE_ROWS)
-    starts = range_starts(sizes, max(4 * threads, -(-n_rows // share)))
+    n_rounds = rounds(client, n_rows * row_bytes)
+    # at least four ranges a worker thread; else at most 32 a round (Dask's max_branch): the
+    # round's shuffle (balance.shuffle_to, one stage) then has few pieces, files x ranges
+    starts = range_starts(sizes, max(4 * threads, min(-(-n_rows // share), 32 * n_rounds)))
     n_ranges = starts.size
     stops = np.r_[starts[1:], n_groups]
-    n_rounds = min(n_ranges, rounds(client, n_rows * row_bytes))
+    n_rounds = min(n_ranges, n_rounds)
     meta = R.group_rows_meta(spec.n_bins, raw, with_y, n_groups)
     # past one round, a file's raw columns are read once and kept as codes into their values
     # (1-2 bytes a row, R.code_columns), not read again by every round
