@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from anonml.dask._reps import range_starts
+from anonml.dask._reps import range_count, range_starts
 from anonml.encoding import TableEncoder
 from anonml.engine import _kernels as K
 from anonml.engine import _ranges as R
@@ -108,6 +108,19 @@ def test_range_starts_cut_groups_of_about_equal_rows() -> None:
     np.testing.assert_array_equal(range_starts(np.array([3]), 8), [0])
     # every range holds whole groups; no range is empty
     assert set(range_starts(np.ones(10, np.int64), 5).tolist()) == {0, 2, 4, 6, 8}
+
+
+def test_range_count_bounds_rows_and_pieces() -> None:
+    """Ranges of at most MAX_RANGE_ROWS rows (the rows of 10M on 2 threads: 312,500 each),
+    at most 32 a round, at least four a worker thread."""
+    from anonml.dask._reps import MAX_RANGE_ROWS
+
+    assert range_count(10_000_000, 2, 1) == 32  # 312,500 rows a range
+    assert range_count(100_000_000, 2, 7) == 7 * 32  # not 250 of 400,000: 32 a round
+    assert range_count(30_000_000, 2, 2) == 64
+    assert -(-100_000_000 // range_count(100_000_000, 2, 40)) <= MAX_RANGE_ROWS
+    assert range_count(1000, 2, 1) == 8  # four a thread, however few rows
+    assert range_count(10_000_000, 64, 1) == 256  # a large cluster: every thread busy
 
 
 @pytest.mark.parametrize("label", ["label", None])

@@ -116,20 +116,19 @@ def pack_nodes(rows: np.ndarray, threads: int, cap: int | None = None) -> tuple[
 def shuffle_to(frame: Any, column: str, n_out: int, method: str | None = None) -> Any:
     """Dask's own shuffle of ``frame`` (a dask DataFrame) with row ``r`` sent to output
     partition ``frame[column][r]`` (ints in 0..n_out-1), as ``sort_values`` does it (the
-    column may be dropped; ``method``: Dask's shuffle method, None for its default).
+    column may be dropped; ``method``: Dask's shuffle method, None for its default). Falls
+    back to hashing the column when this dask has no such shuffle (then partitions may be
+    uneven; the rows and the results are the same).
 
-    The in-memory task shuffle moves every row once: Dask stages it (every row split and
-    moved twice) once both the input and the output have more than 32 partitions (its
-    ``max_branch``), as at 100M rows (50 files); a ``max_branch`` of the larger of the two
-    keeps it in one stage of ``n_in x n_out`` small pieces. Falls back to hashing the column
-    when this dask has no such shuffle (then partitions may be uneven; the rows and the
-    results are the same)."""
+    Dask's in-memory task shuffle stages itself (every row split and moved twice) when both
+    the input and the output have more than 32 partitions (its ``max_branch``); in one stage
+    (a larger ``max_branch``) it has ``n_in x n_out`` pieces, and at 100M rows that cost more
+    than the second move (BENCHMARKS.md, "Session 11"): Dask's default is kept."""
     try:
         from dask.dataframe.dask_expr import new_collection
         from dask.dataframe.dask_expr._shuffle import Shuffle
 
-        one_stage = {"max_branch": max(32, int(n_out), int(frame.npartitions))}
-        return new_collection(Shuffle(frame.expr, column, int(n_out), True, method, one_stage))
+        return new_collection(Shuffle(frame.expr, column, int(n_out), True, method))
     except (ImportError, AttributeError, TypeError):
         return frame.shuffle(on=column, npartitions=int(n_out), method=method)
 

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["qi_dtypes", "ReadPlan", "range_starts", "representatives"]
+__all__ = ["qi_dtypes", "ReadPlan", "range_count", "range_starts", "representatives"]
 
 #: bytes a row takes in the shuffle of the representatives besides its bins and raw values:
 #: group (4-8), class code (4), place (8), output partition (8)
@@ -39,6 +39,20 @@ def range_starts(sizes: np.ndarray, n_out: int) -> np.ndarray:
     return np.unique(np.r_[0, cuts[cuts < cum.size]]).astype(np.int64)
 
 
+def range_count(n_rows: int, threads: int, n_rounds: int) -> int:
+    """How many ranges of groups to make of ``n_rows`` rows shuffled in ``n_rounds`` rounds:
+    ranges of about half the rows of a local subtree's partition (the same memory bound,
+    :func:`~anonml.dask._balance.auto_local_rows`) and at most :data:`MAX_RANGE_ROWS`; at
+    most 32 a round (Dask's ``max_branch``: the round's shuffle, in one stage, then has few
+    pieces, files x ranges), but at least four a worker thread."""
+    from anonml.dask._balance import auto_local_rows
+
+    share = max(1, auto_local_rows(n_rows, threads) // 2)
+    if MAX_RANGE_ROWS is not None:
+        share = min(share, MAX_RANGE_ROWS)
+    return max(4 * threads, min(-(-int(n_rows) // share), 32 * max(1, int(n_rounds))))
+
+
 def representatives(client: Any, states: list, groups: list, parts: list, spec: Any,
                     spec_f: Any, sizes: np.ndarray, rule: str, qi: list, exact: tuple,
                     tick: Any = None) -> Any:
@@ -52,8 +66,7 @@ def representatives(client: Any, states: list, groups: list, parts: list, spec: 
     import dask
     import dask.dataframe as dd
 
-    from anonml.dask._balance import (auto_local_rows, n_threads, rounds, shuffle_method,
-                                      shuffle_to)
+    from anonml.dask._balance import n_threads, rounds, shuffle_method, shuffle_to
     from anonml.dask._columns import Read, code_reading, group_rows_coded, group_rows_reading
     from anonml.dask._tree import _put
     from anonml.encoding import bins_dtype
@@ -67,15 +80,8 @@ def representatives(client: Any, states: list, groups: list, parts: list, spec: 
     width = np.dtype(bins_dtype(spec.n_bins)).itemsize
     row_bytes = _ROW_BYTES + len(spec.columns) * width + 8 * len(raw)
     threads = n_threads(client)
-    # ranges of about half the rows of a local subtree's partition (the same memory bound),
-    # at least four per worker thread
-    share = max(1, auto_local_rows(n_rows, threads) // 2)
-    if MAX_RANGE_ROWS is not None:
-        share = min(share, MAX_RANGE_ROWS)
     n_rounds = rounds(client, n_rows * row_bytes)
-    # at least four ranges a worker thread; else at most 32 a round (Dask's max_branch): the
-    # round's shuffle (balance.shuffle_to, one stage) then has few pieces, files x ranges
-    starts = range_starts(sizes, max(4 * threads, min(-(-n_rows // share), 32 * n_rounds)))
+    starts = range_starts(sizes, range_count(n_rows, threads, n_rounds))
     n_ranges = starts.size
     stops = np.r_[starts[1:], n_groups]
     n_rounds = min(n_ranges, n_rounds)
