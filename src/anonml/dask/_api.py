@@ -172,7 +172,7 @@ STAGES = {
     "tree (local)": "growing the tree: subtrees finished in memory",
     "refine": "refining the leaves by Mondrian (levels)",  # [tree]
     "refine (local)": "refining the leaves: subtrees finished in memory",
-    "representatives": "choosing the representatives",  # [representatives]
+    "representatives": "choosing the representatives (ranges of groups)",  # [representatives]
     "mapping": "summarising the groups for the saved mapping",  # [mapping], save_mapping= only
     "recode_write": "recoding and writing the partitions",  # [recode_write]
     "verify": "verifying the written dataset",  # [verify]
@@ -311,9 +311,10 @@ def anonymize_dataset(
     progress : callable, optional
         ``progress(stage, done, total)`` (:mod:`anonml._progress`), each stage once, named by
         its label in :data:`STAGES`: predicting the guide labels (with ``model``), scanning the
-        columns, binning, the representatives, the saved mapping's summaries (with
-        ``save_mapping``) and the writing count partitions (total = partitions); the tree and its refinement count levels (total None until the last
-        call), their subtrees finished in memory count batches; then the verification.
+        columns, binning, the saved mapping's summaries (with ``save_mapping``) and the
+        writing count partitions (total = partitions); the representatives count ranges of
+        groups; the tree and its refinement count levels (total None until the last call),
+        their subtrees finished in memory count batches; then the verification.
     no_workers_timeout : float, default 60
         Seconds the run waits while the cluster has no worker at all before it gives up with
         :class:`~anonml.dask._cluster.ClusterError`. A worker that dies while others live is
