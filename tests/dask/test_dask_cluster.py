@@ -137,12 +137,12 @@ def _kill_one(cluster) -> Callable:
 # the progress line (stderr) at which a worker is killed, and the stage that is then running:
 # "... bins: 1/6" mid first pass; "tree ..." as the tree starts (with this little data every
 # node is finished by the local subtrees launched at once: Dask's shuffle by node, then
-# HistTree); "representatives: 1/" (the first range of groups done: its rows were shuffled
-# from every partition; then the winners' values are picked in each partition) and "writing
-# the partitions: 1/6" mid stage; "writing the partitions: 6/6" just before the verification
-# reads the written files
+# HistTree); "representatives (ranges of groups): 1/" (the first range of groups done: its
+# rows were shuffled from every partition; then the winners' values are picked in each
+# partition) and "writing the partitions: 1/6" mid stage; "writing the partitions: 6/6" just
+# before the verification reads the written files
 KILL_AT = {"bins": "scanning the columns for the bins: 1/6", "tree": "tree",
-           "representatives": "representatives: 1/",
+           "representatives": "representatives (ranges of groups): 1/",
            "recode_write": "writing the partitions: 1/6", "verify": "writing the partitions: 6/6"}
 
 
