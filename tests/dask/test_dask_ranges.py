@@ -223,3 +223,47 @@ def test_coded_rows_read_again_only_the_columns_too_varied_to_code(tmp_path) -> 
                            9, 3, raw, False, 10)
     pd.testing.assert_frame_equal(got, want)
     assert len(got) == int(((g >= 2) & (g < 9)).sum())
+
+
+def test_a_worker_killed_between_rounds_recomputes_its_codes(tmp_path, monkeypatch) -> None:
+    """The raw columns kept as codes between the rounds are results with a recipe: a worker
+    SIGKILLed after the first range (its codes and binned states lost) is replaced, Dask
+    reads and codes its files again, and the written files are those of an undisturbed run."""
+    pytest.importorskip("pyarrow")
+    distributed = pytest.importorskip("distributed")
+    import os
+    import signal
+
+    import anonml.dask as ad
+    import anonml.dask._balance as B
+    from anonml.datasets import load_adult
+
+    d = load_adult()
+    X = d.X.iloc[:3000].reset_index(drop=True).assign(label=d.y.iloc[:3000].to_numpy())
+    folder = tmp_path / "data"
+    folder.mkdir()
+    for i, (a, b) in enumerate([(0, 900), (900, 2000), (2000, 3000)]):
+        X.iloc[a:b].to_parquet(folder / f"part-{i}.parquet")
+    qi = ["age", "education-num", "capital-gain", "hours-per-week", "workclass", "sex"]
+    monkeypatch.setattr(B, "rounds", lambda client, nbytes: 3)
+    outs = {}
+    with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
+                                  dashboard_address=None) as lc, distributed.Client(lc) as client:
+        for kill in (False, True):
+            pids = list(client.run(os.getpid).values())
+            fired = []
+
+            def progress(stage, done, total, kill=kill, pids=pids, fired=fired):
+                if kill and not fired and stage.startswith("choosing the representatives") \
+                        and done == 1:
+                    fired.append(done)
+                    os.kill(pids[0], signal.SIGKILL)
+
+            out = tmp_path / f"out_{kill}"
+            ad.anonymize_dataset(str(folder), out, k=20, quasi_identifiers=qi, client=client,
+                                 max_bins=16, label="label", progress=progress)
+            assert fired == ([1] if kill else [])
+            outs[kill] = {p.name: pd.read_parquet(p) for p in sorted(out.iterdir())}
+    assert outs[True].keys() == outs[False].keys() and len(outs[True]) == 3
+    for name, frame in outs[False].items():
+        pd.testing.assert_frame_equal(frame, outs[True][name])

@@ -57,7 +57,7 @@ def group_rows_reading(*args: Any) -> Any:
     return run_reading(group_rows, *args)
 
 
-def code_reading(read: "Read", raw: list, state: Any) -> dict:
+def code_reading(read: Read, raw: list, state: Any) -> dict:
     """:func:`~anonml.engine._ranges.code_columns` of a partition's ``raw`` columns, read
     here (``state``: the partition's binned state, an argument only so that Dask runs this
     task on the worker that holds it, where the rounds that use the codes run)."""
@@ -66,7 +66,7 @@ def code_reading(read: "Read", raw: list, state: Any) -> dict:
     return code_columns(_read_file(read.path, list(raw), read.name), raw)
 
 
-def group_rows_coded(read: "Read", coded: dict, state: Any, groups: Any, starts: Any,
+def group_rows_coded(read: Read, coded: dict, state: Any, groups: Any, starts: Any,
                      stop: int, part_index: int, raw: list, *args: Any) -> Any:
     """:func:`~anonml.engine._ranges.group_rows` with the ``raw`` columns taken from
     ``coded`` (:func:`code_reading`); only those with too many values to code are read
