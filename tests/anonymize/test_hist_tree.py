@@ -395,3 +395,43 @@ def test_every_gini_split_is_the_best_one(seed: int) -> None:
         checked += 1
         stack += [(tree.children_left_[node], rows[go_left]), (tree.children_right_[node], rows[~go_left])]
     assert checked > 20
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10_000), criterion=st.sampled_from(
+    ["gini", "entropy", "squared_error", "mondrian"]), share=st.floats(0.0, 1.0))
+def test_choose_splits_on_the_nodes_that_may_split_only(seed, criterion, share) -> None:
+    """choose_splits with ``can``: for the nodes that may split, the split of the search over
+    every node (gain, feature, position and category order); for the others none (-inf).
+    Ties, empty bins, constant features and nodes of one row included."""
+    from anonml.anonymize._hist_tree import choose_splits
+
+    rng = np.random.default_rng(seed)
+    A = int(rng.integers(1, 30))
+    n_bins = [int(rng.integers(1, 7)) for _ in range(4)]
+    is_cat = np.array([bool(rng.integers(0, 2)) for _ in n_bins])
+    width = 2 if criterion == "squared_error" else int(rng.integers(1, 4))
+    H_list = []
+    for nb in n_bins:
+        H = rng.integers(0, 4, (A, nb, width)).astype(np.float64)
+        H[rng.random(A) < 0.2] = 0.0  # nodes empty in a feature's histogram
+        H_list.append(H)
+    # node totals from the first feature (the others need not agree: each node's search is a
+    # pure function of its own rows of the arrays, whatever they hold)
+    if criterion == "squared_error":
+        cnt, T = H_list[0][:, :, 0].sum(1), H_list[0][:, :, 1].sum(1)
+    else:
+        T = H_list[0].sum(1)
+        cnt = T.sum(1)
+    k = int(rng.integers(1, 4))
+    can = rng.random(A) < share
+    full = choose_splits(H_list, cnt, T, is_cat, k, criterion)
+    part = choose_splits(H_list, cnt, T, is_cat, k, criterion, can)
+    ids = np.flatnonzero(can)
+    np.testing.assert_array_equal(part[0][ids], full[0][ids])
+    np.testing.assert_array_equal(part[1][ids], full[1][ids])
+    np.testing.assert_array_equal(part[2][ids], full[2][ids])
+    assert np.isneginf(part[0][~can]).all() and (part[1][~can] == -1).all()
+    for f, order in part[3].items():
+        won = ids[part[1][ids] == f]
+        np.testing.assert_array_equal(order[won], full[3][f][won])

@@ -190,7 +190,7 @@ class HistTree:
                 cur_H.append(H)
             del h_rows, h_node, h_y
             best_gain, best_f, best_pos, best_order = choose_splits(
-                cur_H, cnt, tot if regression else T, is_cat, k, self.criterion
+                cur_H, cnt, tot if regression else T, is_cat, k, self.criterion, can
             )
             split = can & np.isfinite(best_gain)
             if not split.any():
@@ -399,9 +399,16 @@ def _route_level(B_rows, rows, local, it, feature, threshold, offset, flat):
 # -- split finding and node bookkeeping, shared with the distributed driver (anonml.dask) -------
 def choose_splits(
     H_list: list[np.ndarray], cnt: np.ndarray, T: np.ndarray, is_cat: np.ndarray, k: int,
-    criterion: str,
+    criterion: str, can: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, np.ndarray]]:
     """Best split of every node of a level, from its histograms alone.
+
+    With ``can`` (bool per node: may it split), the splits are searched for those nodes only,
+    the others getting no split (gain ``-inf``): the same result for the nodes that may split
+    (every node's search is its own), at a fraction of the cost when many may not. Over the
+    levels of a tree about half the frontier nodes may not split (too small or pure), and this
+    search, a dozen passes over every (node, bin, class) cell, was half of a tree's time on
+    nodes of about 1,000 rows (BENCHMARKS.md, "Session 11").
 
     Parameters
     ----------
@@ -424,8 +431,22 @@ def choose_splits(
         ordered-category position) on the left, and the category order of each categorical
         feature that won somewhere.
     """
-    regression = criterion == "squared_error"
     A = cnt.shape[0]
+    if can is not None:
+        ids = np.flatnonzero(can)
+        if ids.size < A:
+            sub = choose_splits([H[ids] for H in H_list], cnt[ids], T[ids], is_cat, k,
+                                criterion)
+            best_gain = np.full(A, -np.inf)
+            best_f = np.full(A, -1, dtype=np.int64)
+            best_pos = np.zeros(A, dtype=np.int64)
+            best_gain[ids], best_f[ids], best_pos[ids] = sub[0], sub[1], sub[2]
+            best_order: dict[int, np.ndarray] = {}
+            for f, order in sub[3].items():
+                best_order[f] = np.zeros((A, order.shape[1]), dtype=order.dtype)
+                best_order[f][ids] = order
+            return best_gain, best_f, best_pos, best_order
+    regression = criterion == "squared_error"
     best_gain = np.full(A, -np.inf)
     best_f = np.full(A, -1, dtype=np.int64)
     best_pos = np.zeros(A, dtype=np.int64)

@@ -445,7 +445,7 @@ def grow(
             cur_H.append(H)
         Hh = None
         best_gain, best_f, best_pos, best_order = choose_splits(
-            cur_H, cnt, T[:, 1] if reg else T, is_cat, k, criterion)
+            cur_H, cnt, T[:, 1] if reg else T, is_cat, k, criterion, can)
         split = can & np.isfinite(best_gain)
         if not split.any():
             break
