@@ -123,6 +123,19 @@ def test_range_count_bounds_rows_and_pieces() -> None:
     assert range_count(10_000_000, 64, 1) == 256  # a large cluster: every thread busy
 
 
+def _adult_files(tmp_path):
+    """3,000 Adult rows (with their label) in 3 Parquet files of unequal sizes, and 6 QIs."""
+    from anonml.datasets import load_adult
+
+    d = load_adult()
+    X = d.X.iloc[:3000].reset_index(drop=True).assign(label=d.y.iloc[:3000].to_numpy())
+    folder = tmp_path / "data"
+    folder.mkdir()
+    for i, (a, b) in enumerate([(0, 900), (900, 2000), (2000, 3000)]):
+        X.iloc[a:b].to_parquet(folder / f"part-{i}.parquet")
+    return folder, ["age", "education-num", "capital-gain", "hours-per-week", "workclass", "sex"]
+
+
 @pytest.mark.parametrize("label", ["label", None])
 def test_representatives_in_rounds_give_the_same_output(client, tmp_path, monkeypatch, label):
     """The ranges of groups shuffled in several rounds (data larger than Dask's in-memory
@@ -134,15 +147,8 @@ def test_representatives_in_rounds_give_the_same_output(client, tmp_path, monkey
 
     import anonml.dask as ad
     import anonml.dask._balance as B
-    from anonml.datasets import load_adult
 
-    d = load_adult()
-    X = d.X.iloc[:3000].reset_index(drop=True).assign(label=d.y.iloc[:3000].to_numpy())
-    folder = tmp_path / "data"
-    folder.mkdir()
-    for i, (a, b) in enumerate([(0, 900), (900, 2000), (2000, 3000)]):
-        X.iloc[a:b].to_parquet(folder / f"part-{i}.parquet")
-    qi = ["age", "education-num", "capital-gain", "hours-per-week", "workclass", "sex"]
+    folder, qi = _adult_files(tmp_path)
     outs, ticks = {}, {}
     for n in (1, 3):
         monkeypatch.setattr(B, "rounds", lambda client, nbytes, n=n: n)
@@ -236,15 +242,8 @@ def test_a_worker_killed_between_rounds_recomputes_its_codes(tmp_path, monkeypat
 
     import anonml.dask as ad
     import anonml.dask._balance as B
-    from anonml.datasets import load_adult
 
-    d = load_adult()
-    X = d.X.iloc[:3000].reset_index(drop=True).assign(label=d.y.iloc[:3000].to_numpy())
-    folder = tmp_path / "data"
-    folder.mkdir()
-    for i, (a, b) in enumerate([(0, 900), (900, 2000), (2000, 3000)]):
-        X.iloc[a:b].to_parquet(folder / f"part-{i}.parquet")
-    qi = ["age", "education-num", "capital-gain", "hours-per-week", "workclass", "sex"]
+    folder, qi = _adult_files(tmp_path)
     monkeypatch.setattr(B, "rounds", lambda client, nbytes: 3)
     outs = {}
     with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
