@@ -184,7 +184,7 @@ def test_code_columns_keep_every_value() -> None:
     n = 5000
     big = np.arange(n, dtype=np.float64) + 0.5
     part = pd.DataFrame({
-        "few": rng.choice([0.0, -0.0, 1e308, -1e308, 5e-324, np.nan, 2**63], n),
+        "few": rng.choice([0.0, -0.0, 1e308, -1e308, 5e-324, np.nan, np.inf, -np.inf, 2**63], n),
         "mid": rng.integers(0, 1000, n).astype(np.float64),
         "many": big,
         "ints": rng.integers(np.iinfo(np.int64).min, np.iinfo(np.int64).max, n),
