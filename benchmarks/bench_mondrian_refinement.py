@@ -19,6 +19,7 @@ Usage::
 from __future__ import annotations
 
 import argparse
+import os
 import hashlib
 import importlib.util
 import sys
@@ -44,11 +45,12 @@ def _inputs(n: int, k: int):
     class _Stop(Exception):
         pass
 
-    def catch(self, B, is_cat, n_bins, y, init=None):
+    def catch(self, B, is_cat, n_bins, y, init=None, *args, **kwargs):
         if self.criterion == "mondrian":
-            kept.update(B=np.ascontiguousarray(B), is_cat=is_cat, n_bins=n_bins, init=init)
+            bins = B[0] if isinstance(B, list) else B  # (handed over in a list by the fit)
+            kept.update(B=np.ascontiguousarray(bins), is_cat=is_cat, n_bins=n_bins, init=init)
             raise _Stop
-        return orig(self, B, is_cat, n_bins, y, init)
+        return orig(self, B, is_cat, n_bins, y, init, *args, **kwargs)
 
     ht.HistTree.fit_apply = catch
     try:
@@ -86,11 +88,13 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=100)
     args = parser.parse_args()
     import anonml.anonymize._hist_tree as after
+    from anonml._utils import reuse_freed_memory
 
     spec = importlib.util.spec_from_file_location(
         "before_hist_tree", Path(args.before) / "anonml" / "anonymize" / "_hist_tree.py")
     before = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(before)
+    print(f"load {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print("| rows | rep | version | CPU s | CPU s per 1M rows | nodes | row-levels per row | digest |")
     print("|---:|---:|---|---:|---:|---:|---:|---|")
     for size in args.rows:
@@ -98,10 +102,12 @@ def main() -> None:
         d = _inputs(n, args.k)
         for rep in range(1, args.reps + 1):
             for name, mod in (("before", before), ("after", after)):
-                t0 = time.process_time()
-                tree = mod.HistTree(args.k, None, "mondrian")
-                leaves = tree.fit_apply(d["B"], d["is_cat"], d["n_bins"], None, init=d["init"])
-                cpu = time.process_time() - t0
+                with reuse_freed_memory():  # as in the fit (``_base.py``)
+                    t0 = time.process_time()
+                    tree = mod.HistTree(args.k, None, "mondrian")
+                    leaves = tree.fit_apply(d["B"], d["is_cat"], d["n_bins"], None,
+                                            init=d["init"])
+                    cpu = time.process_time() - t0
                 levels = _row_levels(tree, leaves, d["init"]) / n
                 print(f"| {n:,} | {rep} | {name} | {cpu:.2f} | {cpu / n * 1e6:.3f} | "
                       f"{tree.n_nodes_:,} | {levels:.2f} | {_digest(tree, leaves)} |", flush=True)

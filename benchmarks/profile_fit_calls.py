@@ -69,8 +69,8 @@ def main() -> None:
             return r
         setattr(owner, name, w)
 
-    for nm in ["select_representatives", "representative_values", "recode",
-               "verify_k_anonymity", "anonymizer_routing"]:
+    for nm in ["select_representatives", "representative_values", "recode_plan",
+               "verify_recoding", "anonymizer_routing"]:
         wrap(base, nm, nm)
     for nm in ["_ag_spec", "_build", "_check_routes", "LeafSummary", "split_bounds",
                "_threshold_avoiding"]:
