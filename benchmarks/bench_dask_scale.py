@@ -10,7 +10,8 @@ processes x 4 GB, one thread each (this machine has 2 cores). For every size it 
 * CPU seconds of the client and the workers together (``psutil``, user + system) and per
   million rows;
 * peak RSS of each worker and of the client (sampled by a thread every 0.2 s with ``psutil``),
-  and the peak bytes each worker held spilled to disk (Dask's spill buffer, every 2 s);
+  and the peak bytes each worker held spilled to disk (Dask's spill buffer, every 2 s), with
+  the timeline of each worker's managed memory and spilled bytes and the start of each stage;
 * the verified result: rows, groups, smallest class (the engine re-counts the written table).
 
 At 10M rows the in-memory path (``AccuracyGuidedAnonymizer(tree="hist")``, in a subprocess:
@@ -97,6 +98,15 @@ def _spilled(dask_worker) -> int:
         return 0
 
 
+def _held(dask_worker) -> tuple[int, int]:
+    """(bytes of managed data in memory, bytes spilled to disk) on this worker now."""
+    try:
+        fast = int(dask_worker.data.fast.total_weight)
+    except AttributeError:
+        fast = 0
+    return fast, _spilled(dask_worker)
+
+
 class SpillSampler(threading.Thread):
     """Peak bytes each worker holds spilled to disk, asked every ``every`` seconds."""
 
@@ -104,12 +114,19 @@ class SpillSampler(threading.Thread):
         super().__init__(daemon=True)
         self.client, self.every = client, every
         self.peak: dict[str, int] = {}
+        #: (seconds since start, {worker: (managed bytes in memory, bytes spilled)}) per sample
+        self.timeline: list[tuple[float, dict]] = []
+        self.now: dict[str, tuple[int, int]] = {}
         self._halt = threading.Event()
+        self._t0 = time.perf_counter()
 
     def run(self) -> None:
         while not self._halt.is_set():
             try:
-                for addr, nbytes in self.client.run(_spilled).items():
+                held = self.client.run(_held)
+                self.now = held
+                self.timeline.append((time.perf_counter() - self._t0, held))
+                for addr, (_, nbytes) in held.items():
                     self.peak[addr] = max(self.peak.get(addr, 0), nbytes)
             except Exception:  # noqa: BLE001 - a worker restarting: the next sample counts
                 pass
@@ -118,6 +135,15 @@ class SpillSampler(threading.Thread):
     def stop(self) -> None:
         self._halt.set()
         self.join()
+
+
+def _stage_starts(stages: list) -> list[tuple[float, str]]:
+    """When each progress stage began (seconds since the run's start)."""
+    out: list[tuple[float, str]] = []
+    for t, stage, _, _ in stages:
+        if not out or out[-1][1] != stage:
+            out.append((round(t, 1), stage))
+    return out
 
 
 def run_dask(folder: Path, n_rows: int, workers: int, memory: str, k: int,
@@ -145,7 +171,9 @@ def run_dask(folder: Path, n_rows: int, workers: int, memory: str, k: int,
             stages.append((time.perf_counter() - t0, stage, done, total))
             if verbose:  # a live trace: how far a long run got, and its memory so far
                 peaks = ", ".join(f"{k} {v / 1e9:.2f}" for k, v in sampler.peak.items())
-                print(f"  [{stages[-1][0]:7.1f} s] {stage} {done}/{total}; peak RSS GB: {peaks}",
+                held = ", ".join(f"{m / 1e9:.2f}/{d / 1e9:.2f}" for m, d in spill.now.values())
+                print(f"  [{stages[-1][0]:7.1f} s] {stage} {done}/{total}; peak RSS GB: {peaks}; "
+                      f"managed in memory/spilled GB per worker: {held}",
                       file=sys.stderr, flush=True)
 
         res = anonymize_dataset(str(folder), target, k=k, quasi_identifiers=QI,
@@ -171,6 +199,8 @@ def run_dask(folder: Path, n_rows: int, workers: int, memory: str, k: int,
             "cpu_s": cpu, "cpu_s_per_1M": cpu / n_rows * 1e6,
             "cpu_s_by_process": sampler.cpu, "peak_rss_bytes": sampler.peak,
             "peak_spilled_bytes": spill.peak,
+            "held_timeline": [(round(t, 1), list(h.values())) for t, h in spill.timeline],
+            "stage_starts": _stage_starts(stages),
             "output_files": len(files), "output_bytes": sum(f.stat().st_size for f in files),
             "progress_events": len(stages), "heap_trims": list(trims.values()),
             "heap_trim_freed_bytes": list(freed.values()),
