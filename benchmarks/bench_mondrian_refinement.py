@@ -19,9 +19,9 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import os
 import hashlib
 import importlib.util
+import os
 import sys
 import time
 from pathlib import Path
