@@ -6,6 +6,12 @@
 * ``demo_json_run``: one ``anonml demo -o <folder> --json -q`` per session, as
   ``(exit code, stdout, folder)``: tests/cli/test_demo.py and tests/test_readme.py each ran
   this same command (seconds each).
+* ``pytest_cmdline_main``: the tests run in a worker process per core, 4 at most (pytest-xdist's
+  ``-n auto --maxprocesses=4``), unless ``-n`` is given (``-n 0``: this process alone), xdist
+  is not installed or is disabled (``-p no:xdist``), or ``--pdb`` is. On 2 cores the suite
+  took 792 s in one process and 494 s in two (BENCHMARKS.md, "Session 12"): much of it waits
+  on subprocesses (the CLI, Dask's scheduler and workers, sandboxes). Set here rather than in
+  ``addopts``, where ``-n`` would be an unknown option without xdist.
 * ``_one_openmp_thread`` (autouse, session): OpenMP pools of this process (scikit-learn's
   histogram gradient boosting, XGBoost) run one thread. On a busy 2-core machine their idle
   threads spin against the other processes: one contract check of
@@ -16,6 +22,16 @@
 from __future__ import annotations
 
 import pytest
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config):
+    # (before xdist's own hook, which turns "auto" into a worker count; never in a worker)
+    if hasattr(config, "workerinput") or not config.pluginmanager.hasplugin("xdist"):
+        return
+    if getattr(config.option, "numprocesses", 0) is None and not config.getoption("usepdb"):
+        config.option.numprocesses = "auto"
+        config.option.maxprocesses = config.option.maxprocesses or 4
 
 
 @pytest.fixture(scope="session", autouse=True)
