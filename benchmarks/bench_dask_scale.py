@@ -108,7 +108,8 @@ def _held(dask_worker) -> tuple[int, int]:
 
 
 class SpillSampler(threading.Thread):
-    """Peak bytes each worker holds spilled to disk, asked every ``every`` seconds."""
+    """Each worker's managed bytes in memory and bytes spilled to disk, asked every ``every``
+    seconds: the samples (``timeline``) and each worker's peak spilled bytes (``peak``)."""
 
     def __init__(self, client, every: float = 2.0):
         super().__init__(daemon=True)
@@ -116,7 +117,6 @@ class SpillSampler(threading.Thread):
         self.peak: dict[str, int] = {}
         #: (seconds since start, {worker: (managed bytes in memory, bytes spilled)}) per sample
         self.timeline: list[tuple[float, dict]] = []
-        self.now: dict[str, tuple[int, int]] = {}
         self._halt = threading.Event()
         self._t0 = time.perf_counter()
 
@@ -124,7 +124,6 @@ class SpillSampler(threading.Thread):
         while not self._halt.is_set():
             try:
                 held = self.client.run(_held)
-                self.now = held
                 self.timeline.append((time.perf_counter() - self._t0, held))
                 for addr, (_, nbytes) in held.items():
                     self.peak[addr] = max(self.peak.get(addr, 0), nbytes)
@@ -171,7 +170,8 @@ def run_dask(folder: Path, n_rows: int, workers: int, memory: str, k: int,
             stages.append((time.perf_counter() - t0, stage, done, total))
             if verbose:  # a live trace: how far a long run got, and its memory so far
                 peaks = ", ".join(f"{k} {v / 1e9:.2f}" for k, v in sampler.peak.items())
-                held = ", ".join(f"{m / 1e9:.2f}/{d / 1e9:.2f}" for m, d in spill.now.values())
+                now = spill.timeline[-1][1] if spill.timeline else {}  # the last sample
+                held = ", ".join(f"{m / 1e9:.2f}/{d / 1e9:.2f}" for m, d in now.values())
                 print(f"  [{stages[-1][0]:7.1f} s] {stage} {done}/{total}; peak RSS GB: {peaks}; "
                       f"managed in memory/spilled GB per worker: {held}",
                       file=sys.stderr, flush=True)
