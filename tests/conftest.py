@@ -26,8 +26,9 @@ import pytest
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config):
-    # (before xdist's own hook, which turns "auto" into a worker count; never in a worker)
-    if hasattr(config, "workerinput") or not config.pluginmanager.hasplugin("xdist"):
+    # (before xdist's own hook, which turns "auto" into a worker count; never in a worker).
+    # numprocesses is None when -n is not given, absent when xdist is not loaded
+    if hasattr(config, "workerinput"):
         return
     if getattr(config.option, "numprocesses", 0) is None and not config.getoption("usepdb"):
         config.option.numprocesses = "auto"
