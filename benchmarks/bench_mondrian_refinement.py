@@ -94,6 +94,14 @@ def main() -> None:
         "before_hist_tree", Path(args.before) / "anonml" / "anonymize" / "_hist_tree.py")
     before = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(before)
+    # the contiguous Mondrian lives in its own module (session 11 on): the before tree must call
+    # the before module's, not the one its import found (this worktree's)
+    hm_path = Path(args.before) / "anonml" / "anonymize" / "_hist_mondrian.py"
+    if hm_path.exists():
+        spec = importlib.util.spec_from_file_location("before_hist_mondrian", hm_path)
+        before_hm = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(before_hm)
+        before.fit_mondrian = before_hm.fit_mondrian
     print(f"load {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print("| rows | rep | version | CPU s | CPU s per 1M rows | nodes | row-levels per row | digest |")
     print("|---:|---:|---|---:|---:|---:|---:|---|")

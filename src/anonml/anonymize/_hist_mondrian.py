@@ -34,6 +34,8 @@ import numpy as np
 from anonml.anonymize._medians import group_order
 
 _I32 = 2**31 - 1
+_BLOCK = 1 << 20  # rows a block of the row-major copies
+_T_BLOCK = 1 << 16  # rows a block of the feature-major copy of the spreads
 
 
 def fit_mondrian(B, is_cat, n_bins, init, k, max_depth, builder):
@@ -70,7 +72,8 @@ def fit_mondrian(B, is_cat, n_bins, init, k, max_depth, builder):
     leaf_of_row = roots.astype(np.int32 if n_roots + 2 * n < _I32 else np.int64)
     if not n:
         return leaf_of_row
-    it = np.int32 if n * max(F, 1) < _I32 else np.int64
+    # (positions in the rows' items, up to max(16, F bins + 4) bytes a row, in 4 bytes if they fit)
+    it = np.int32 if n * max(16, F * B.dtype.itemsize + 4) < _I32 else np.int64
     cnt = np.bincount(roots, minlength=n_roots)
     can = cnt >= 2 * k
     frontier = np.flatnonzero(can)
@@ -81,12 +84,21 @@ def fit_mondrian(B, is_cat, n_bins, init, k, max_depth, builder):
     pos = (np.cumsum(can) - 1).take(roots.take(sel))
     rows = sel.take(group_order(pos, frontier.size)).astype(it)
     del sel, pos
-    # the rows' bins, row-major, in the same order: one F-byte item a row (moved as one)
-    Bv = np.ascontiguousarray(B).view(np.dtype((np.void, F * B.dtype.itemsize))).ravel().take(rows)
+    # each such row as one item: its bins (row-major), then its row id, in a native type of
+    # 8 or 16 bytes where they fit (moved by one scatter a level, as fast as a float's)
     b_dtype = B.dtype
+    wb, wr = F * b_dtype.itemsize, np.dtype(it).itemsize
+    carrier = (np.dtype(np.uint64) if wb + wr <= 8 else np.dtype(np.complex128) if wb + wr <= 16
+               else np.dtype((np.void, wb + wr)))
+    pay = np.empty(rows.size, dtype=carrier)
+    P8 = pay.view(np.uint8).reshape(rows.size, carrier.itemsize)
+    Bv = np.ascontiguousarray(B).view(np.dtype((np.void, wb))).ravel()
+    for s in range(0, rows.size, _BLOCK):
+        P8[s:s + _BLOCK, :wb] = Bv.take(rows[s:s + _BLOCK]).view(np.uint8).reshape(-1, wb)
+    P8[:, wb:wb + wr].view(it)[:, 0] = rows
+    del Bv, rows
     if handed:
         del B  # (the rows that may split have their copy)
-    Bp = Bv.view(b_dtype).reshape(rows.size, F)
     cnt_f = cnt.take(frontier)
     n_bins = np.asarray(n_bins).astype(np.int64)
     is_cat = np.asarray(is_cat, dtype=bool)
@@ -94,7 +106,8 @@ def fit_mondrian(B, is_cat, n_bins, init, k, max_depth, builder):
     depth = 0
     while frontier.size and (max_depth is None or depth < max_depth):
         A = frontier.size
-        m = rows.size
+        m = pay.size
+        Bp, flat_b, stride = _bins_view(pay, wb, b_dtype)
         starts = np.zeros(A, dtype=np.int64)
         np.cumsum(cnt_f[:-1], out=starts[1:])
         spread = _spreads(Bp, starts, cnt_f, is_cat, n_bins, it)  # (A, F)
@@ -111,7 +124,7 @@ def fit_mondrian(B, is_cat, n_bins, init, k, max_depth, builder):
             first_try = f_first is None
             if first_try:  # every node's widest feature, and its rows' bins
                 f_first = f_try
-                v_first = _values(Bp, starts, cnt_f, todo, f_try, it, node)[2]
+                v_first = _values(flat_b, stride, m, starts, cnt_f, todo, f_try, it, node)[2]
             live = np.isfinite(g)
             todo, f_try, g = todo[live], f_try[live], g[live]
             if not todo.size:
@@ -119,13 +132,14 @@ def fit_mondrian(B, is_cat, n_bins, init, k, max_depth, builder):
             if first_try and todo.size == A:
                 rank, v = node, v_first
             else:
-                rank, v = _values(Bp, starts, cnt_f, todo, f_try, it)[1:]
+                rank, v = _values(flat_b, stride, m, starts, cnt_f, todo, f_try, it)[1:]
             cut, ok = _cuts(rank, v, cnt_f.take(todo), k, NB)
             del rank, v
             done = todo[ok]
             best_gain[done], best_f[done], best_pos[done] = g[ok], f_try[ok], cut[ok]
             todo, f_try = todo[~ok], f_try[~ok]
             spread[todo, f_try] = -np.inf  # no cut on it: try the next widest
+        del node
         split = np.isfinite(best_gain)
         if not split.any():
             break
@@ -136,17 +150,21 @@ def fit_mondrian(B, is_cat, n_bins, init, k, max_depth, builder):
         other = np.flatnonzero(split & (best_f != f_first))
         v = v_first
         if other.size:
-            at, _, v_other = _values(Bp, starts, cnt_f, other, best_f.take(other), it)
+            at, _, v_other = _values(flat_b, stride, m, starts, cnt_f, other,
+                                     best_f.take(other), it)
             v = v_first.copy()
             v[at] = v_other
             del at, v_other
-        left = v <= best_pos.take(node)
-        del v, v_first
-        at = np.arange(m, dtype=it)
-        cl = np.cumsum(left, dtype=it)
+        del Bp, flat_b, v_first
+        # (per-node values reach the rows by sequential fills, np.repeat, not by gathers)
+        left = v <= np.repeat(best_pos.astype(v.dtype), cnt_f)
+        del v
+        c = np.cumsum(left, dtype=it)
         ends = starts + cnt_f - 1
-        base = cl.take(starts) - left.take(starts)  # left rows before each node
-        n_left = cl.take(ends) - base
+        n_left = c.take(ends).astype(np.int64)
+        c -= left  # left rows before each row
+        base = c.take(starts).astype(np.int64)  # left rows before each node
+        n_left -= base
         # the children blocks, left then right per node; the kept ones (split, and at least 2k
         # rows) first, in order, then the others, whose rows stop there
         block_cnt = np.stack([n_left, cnt_f - n_left], 1).ravel()
@@ -155,86 +173,110 @@ def fit_mondrian(B, is_cat, n_bins, init, k, max_depth, builder):
         gone_cnt = block_cnt - kept_cnt
         m_new = int(kept_cnt.sum())
         block_start = np.where(block_keep, np.cumsum(kept_cnt) - kept_cnt,
-                               m_new + np.cumsum(gone_cnt) - gone_cnt).astype(it)
-        rank_l = cl - left  # left rows before this one, then within its node
-        del cl
-        rank_l -= base.astype(it).take(node)
-        # a right row's rank within the node's right rows: position in node - left rank
-        rank_r = at
-        rank_r -= starts.astype(it).take(node)
-        rank_r -= rank_l
-        rank_l += block_start[0::2].take(node)
-        rank_r += block_start[1::2].take(node)
-        dest = np.where(left, rank_l, rank_r)
-        del rank_l, rank_r, at, node, left
-        new_rows = np.empty(m, dtype=it)
-        new_rows[dest] = rows
-        new_B = np.empty(m, dtype=Bv.dtype)
-        new_B[dest] = Bv
-        del dest
+                               m_new + np.cumsum(gone_cnt) - gone_cnt)
+        # a left row goes to its block's start + the left rows before it in its node
+        # (c - base); a right row to its block's start + its position in the node - those
+        dest = np.repeat((block_start[1::2] - starts + base).astype(it), cnt_f)
+        dest += np.arange(m, dtype=it)
+        dest -= c
+        c += np.repeat((block_start[0::2] - base).astype(it), cnt_f)
+        np.copyto(dest, c, where=left)
+        del c, left
+        new_pay = np.empty(m, dtype=carrier)
+        new_pay[dest] = pay
+        del dest, pay
         if m_new < m:  # the rows that stop: the leaf of each block not kept
             children = np.stack([child_left, child_left + 1], 1).ravel()
             block_leaf = np.where(np.repeat(split, 2), children, np.repeat(frontier, 2))
             gone = ~block_keep
-            leaf_of_row[new_rows[m_new:]] = np.repeat(block_leaf[gone], gone_cnt[gone])
-        rows, Bv = new_rows[:m_new], new_B[:m_new]
-        Bp = Bv.view(b_dtype).reshape(m_new, F)
-        del new_rows, new_B
+            leaf_of_row[_row_ids(new_pay[m_new:], wb, it)] = np.repeat(block_leaf[gone],
+                                                                      gone_cnt[gone])
+        pay = new_pay[:m_new]
+        del new_pay
         # the new frontier: the kept children, in node order
         children = np.stack([child_left, child_left + 1], 1).ravel()
         frontier = children[block_keep]
         cnt_f = block_cnt[block_keep]
         depth += 1
-    if frontier.size and rows.size:
-        leaf_of_row[rows] = np.repeat(frontier, cnt_f)
+    if frontier.size and pay.size:
+        leaf_of_row[_row_ids(pay, wb, it)] = np.repeat(frontier, cnt_f)
     return leaf_of_row
+
+
+def _bins_view(pay, wb, b_dtype):
+    """The bins of the rows in ``pay``: an (m, F) view, the flat view and its stride a row."""
+    m = pay.size
+    P8 = pay.view(np.uint8).reshape(m, pay.dtype.itemsize)
+    isz = b_dtype.itemsize
+    Bp = P8[:, :wb].view(b_dtype)
+    flat_b = pay.view(np.uint8).view(b_dtype)  # (m * itemsize / isz,) items
+    return Bp, flat_b, pay.dtype.itemsize // isz
+
+
+def _row_ids(pay, wb, it):
+    """The row ids of the items ``pay`` (after their bins)."""
+    P8 = pay.view(np.uint8).reshape(pay.size, pay.dtype.itemsize)
+    return P8[:, wb:wb + np.dtype(it).itemsize].view(it)[:, 0]
 
 
 def _spreads(Bp, starts, cnt_f, is_cat, n_bins, it):
     """Normalized spread of every feature in every node (``-inf`` where a feature has fewer than
     two bins), as :meth:`HistTree._mondrian_split`: numeric ``(last bin - first bin) / (bins -
-    1)``, categorical ``(categories present - 1) / max(codes - 3, 1)``."""
+    1)``, categorical ``(categories present - 1) / max(codes - 3, 1)``.
+
+    The bins are first copied feature-major, a block of rows at a time (a block's rows stay in
+    the cache between the two layouts): the reductions then read contiguous memory, ~6x faster
+    than a column read across the rows' items."""
     A = starts.size
-    F = Bp.shape[1]
+    m, F = Bp.shape
     out = np.full((A, F), -np.inf)
+    used = [f for f in range(F) if int(n_bins[f]) >= 2]
+    if not used:
+        return out
+    BT = np.empty((F, m), dtype=Bp.dtype)
+    for s in range(0, m, _T_BLOCK):
+        BT[:, s:s + _T_BLOCK] = Bp[s:s + _T_BLOCK].T
+    num = [f for f in used if not is_cat[f]]
+    if num:  # every numeric feature in one reduction a side
+        sub = BT if len(num) == F else BT[num]
+        hi = np.maximum.reduceat(sub, starts, axis=1).astype(np.int64)
+        lo = np.minimum.reduceat(sub, starts, axis=1).astype(np.int64)
+        del sub
+        out[:, num] = ((hi - lo) / (n_bins[num] - 1)[:, None]).T
+        del hi, lo
     node = None
-    for f in range(F):
-        nb = int(n_bins[f])
-        if nb < 2:
+    for f in used:
+        if not is_cat[f]:
             continue
-        col = Bp[:, f]
-        if is_cat[f]:
-            if nb <= 64:
-                # 1 << code in the narrowest unsigned type that holds nb bits (a ufunc: a take
-                # would first convert the codes to 8-byte indices)
-                bt = np.uint8 if nb <= 8 else np.uint16 if nb <= 16 else (
-                    np.uint32 if nb <= 32 else np.uint64)
-                bits = np.left_shift(bt(1), col, dtype=bt)
-                present = np.bitwise_count(np.bitwise_or.reduceat(bits, starts)).astype(np.int64)
-                del bits
-            else:
-                if node is None:
-                    node = np.repeat(np.arange(A, dtype=it), cnt_f)
-                code = node.astype(np.int64) * nb + col
-                present = (np.bincount(code, minlength=A * nb).reshape(A, nb) > 0).sum(1)
-                del code
-            out[:, f] = (present - 1) / max(nb - 3, 1)
+        nb = int(n_bins[f])
+        col = BT[f]
+        if nb <= 64:
+            # 1 << code in the narrowest unsigned type that holds nb bits (a ufunc: a take
+            # would first convert the codes to 8-byte indices)
+            bt = np.uint8 if nb <= 8 else np.uint16 if nb <= 16 else (
+                np.uint32 if nb <= 32 else np.uint64)
+            bits = np.left_shift(bt(1), col, dtype=bt)
+            present = np.bitwise_count(np.bitwise_or.reduceat(bits, starts)).astype(np.int64)
+            del bits
         else:
-            hi = np.maximum.reduceat(col, starts).astype(np.int64)
-            lo = np.minimum.reduceat(col, starts).astype(np.int64)
-            out[:, f] = (hi - lo) / (nb - 1)
+            if node is None:
+                node = np.repeat(np.arange(A, dtype=it), cnt_f)
+            code = node.astype(np.int64) * nb + col
+            present = (np.bincount(code, minlength=A * nb).reshape(A, nb) > 0).sum(1)
+            del code
+        out[:, f] = (present - 1) / max(nb - 3, 1)
     return out
 
 
-def _values(Bp, starts, cnt_f, todo, f_node, it, node=None):
+def _values(flat_b, stride, m, starts, cnt_f, todo, f_node, it, node=None):
     """The rows of the nodes ``todo`` (their slices, concatenated: positions ``at``, or None for
-    all rows), each one's rank in ``todo`` and its bin on its node's feature ``f_node``."""
+    all rows), each one's rank in ``todo`` and its bin on its node's feature ``f_node``; the
+    bins read from ``flat_b``, ``stride`` items a row."""
     T = todo.size
-    F = Bp.shape[1]
     c_t = cnt_f.take(todo)
     if node is not None:  # every node: the rows in order
         at, rank = None, node
-        flat = np.arange(Bp.shape[0], dtype=it)
+        flat = np.arange(m, dtype=it)
     else:
         total = int(c_t.sum())
         first = np.zeros(T, dtype=np.int64)
@@ -243,10 +285,10 @@ def _values(Bp, starts, cnt_f, todo, f_node, it, node=None):
         at += np.repeat((starts.take(todo) - first).astype(it), c_t)
         rank = np.repeat(np.arange(T, dtype=it), c_t)
         flat = at.copy()
-    if F > 1:
-        flat *= it(F)
+    if stride > 1:
+        flat *= it(stride)
     flat += f_node.astype(it).take(rank)
-    return at, rank, Bp.ravel().take(flat)
+    return at, rank, flat_b.take(flat)
 
 
 def _cuts(rank, v, c_t, k, NB):
