@@ -96,3 +96,25 @@ def test_every_node_refused_on_its_widest_feature():
     assert tree.feature_[:2].tolist() == [1, 1]
     assert tree.feature_.tolist() == ref.feature and np.array_equal(leaves, ref_leaves)
     assert np.bincount(leaves)[np.bincount(leaves) > 0].min() >= k
+
+
+@pytest.mark.parametrize("F, dtype", [
+    (1, np.uint8), (4, np.uint8), (5, np.uint8), (12, np.uint8), (13, np.uint8),  # 8, 16, void
+    (2, np.uint16), (3, np.uint16), (6, np.uint16), (7, np.uint16),
+])
+def test_contiguous_mondrian_every_item_width(F, dtype):
+    """A row's bins and id move as one item of 8 bytes, 16 bytes or more (a ``void``): the
+    same tree whatever the item."""
+    rng = np.random.default_rng(F * 7 + np.dtype(dtype).itemsize)
+    n = 900
+    n_bins = rng.choice([2, 5, 40, 64, 70] + ([300, 1000] if dtype is np.uint16 else []), F)
+    is_cat = (rng.random(F) < 0.5) & (n_bins <= 100)
+    B = np.column_stack([rng.integers(0, nb, n) for nb in n_bins]).astype(dtype)
+    init = rng.integers(0, 3, n)
+    tree = HistTree(9, None, "mondrian")
+    leaves = tree.fit_apply(B, is_cat, n_bins, None, init=init)
+    ref, ref_leaves = _dense_mondrian(B, is_cat, n_bins, init, 9, None)
+    assert tree.feature_.tolist() == ref.feature
+    assert tree.threshold_.tolist() == ref.threshold
+    assert np.array_equal(leaves, ref_leaves)
+    assert len(set(leaves.tolist())) > 10  # the tree grew

@@ -114,7 +114,6 @@ def fit_mondrian(B, is_cat, n_bins, init, k, max_depth, builder):
         best_gain = np.full(A, -np.inf)
         best_f = np.full(A, -1, dtype=np.int64)
         best_pos = np.zeros(A, dtype=np.int64)
-        node = np.repeat(np.arange(A, dtype=it), cnt_f)
         todo = np.arange(A)
         f_first = v_first = None
         while todo.size:
@@ -124,22 +123,21 @@ def fit_mondrian(B, is_cat, n_bins, init, k, max_depth, builder):
             first_try = f_first is None
             if first_try:  # every node's widest feature, and its rows' bins
                 f_first = f_try
-                v_first = _values(flat_b, stride, m, starts, cnt_f, todo, f_try, it, node)[2]
+                v_first = _values(flat_b, stride, m, starts, cnt_f, todo, f_try, it, True)[1]
             live = np.isfinite(g)
             todo, f_try, g = todo[live], f_try[live], g[live]
             if not todo.size:
                 break
             if first_try and todo.size == A:
-                rank, v = node, v_first
+                v = v_first
             else:
-                rank, v = _values(flat_b, stride, m, starts, cnt_f, todo, f_try, it)[1:]
-            cut, ok = _cuts(rank, v, cnt_f.take(todo), k, NB)
-            del rank, v
+                v = _values(flat_b, stride, m, starts, cnt_f, todo, f_try, it)[1]
+            cut, ok = _cuts(v, cnt_f.take(todo), k, NB)
+            del v
             done = todo[ok]
             best_gain[done], best_f[done], best_pos[done] = g[ok], f_try[ok], cut[ok]
             todo, f_try = todo[~ok], f_try[~ok]
             spread[todo, f_try] = -np.inf  # no cut on it: try the next widest
-        del node
         split = np.isfinite(best_gain)
         if not split.any():
             break
@@ -150,7 +148,7 @@ def fit_mondrian(B, is_cat, n_bins, init, k, max_depth, builder):
         other = np.flatnonzero(split & (best_f != f_first))
         v = v_first
         if other.size:
-            at, _, v_other = _values(flat_b, stride, m, starts, cnt_f, other,
+            at, v_other = _values(flat_b, stride, m, starts, cnt_f, other,
                                      best_f.take(other), it)
             v = v_first.copy()
             v[at] = v_other
@@ -180,7 +178,10 @@ def fit_mondrian(B, is_cat, n_bins, init, k, max_depth, builder):
         dest += np.arange(m, dtype=it)
         dest -= c
         c += np.repeat((block_start[0::2] - base).astype(it), cnt_f)
-        np.copyto(dest, c, where=left)
+        # dest += left * (c - dest): a select without branches (left is a coin toss per row)
+        c -= dest
+        c *= left
+        dest += c
         del c, left
         new_pay = np.empty(m, dtype=carrier)
         new_pay[dest] = pay
@@ -268,14 +269,14 @@ def _spreads(Bp, starts, cnt_f, is_cat, n_bins, it):
     return out
 
 
-def _values(flat_b, stride, m, starts, cnt_f, todo, f_node, it, node=None):
+def _values(flat_b, stride, m, starts, cnt_f, todo, f_node, it, every=False):
     """The rows of the nodes ``todo`` (their slices, concatenated: positions ``at``, or None for
-    all rows), each one's rank in ``todo`` and its bin on its node's feature ``f_node``; the
-    bins read from ``flat_b``, ``stride`` items a row."""
+    all rows with ``every``) and each one's bin on its node's feature ``f_node``, read from
+    ``flat_b``, ``stride`` items a row."""
     T = todo.size
     c_t = cnt_f.take(todo)
-    if node is not None:  # every node: the rows in order
-        at, rank = None, node
+    if every:  # every node: the rows in order
+        at = None
         flat = np.arange(m, dtype=it)
     else:
         total = int(c_t.sum())
@@ -283,22 +284,22 @@ def _values(flat_b, stride, m, starts, cnt_f, todo, f_node, it, node=None):
         np.cumsum(c_t[:-1], out=first[1:])
         at = np.arange(total, dtype=it)
         at += np.repeat((starts.take(todo) - first).astype(it), c_t)
-        rank = np.repeat(np.arange(T, dtype=it), c_t)
         flat = at.copy()
     if stride > 1:
         flat *= it(stride)
-    flat += f_node.astype(it).take(rank)
-    return at, rank, flat_b.take(flat)
+    flat += np.repeat(f_node.astype(it), c_t)
+    return at, flat_b.take(flat)
 
 
-def _cuts(rank, v, c_t, k, NB):
-    """The most balanced allowable cut of each node on its feature, from its rows' ``rank`` (the
-    node, 0 .. T-1) and bins ``v``: the last bin on the left, and whether any position leaves
+def _cuts(v, c_t, k, NB):
+    """The most balanced allowable cut of each node on its feature, from the bins ``v`` of its
+    rows (the nodes' slices, ``c_t`` rows each, concatenated): the last bin on the left, and whether any position leaves
     k rows on each side. As :meth:`HistTree._mondrian_split`, read from the node's occupied bins
     only (a cut at an empty bin equals the cut at the last occupied bin before it, the first
     best position)."""
     T = c_t.size
-    code = rank.astype(np.int32 if T * NB < _I32 else np.int64) * NB
+    code = np.repeat(np.arange(0, T * NB, NB, dtype=np.int32 if T * NB < _I32 else np.int64),
+                     c_t)  # the node's first cell, on each of its rows
     code += v
     counts = np.bincount(code, minlength=T * NB)
     del code
