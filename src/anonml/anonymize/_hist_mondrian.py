@@ -13,12 +13,15 @@ leaves grow with the rows, so the refinement's rows pass through more levels, an
 feature over a (node × bin) table at every level cost ~6 passes over the rows per feature and
 level. Here, as in LightGBM (Ke et al., 2017, "LightGBM: A Highly Efficient Gradient Boosting
 Decision Tree", NeurIPS), the rows of a node are kept contiguous, with their bins (a row-major
-copy of the rows still splitting), and partitioned in place at each split (a stable counting
-scatter, left child then right). Then:
+copy of the rows still splitting: a row's bins and its id as one item of 8 or 16 bytes, a
+native type, where they fit), and partitioned at each split (a stable counting scatter, left
+child then right, one scatter of the items a level; per-node values reach the rows by
+``np.repeat``, not by gathers). Then:
 
 * the spread of a numeric feature in every node is its ``maximum.reduceat`` minus its
-  ``minimum.reduceat`` over the node's slice; of a categorical one (codes below 64), the
-  popcount of the ``bitwise_or.reduceat`` of ``1 << code``: no histogram at all;
+  ``minimum.reduceat`` over the node's slice (of a feature-major copy of the bins, made a block
+  at a time); of a categorical one (codes below 64), the popcount of the ``bitwise_or.reduceat``
+  of ``1 << code``: no histogram at all;
 * the cut is searched only on each node's widest feature, from one (node, bin) count of that
   feature's value per row; the few nodes whose widest feature admits no cut (fewer than k rows on
   one side of every position) try their next widest, and so on (first feature on ties, as the
