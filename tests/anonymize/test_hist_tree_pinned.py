@@ -4,6 +4,8 @@ the representatives and the released table bit for bit as they were.
 The digests were computed with the code of ``3fb33b4`` (before the 32-bit row indices and the
 per-level routing tables of issue 21, item 6). A digest that changes means the output changed:
 if that is intended, say why in the commit and recompute them with the old code's output.
+The "squared_error" tree's digests were recomputed with ``019985c``'s code when its target
+became machine-independent (``age * sqrt(age)``, see ``_regression_target``).
 """
 
 from __future__ import annotations
