@@ -98,7 +98,7 @@ def fit_mondrian(B, is_cat, n_bins, init, k, max_depth, builder):
     Bv = np.ascontiguousarray(B).view(np.dtype((np.void, wb))).ravel()
     for s in range(0, rows.size, _BLOCK):
         P8[s:s + _BLOCK, :wb] = Bv.take(rows[s:s + _BLOCK]).view(np.uint8).reshape(-1, wb)
-    P8[:, wb:wb + wr].view(it)[:, 0] = rows
+    _row_ids(pay, wb, it)[:] = rows
     del Bv, rows
     if handed:
         del B  # (the rows that may split have their copy)
