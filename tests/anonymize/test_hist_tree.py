@@ -435,3 +435,115 @@ def test_choose_splits_on_the_nodes_that_may_split_only(seed, criterion, share) 
     for f, order in part[3].items():
         won = ids[part[1][ids] == f]
         np.testing.assert_array_equal(order[won], full[3][f][won])
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), wide=st.booleans(), order=st.sampled_from("CF"),
+       table=st.booleans())
+def test_route_level_by_table_is_the_node_by_node_rule(seed, wide, order, table) -> None:
+    """_route_level with the level's go-left table (``n_bins`` given) sends every row where
+    HistTree._route's rule does (bins <= threshold, or the category mask), for numeric and
+    categorical nodes, 1- and 2-byte bins, row- and column-major bins, bins at 0 and at the
+    top of their range; and past ``_TABLE_CELLS`` it falls back to that rule."""
+    from anonml.anonymize import _hist_tree as HT
+
+    rng = np.random.default_rng(seed)
+    F = int(rng.integers(1, 5))
+    n_bins = rng.integers(1, 300 if wide else 9, F)
+    is_cat = rng.random(F) < 0.5
+    A = int(rng.integers(1, 12))
+    feature = rng.integers(0, F, A)
+    threshold = np.full(A, -1)
+    offset = np.full(A, -1)
+    parts, at = [], 0
+    for a in range(A):
+        nb = int(n_bins[feature[a]])
+        if is_cat[feature[a]]:
+            m = rng.random(nb) < 0.5
+            offset[a] = at
+            parts.append(m)
+            at += nb
+        else:
+            threshold[a] = int(rng.integers(0, nb))
+    flat = np.concatenate(parts) if parts else np.zeros(0, dtype=bool)
+    n = int(rng.integers(1, 200))
+    dtype = np.uint16 if n_bins.max() > 256 else np.uint8
+    B = np.column_stack([rng.integers(0, nb, n) for nb in n_bins]).astype(dtype)
+    B[0] = n_bins - 1  # the top bin of every feature
+    B = np.asfortranarray(B) if order == "F" else np.ascontiguousarray(B)
+    rows = np.sort(rng.choice(n, int(rng.integers(1, n + 1)), replace=False)).astype(np.int32)
+    local = rng.integers(0, A, rows.size).astype(np.int32)
+    expect = HistTree._route(np.ascontiguousarray(B), rows, local, feature, threshold, offset,
+                             flat)
+    old = HT._TABLE_CELLS
+    try:
+        if not table:
+            HT._TABLE_CELLS = 0  # the fallback
+        got = HT._route_level(B, rows, local, np.int32, feature, threshold, offset, flat, n_bins)
+    finally:
+        HT._TABLE_CELLS = old
+    np.testing.assert_array_equal(got, expect)
+    assert (HT.left_table(feature, threshold, offset, flat, n_bins) is None) is False
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10_000), big=st.booleans())
+def test_two_class_gini_search_is_the_general_formula(seed, big) -> None:
+    """The two-class Gini branch of _best_split gives the numbers of the general formula over
+    the class axis bit for bit (gains and positions), with counts past 2**26, whose squares
+    round."""
+    rng = np.random.default_rng(seed)
+    A, nb = int(rng.integers(1, 20)), int(rng.integers(1, 40))
+    top = 2**40 if big else 20
+    H = rng.integers(0, top, (A, nb, 2)).astype(np.float64)
+    H[rng.random(A) < 0.2] = 0.0
+    T = H.sum(1)
+    cnt = T.sum(1)
+    k = int(rng.integers(1, 5))
+    gain, pos = HistTree._best_split(H, cnt, T, k, False)
+    L = np.cumsum(H, axis=1)[:, :-1, :]
+    nL, R = L.sum(2), T[:, None, :] - L
+    nR = cnt[:, None] - nL
+    with np.errstate(invalid="ignore", divide="ignore"):
+        score = (L * L).sum(2) / nL + (R * R).sum(2) / nR
+        parent = (T * T).sum(1) / cnt
+    if nb == 1:
+        assert np.isneginf(gain).all()
+        return
+    score = np.where((nL >= k) & (nR >= k), score, -np.inf)
+    want = score.argmax(1)
+    np.testing.assert_array_equal(pos, want)
+    np.testing.assert_array_equal(gain, score[np.arange(A), want] - parent)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_children_counts_are_the_rows_counted(seed) -> None:
+    """children_counts, from the parents' histograms, gives each new frontier node's class
+    counts as counting its rows does (numeric and categorical splits, three classes)."""
+    from anonml.anonymize._hist_tree import TreeBuilder, children_counts, choose_splits
+
+    rng = np.random.default_rng(seed)
+    n, C = 3000, 3
+    n_bins = np.array([5, 7, 4])
+    is_cat = np.array([False, True, True])
+    B = np.column_stack([rng.integers(0, nb, n) for nb in n_bins]).astype(np.uint8)
+    y = rng.integers(0, C, n)
+    node = rng.integers(0, 6, n)  # six frontier nodes
+    H_list = [np.bincount(node * nb * C + B[:, f] * C + y, minlength=6 * nb * C)
+              .reshape(6, nb, C).astype(np.float64) for f, nb in enumerate(n_bins)]
+    T = H_list[0].sum(1)
+    gain, best_f, best_pos, best_order = choose_splits(H_list, T.sum(1), T, is_cat, 10, "gini")
+    split = np.isfinite(gain)
+    split[0] = False
+    split_ids = np.flatnonzero(split)
+    builder = TreeBuilder(6)
+    builder.add_children(np.arange(6), split, best_f, best_pos, best_order, is_cat, n_bins)
+    got = children_counts(H_list, split_ids, best_f, best_pos, best_order, is_cat, n_bins, T)
+    tree = HistTree(1)
+    tree._set_arrays(builder, is_cat)
+    want = []
+    for a in split_ids:
+        rows = np.flatnonzero(node == a)
+        left = np.array([_goes_left(tree, a, B[r]) for r in rows], dtype=bool)
+        want += [np.bincount(y[rows[left]], minlength=C), np.bincount(y[rows[~left]], minlength=C)]
+    np.testing.assert_array_equal(got, np.array(want, dtype=np.float64).reshape(-1, C))

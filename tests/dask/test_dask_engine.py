@@ -351,6 +351,47 @@ def test_route_histograms_is_route_then_class_histograms(adult):
         np.testing.assert_array_equal(h, ref)
     assert 0 < K.state_histograms(fused)[0].sum() < X.shape[0]
 
+
+@pytest.mark.parametrize("table", ["table", "no table", "no n_bins"])
+def test_route_two_levels_by_rows_one_by_one(adult, monkeypatch, table):
+    """Two levels routed (a category set, then a threshold with a node that stops): each row's
+    frontier position and leaf are those found row by row from the bins, whether the rows go by
+    the level's go-left table, by the node-by-node rule (no table: past its size, or a step
+    without ``n_bins``); the second level reuses the active rows the first one recorded."""
+    X, y, qi = adult
+    cat = [c for c in qi if not pd.api.types.is_numeric_dtype(X[c])]
+    spec = K.BinSpec.from_encoder(TableEncoder(qi, cat, 255).fit(X),
+                                  np.sort(y.unique()).astype(object))
+    state = K.bin_partition(X, spec, y).start(None)
+    B = state.B
+    fc = int(np.flatnonzero(spec.is_cat)[0])
+    nb = spec.n_bins
+    mask = np.zeros(int(nb[fc]), dtype=bool)
+    mask[::2] = True
+    if table == "no table":
+        monkeypatch.setattr(K, "left_table", lambda *a: None)
+    extra = {} if table == "no n_bins" else {"n_bins": nb}
+    step1 = {"split": np.array([True]), "feature": np.array([fc]), "threshold": np.array([-1]),
+             "offset": np.array([0]), "flat": mask, "node": np.array([0]),
+             "child": np.array([0]), **extra}
+    s1 = K.route(state, step1)
+    left1 = mask[B[:, fc]]
+    np.testing.assert_array_equal(s1.local, np.where(left1, 0, 1))
+    np.testing.assert_array_equal(s1.active, np.arange(B.shape[0]))
+    # level 2: frontier nodes 1 (position 0) and 2 (position 1); node 1 splits on feature 0 at
+    # bin 20 into positions 0, 1; node 2 stops
+    f0 = int(np.flatnonzero(~spec.is_cat)[0])
+    step2 = {"split": np.array([True, False]), "feature": np.array([f0, -1]),
+             "threshold": np.array([20, -1]), "offset": np.array([-1, -1]),
+             "flat": mask, "node": np.array([1, 2]), "child": np.array([0, -1]), **extra}
+    s2 = K.route(s1, step2)
+    want_local = np.where(left1, np.where(B[:, f0] <= 20, 0, 1), -1)
+    np.testing.assert_array_equal(s2.local, want_local)
+    np.testing.assert_array_equal(s2.leaf[~left1], 2)
+    np.testing.assert_array_equal(s2.active, np.flatnonzero(left1))
+    assert 0 < left1.sum() < B.shape[0]
+
+
 # -- bad input: one line, nothing written -------------------------------------------------------
 def test_missing_folder_and_existing_target(client, folder, tmp_path, adult):
     _, _, qi = adult

@@ -119,6 +119,7 @@ class HistTree:
         yr = yv  # the targets of `rows`, compacted along with them (no gather from y per level)
         frontier = np.arange(n_roots)
         parent_H: list[np.ndarray] | None = None  # per feature, histograms of the split parents
+        T_next = None  # class counts of the next level's nodes, when known from the histograms
         depth = 0
         while frontier.size and (self.max_depth is None or depth < self.max_depth):
             A = frontier.size
@@ -128,10 +129,13 @@ class HistTree:
                 tot2 = np.bincount(local, weights=yr * yr, minlength=A)
                 impure = tot2 - tot * tot / np.maximum(cnt, 1) > 1e-12 * np.maximum(tot2, 1)
             else:
-                code = _codes_dtype(A * n_classes)
-                T = np.bincount(local.astype(code, copy=False) * n_classes + yr,
-                                minlength=A * n_classes)
-                T = T.reshape(A, n_classes).astype(np.float64)
+                if T_next is None:  # the roots: counted; below them, from the parents' histograms
+                    code = _codes_dtype(A * n_classes)
+                    T = np.bincount(local.astype(code, copy=False) * n_classes + yr,
+                                    minlength=A * n_classes)
+                    T = T.reshape(A, n_classes).astype(np.float64)
+                else:
+                    T, T_next = T_next, None
                 cnt = T.sum(1)
                 impure = (T > 0).sum(1) > 1
             can = impure & (cnt >= 2 * k)
@@ -196,6 +200,9 @@ class HistTree:
             if not split.any():
                 break
             split_ids = np.flatnonzero(split)
+            if not regression:
+                T_next = children_counts(cur_H, split_ids, best_f, best_pos, best_order, is_cat,
+                                         n_bins, T)
             parent_H = [H[split_ids] for H in cur_H]  # children are created in this order
             del cur_H
 
@@ -214,7 +221,8 @@ class HistTree:
                 if yr is not None:
                     yr = yr.take(kept)
                 del kept
-            go_left = _route_level(B_rows, rows, local, it, *builder.level_tables(frontier))
+            go_left = _route_level(B_rows, rows, local, it, *builder.level_tables(frontier),
+                                   n_bins)
             # children are numbered contiguously, left then right, in the order of `split_ids`
             first = int(child_left[split_ids[0]])
             frontier = np.arange(first, len(feature))
@@ -274,7 +282,8 @@ class HistTree:
     @staticmethod
     def _category_order(H: np.ndarray, T: np.ndarray | None, regression: bool) -> np.ndarray:
         """Order of the bins of each node for a categorical split; empty bins last."""
-        count = H[:, :, 0] if regression else H.sum(2)
+        count = (H[:, :, 0] if regression else H[:, :, 0] + H[:, :, 1] if H.shape[2] == 2
+                 else H.sum(2))  # (two classes: the same sum, without a reduction loop)
         with np.errstate(invalid="ignore", divide="ignore"):
             if regression:
                 key = H[:, :, 1] / count
@@ -318,6 +327,16 @@ class HistTree:
             with np.errstate(invalid="ignore", divide="ignore"):
                 score = sL * sL / nL + sR * sR / nR
             parent = tot * tot / cnt
+        elif L.shape[2] == 2 and not entropy:  # two classes, Gini: the class sums written out
+            # (a sum over an axis of two items is their one addition: the same numbers as the
+            # general branch, without numpy's per-cell reduction loop)
+            L0, L1 = L[:, :, 0], L[:, :, 1]
+            nL = L0 + L1
+            R0, R1 = tot[:, None, 0] - L0, tot[:, None, 1] - L1
+            nR = cnt[:, None] - nL
+            with np.errstate(invalid="ignore", divide="ignore"):
+                score = (L0 * L0 + L1 * L1) / nL + (R0 * R0 + R1 * R1) / nR
+            parent = (tot * tot).sum(1) / cnt
         else:
             nL = L.sum(2)
             R = tot[:, None, :] - L
@@ -364,10 +383,42 @@ def _codes_dtype(largest: int) -> type:
     return np.int32 if largest < _I32 else np.int64
 
 
-def _route_level(B_rows, rows, local, it, feature, threshold, offset, flat):
+#: the most cells of a level's go-left table (:func:`left_table`); past it the rows are routed
+#: by the node's threshold or category mask in turn
+_TABLE_CELLS = 1 << 22
+
+
+def left_table(feature: np.ndarray, threshold: np.ndarray, offset: np.ndarray,
+               flat: np.ndarray, n_bins: np.ndarray) -> np.ndarray | None:
+    """Whether a row of bin ``b`` goes left at a node, for every node of a level and bin:
+    ``table[a, b]`` (bool, one row per position ``a`` of the level, ``max(n_bins)`` columns),
+    from the level's tables (:meth:`TreeBuilder.level_tables`); None past
+    :data:`_TABLE_CELLS`. A numeric node sends bins ``<= threshold`` left, a categorical one
+    the bins of its mask in ``flat`` (``offset`` >= 0, the mask ``n_bins[feature]`` long);
+    rows of nodes that do not split (feature -1) are all False and are never read. One lookup
+    per row then replaces the threshold, offset and mask gathers and the selects between
+    them: the same decisions, with a few full-length passes fewer."""
+    A = int(feature.size)
+    W = int(np.max(n_bins, initial=1))
+    if A * W > _TABLE_CELLS:
+        return None
+    j = np.arange(W)
+    table = j[None, :] <= np.asarray(threshold)[:, None]  # categorical nodes: threshold -1
+    cat = np.flatnonzero(np.asarray(offset) >= 0)
+    if cat.size:
+        width = np.asarray(n_bins)[np.asarray(feature)[cat]]
+        inside = j[None, :] < width[:, None]
+        at = np.where(inside, np.asarray(offset)[cat][:, None] + j[None, :], 0)
+        table[cat] = inside & flat.take(at)
+    return table
+
+
+def _route_level(B_rows, rows, local, it, feature, threshold, offset, flat, n_bins=None):
     """Whether each row goes to the left child of its (split) node: :meth:`HistTree._route` on
-    a level's tables (indexed by frontier position ``local``), in ``it`` arithmetic, and with
-    the categorical lookups skipped when no node of the level splits on a category set."""
+    a level's tables (indexed by frontier position ``local``), in ``it`` arithmetic: by one
+    lookup in the level's :func:`left_table` when ``n_bins`` is given and the table is small,
+    else with the categorical lookups skipped when no node of the level splits on a category
+    set."""
     n, F = B_rows.shape
     f = feature.astype(it).take(local)
     if F > 1 and not B_rows.flags.c_contiguous:  # column-major bins: column f starts at f * n
@@ -381,8 +432,12 @@ def _route_level(B_rows, rows, local, it, feature, threshold, offset, flat):
         pos = rows * it(F) if F > 1 else rows.copy()
         pos += f
         b = B_rows.ravel().take(pos)
-    del f
-    del pos
+    del f, pos
+    table = None if n_bins is None else left_table(feature, threshold, offset, flat, n_bins)
+    if table is not None:  # the row's cell: local * W + b (below 2**22, so in `it`)
+        cell = np.multiply(local, it(table.shape[1]), dtype=it)
+        cell += b
+        return table.ravel().take(cell)
     # split numeric nodes have thresholds below their bin count, so they fit the bins' dtype
     # (the -1 of other nodes is never read: every row left is in a split node)
     left = b <= threshold.astype(B_rows.dtype).take(local)
@@ -468,6 +523,33 @@ def choose_splits(
             if order is not None:
                 best_order[f] = order
     return best_gain, best_f, best_pos, best_order
+
+
+def children_counts(
+    H_list: list[np.ndarray], split_ids: np.ndarray, best_f: np.ndarray, best_pos: np.ndarray,
+    best_order: dict, is_cat: np.ndarray, n_bins: np.ndarray, T: np.ndarray,
+) -> np.ndarray:
+    """Class counts of the children (left, right interleaved, in the order of ``split_ids``,
+    as :meth:`TreeBuilder.add_children` numbers them) from the parents' histograms ((count,
+    sum of y) in regression, ``T`` then holding the parents' count and sum): no pass over the
+    rows. Counts are whole numbers in float64, so the sums are exact: the same numbers as
+    counting the children's rows."""
+    n_classes = T.shape[1]
+    T_left = np.zeros((split_ids.size, n_classes))
+    for f in np.unique(best_f[split_ids]):
+        sel = np.flatnonzero(best_f[split_ids] == f)
+        a = split_ids[sel]
+        H = H_list[f][a]  # (s, nb, C)
+        nb = int(n_bins[f])
+        if is_cat[f]:
+            order = best_order[f][a] if f in best_order else np.broadcast_to(np.arange(nb), (a.size, nb))
+            H = np.take_along_axis(H, order[:, :, None], axis=1)
+        mask = np.arange(nb)[None, :] <= best_pos[a][:, None]
+        T_left[sel] = (H * mask[:, :, None]).sum(1)
+    T_right = T[split_ids] - T_left
+    out = np.empty((2 * split_ids.size, n_classes))
+    out[0::2], out[1::2] = T_left, T_right
+    return out
 
 
 class TreeBuilder:

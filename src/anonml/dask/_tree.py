@@ -34,7 +34,7 @@ import numpy as np
 from anonml.encoding import bins_dtype
 from anonml.engine import _kernels as K
 from anonml.engine import _local as L
-from anonml.anonymize._hist_tree import TreeBuilder, choose_splits
+from anonml.anonymize._hist_tree import TreeBuilder, children_counts, choose_splits
 from anonml.dask._balance import (auto_local_rows, level_order, n_threads, pack_nodes,
                                   rounds, shuffle_method, shuffle_to)
 
@@ -256,30 +256,6 @@ def _launch_rounds(client: Any, parts: list, frontier: np.ndarray, loc: np.ndarr
     return out
 
 
-def _children_counts(
-    H_list: list[np.ndarray], split_ids: np.ndarray, best_f: np.ndarray, best_pos: np.ndarray,
-    best_order: dict, is_cat: np.ndarray, n_bins: np.ndarray, T: np.ndarray,
-) -> np.ndarray:
-    """Class counts of the children (left, right interleaved) from the parents' histograms
-    ((count, sum of y) in regression, ``T`` then holding the parents' count and sum)."""
-    n_classes = T.shape[1]
-    T_left = np.zeros((split_ids.size, n_classes))
-    for f in np.unique(best_f[split_ids]):
-        sel = np.flatnonzero(best_f[split_ids] == f)
-        a = split_ids[sel]
-        H = H_list[f][a]  # (s, nb, C)
-        nb = int(n_bins[f])
-        if is_cat[f]:
-            order = best_order[f][a] if f in best_order else np.broadcast_to(np.arange(nb), (a.size, nb))
-            H = np.take_along_axis(H, order[:, :, None], axis=1)
-        mask = np.arange(nb)[None, :] <= best_pos[a][:, None]
-        T_left[sel] = (H * mask[:, :, None]).sum(1)
-    T_right = T[split_ids] - T_left
-    out = np.empty((2 * split_ids.size, n_classes))
-    out[0::2], out[1::2] = T_left, T_right
-    return out
-
-
 def grow(
     client: Any,
     states: list,
@@ -450,7 +426,7 @@ def grow(
         if not split.any():
             break
         split_ids = np.flatnonzero(split)
-        T_next = _children_counts(cur_H, split_ids, best_f, best_pos, best_order, is_cat, n_bins,
+        T_next = children_counts(cur_H, split_ids, best_f, best_pos, best_order, is_cat, n_bins,
                                   T[:, :2] if reg else T)
         if reg:  # the sums of squares come with the next level's histograms (or a count pass)
             T_next = np.column_stack([T_next, np.full(T_next.shape[0], np.nan)])
@@ -461,7 +437,7 @@ def grow(
         step = {
             "split": split, "feature": feature, "threshold": threshold, "offset": offset,
             "flat": flat if flat.size else np.zeros(1, dtype=bool), "node": frontier,
-            "child": np.where(split, child_left - first, -1),
+            "child": np.where(split, child_left - first, -1), "n_bins": np.asarray(n_bins),
         }
         step_f = _put(client, step)
         frontier = np.arange(first, len(builder.feature))

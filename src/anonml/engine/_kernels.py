@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 from anonml._errors import InputError
+from anonml.anonymize._hist_tree import left_table
 from anonml.anonymize._medians import group_order, numeric_group_medians
 from anonml.encoding import _midpoints, bins_dtype
 
@@ -338,6 +339,9 @@ class PartState:
     local: np.ndarray | None = None
     leaf: np.ndarray | None = None
     hist: list | None = None  # a level's class histograms, set by route_histograms
+    #: the rows with ``local >= 0``, increasing, when known (set by :func:`route`: the next
+    #: level's routing then finds them without a pass over every row)
+    active: np.ndarray | None = None
     #: ``B`` (and ``y``) are those of the binned state this one was routed from, which the
     #: worker holds too: not counted again by :meth:`__sizeof__`
     shared: tuple = ()
@@ -349,7 +353,7 @@ class PartState:
         arrays shared with the binned state (:attr:`shared`) count there only (counted in
         every level's state too, a partition's bins counted twice)."""
         arrays = [None if "B" in self.shared else self.B, None if "y" in self.shared else self.y,
-                  self.local, self.leaf, *(self.hist or [])]
+                  self.local, self.leaf, self.active, *(self.hist or [])]
         return object.__sizeof__(self) + sum(int(a.nbytes) for a in arrays if a is not None)
 
     def __setstate__(self, state: dict) -> None:
@@ -377,31 +381,60 @@ def route(state: PartState, step: dict | None) -> PartState:
 
 
 def _route(state: PartState, step: dict | None) -> tuple[PartState, np.ndarray | None]:
-    """:func:`route`, and the rows still active after it (increasing), or None (no step)."""
+    """:func:`route`, and the rows still active after it (increasing), or None (no step).
+
+    As the in-memory tree routes (:func:`~anonml.anonymize._hist_tree._route_level`): one
+    lookup per row in the level's go-left table when ``step`` holds ``n_bins`` and the table
+    is small, 32-bit positions where they fit, and index arrays taken with ``take`` rather
+    than boolean masks (the stopped rows found once)."""
     if step is None:
         return state, None
     local = state.local.copy()
     leaf = state.leaf.copy()
-    act = np.flatnonzero(local >= 0)
-    pos = local[act]
-    sp = step["split"][pos]
-    stop = act[~sp]
-    leaf[stop] = step["node"][pos[~sp]]
-    local[stop] = -1
-    rows = act[sp]
-    pos = pos[sp]
+    n, F = state.B.shape
+    it = np.int32 if n * max(F, 1) < 2**31 - 1 else np.int64
+    act = (state.active if state.active is not None
+           else np.flatnonzero(local >= 0).astype(it, copy=False))
+    pos = local.take(act)
+    sp = step["split"].take(pos)
+    if sp.all():
+        rows = act
+    else:
+        gone = np.flatnonzero(~sp)
+        stop = act.take(gone)
+        leaf[stop] = step["node"].take(pos.take(gone))
+        local[stop] = -1
+        del gone, stop
+        kept = np.flatnonzero(sp)
+        rows, pos = act.take(kept), pos.take(kept)
+        del kept
+    del act, sp
     if rows.size:
-        f = step["feature"][pos]
-        n = state.B.shape[0]
-        b = state.B.ravel(order="F")[f * n + rows].astype(np.int64)
-        go_left = b <= step["threshold"][pos]
-        off = step["offset"][pos]
-        cat = off >= 0
-        if cat.any():
-            flat = step["flat"]
-            go_left = np.where(cat, flat[np.where(cat, off + b, 0)], go_left)
-        local[rows] = step["child"][pos] + (~go_left)
-    return PartState(state.B, state.y, local, leaf, shared=state.shared), rows
+        at = step["feature"].astype(it).take(pos)  # column f starts at f * n (column-major)
+        at *= it(n)
+        at += rows
+        b = state.B.ravel(order="F").take(at)
+        del at
+        table = None
+        if step.get("n_bins") is not None:
+            table = left_table(step["feature"], step["threshold"], step["offset"],
+                               step["flat"], step["n_bins"])
+        if table is not None:  # the row's cell: position * W + bin (below 2**22)
+            cell = np.multiply(pos, table.shape[1], dtype=it)
+            cell += b
+            go_left = table.ravel().take(cell)
+            del cell
+        else:
+            go_left = b.astype(np.int64) <= step["threshold"].take(pos)
+            off = step["offset"].take(pos)
+            cat = off >= 0
+            if cat.any():
+                flat = step["flat"]
+                go_left = np.where(cat, flat[np.where(cat, off + b, 0)], go_left)
+        child = step["child"].astype(local.dtype).take(pos)
+        child += ~go_left
+        local[rows] = child
+    return PartState(state.B, state.y, local, leaf, shared=state.shared, active=rows), rows
 
 
 def route_histograms(
@@ -417,7 +450,7 @@ def route_histograms(
     new, rows = _route(state, step)
     if not count:
         return new
-    act = None if rows is None else rows[new.local[rows] >= 0]
+    act = rows  # (every routed row is in a child now: no row of `rows` stopped)
     new.hist = _histograms(new, n_bins, n_classes, small_side, n_nodes, act)
     if _regression(new):
         new.hist.append(_node_totals(new, n_nodes, act))
@@ -458,31 +491,41 @@ def _histograms(
     """:func:`class_histograms` over the active rows ``act`` (default: found from ``local``)."""
     if act is None:
         act = np.flatnonzero(state.local >= 0)
-    node = state.local[act].astype(np.int64)
+    node = state.local.take(act)
     if small_side is not None:
-        sel = (node & 1) == small_side[node >> 1]
-        act, node = act[sel], node[sel] >> 1
+        small = (np.arange(2 * small_side.size) & 1) == np.repeat(small_side, 2)
+        keep = np.flatnonzero(small.take(node))
+        act, node = act.take(keep), node.take(keep) >> 1
+        del keep
         n_h = small_side.size
     else:
         n_h = n_nodes
-    y = state.y[act]
+    y = state.y.take(act)
     out = []
     if _regression(state):
+        node = node.astype(np.int64)
         for f, nb in enumerate(np.asarray(n_bins).tolist()):
-            idx = node * nb + state.B[act, f]
+            idx = node * nb + state.B[:, f].take(act)
             Hc = np.bincount(idx, minlength=n_h * nb).reshape(n_h, nb).astype(np.float64)
             Hs = np.bincount(idx, weights=y, minlength=n_h * nb).reshape(n_h, nb)
             out.append(np.stack([Hc, Hs], axis=2))
         return out
-    base = node * n_classes
+    # (bin, node, class) codes: bin * (n_h * C) + node * C + class, the node-and-class part
+    # shared by every feature; each histogram then turned to (node, bin, class) order
+    top = n_h * int(np.max(n_bins, initial=1)) * n_classes
+    code = np.int32 if top < 2**31 - 1 else np.int64
+    hc = np.multiply(node, n_classes, dtype=code)
+    hc += y
+    del node, y
     # counts of one partition in 32 bits (half the bytes to hold and send of float64; the
     # reduction adds them in 64 bits, sum_arrays)
     ctype = np.int32 if act.size < 2**31 else np.int64
     for f, nb in enumerate(np.asarray(n_bins).tolist()):
-        idx = base * nb + y
-        idx += np.multiply(state.B[act, f], n_classes, dtype=np.int64)
-        H = np.bincount(idx, minlength=n_h * nb * n_classes)
-        out.append(H.reshape(n_h, nb, n_classes).astype(ctype))
+        idx = np.multiply(state.B[:, f].take(act), n_h * n_classes, dtype=code)
+        idx += hc
+        H = np.bincount(idx, minlength=nb * n_h * n_classes).reshape(nb, n_h, n_classes)
+        del idx
+        out.append(np.ascontiguousarray(H.transpose(1, 0, 2), dtype=ctype))
     return out
 
 
