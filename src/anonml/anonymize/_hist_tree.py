@@ -6,6 +6,11 @@ about 14 s on a million rows (see BENCHMARKS.md) and needs one-hot columns for c
 ``HistGradientBoosting`` bins and splits categories natively but exposes no leaf lookup. This
 tree bins once, then finds the best split of *every* node of a level with one ``np.bincount``
 per feature, so its cost is O(n · features · depth) with no Python loop over rows or nodes.
+Per level, only the smaller child of each sibling pair is counted (the larger is its parent's
+histogram minus it, as in LightGBM); the children's class counts come from the parents'
+histograms (:func:`children_counts`), and every row is routed by one lookup in a table of
+(node, bin) → left (:func:`left_table`) built from the level's splits (BENCHMARKS.md, "Session
+14": a third of the tree's time at 1M rows, the same tree).
 
 Splits
 ------
