@@ -31,39 +31,21 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from bench_memory_scale import build_table, parse_size  # noqa: E402
+from bench_memory_scale import parse_size  # noqa: E402
 
 
 def _inputs(n: int, k: int) -> dict:
     """The guided tree's arguments in the fit of ``n`` rows."""
-    import anonml.anonymize._hist_tree as ht
-    from anonml import AccuracyGuidedAnonymizer
+    from bench_mondrian_refinement import capture_fit_apply
 
-    X, y, qi = build_table(n)
-    orig = ht.HistTree.fit_apply
-    kept: dict = {}
+    def guided(tree, B, is_cat, n_bins, y, init, kwargs):
+        if tree.criterion == "mondrian":
+            return None
+        return {"B": np.asfortranarray(B), "is_cat": np.asarray(is_cat),
+                "n_bins": np.asarray(n_bins), "y": np.asarray(y), "crit": tree.criterion,
+                "route_on_columns": kwargs.get("route_on_columns", False)}
 
-    class _Stop(Exception):
-        pass
-
-    def catch(self, B, is_cat, n_bins, y, init=None, *args, **kwargs):
-        if self.criterion != "mondrian" and not kept:
-            kept.update(B=np.asfortranarray(B), is_cat=np.asarray(is_cat),
-                        n_bins=np.asarray(n_bins), y=np.asarray(y), crit=self.criterion,
-                        route_on_columns=kwargs.get("route_on_columns", False))
-            raise _Stop
-        return orig(self, B, is_cat, n_bins, y, init, *args, **kwargs)
-
-    ht.HistTree.fit_apply = catch
-    try:
-        AccuracyGuidedAnonymizer(k=k, quasi_identifiers=qi, tree="hist", random_state=0).fit(X, y)
-    except _Stop:
-        pass
-    finally:
-        ht.HistTree.fit_apply = orig
-    if not kept:
-        raise SystemExit("the fit made no guided tree: is tree='hist' still the default path?")
-    return kept
+    return capture_fit_apply(n, k, guided)
 
 
 def _digest(t, leaves: np.ndarray) -> str:

@@ -34,21 +34,24 @@ sys.path.insert(0, str(HERE))
 from bench_memory_scale import build_table, parse_size
 
 
-def _inputs(n: int, k: int):
+def capture_fit_apply(n: int, k: int, pick) -> dict:
+    """The arguments of one ``HistTree.fit_apply`` call in the AG fit of ``n`` rows (the table
+    of ``bench_memory_scale.py``): ``pick(tree, B, is_cat, n_bins, y, init, kwargs)`` returns
+    them as a dict for the call wanted, None for the others (which run); the fit stops there."""
     import anonml.anonymize._hist_tree as ht
     from anonml import AccuracyGuidedAnonymizer
 
     X, y, qi = build_table(n)
     orig = ht.HistTree.fit_apply
-    kept = {}
+    kept: dict = {}
 
     class _Stop(Exception):
         pass
 
     def catch(self, B, is_cat, n_bins, y, init=None, *args, **kwargs):
-        if self.criterion == "mondrian":
-            bins = B[0] if isinstance(B, list) else B  # (handed over in a list by the fit)
-            kept.update(B=np.ascontiguousarray(bins), is_cat=is_cat, n_bins=n_bins, init=init)
+        got = None if kept else pick(self, B, is_cat, n_bins, y, init, kwargs)
+        if got is not None:
+            kept.update(got)
             raise _Stop
         return orig(self, B, is_cat, n_bins, y, init, *args, **kwargs)
 
@@ -59,7 +62,20 @@ def _inputs(n: int, k: int):
         pass
     finally:
         ht.HistTree.fit_apply = orig
+    if not kept:
+        raise SystemExit("the fit made no such HistTree call: is tree='hist' still its path?")
     return kept
+
+
+def _inputs(n: int, k: int):
+    def refinement(tree, B, is_cat, n_bins, y, init, kwargs):
+        if tree.criterion != "mondrian":
+            return None
+        bins = B[0] if isinstance(B, list) else B  # (handed over in a list by the fit)
+        return {"B": np.ascontiguousarray(bins), "is_cat": is_cat, "n_bins": n_bins,
+                "init": init}
+
+    return capture_fit_apply(n, k, refinement)
 
 
 def _digest(t, leaves) -> str:
