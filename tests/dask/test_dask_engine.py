@@ -352,12 +352,15 @@ def test_route_histograms_is_route_then_class_histograms(adult):
     assert 0 < K.state_histograms(fused)[0].sum() < X.shape[0]
 
 
-@pytest.mark.parametrize("table", ["table", "no table", "no n_bins"])
-def test_route_two_levels_by_rows_one_by_one(adult, monkeypatch, table):
+@pytest.mark.parametrize("table", [True, False])
+def test_route_two_levels_by_rows_one_by_one(adult, table):
     """Two levels routed (a category set, then a threshold with a node that stops): each row's
     frontier position and leaf are those found row by row from the bins, whether the rows go by
-    the level's go-left table, by the node-by-node rule (no table: past its size, or a step
-    without ``n_bins``); the second level reuses the active rows the first one recorded."""
+    the level's go-left table (``left_table``, as the driver adds it to the step) or by the
+    node-by-node rule (a step without it: past the table's size); the second level reuses the
+    active rows the first one recorded."""
+    from anonml.anonymize._hist_tree import left_table
+
     X, y, qi = adult
     cat = [c for c in qi if not pd.api.types.is_numeric_dtype(X[c])]
     spec = K.BinSpec.from_encoder(TableEncoder(qi, cat, 255).fit(X),
@@ -368,12 +371,17 @@ def test_route_two_levels_by_rows_one_by_one(adult, monkeypatch, table):
     nb = spec.n_bins
     mask = np.zeros(int(nb[fc]), dtype=bool)
     mask[::2] = True
-    if table == "no table":
-        monkeypatch.setattr(K, "left_table", lambda *a: None)
-    extra = {} if table == "no n_bins" else {"n_bins": nb}
-    step1 = {"split": np.array([True]), "feature": np.array([fc]), "threshold": np.array([-1]),
-             "offset": np.array([0]), "flat": mask, "node": np.array([0]),
-             "child": np.array([0]), **extra}
+
+    def with_table(step):
+        if table:
+            step["table"] = left_table(step["feature"], step["threshold"], step["offset"],
+                                       step["flat"], nb)
+            assert step["table"] is not None
+        return step
+
+    step1 = with_table({"split": np.array([True]), "feature": np.array([fc]),
+                        "threshold": np.array([-1]), "offset": np.array([0]), "flat": mask,
+                        "node": np.array([0]), "child": np.array([0])})
     s1 = K.route(state, step1)
     left1 = mask[B[:, fc]]
     np.testing.assert_array_equal(s1.local, np.where(left1, 0, 1))
@@ -381,9 +389,9 @@ def test_route_two_levels_by_rows_one_by_one(adult, monkeypatch, table):
     # level 2: frontier nodes 1 (position 0) and 2 (position 1); node 1 splits on feature 0 at
     # bin 20 into positions 0, 1; node 2 stops
     f0 = int(np.flatnonzero(~spec.is_cat)[0])
-    step2 = {"split": np.array([True, False]), "feature": np.array([f0, -1]),
-             "threshold": np.array([20, -1]), "offset": np.array([-1, -1]),
-             "flat": mask, "node": np.array([1, 2]), "child": np.array([0, -1]), **extra}
+    step2 = with_table({"split": np.array([True, False]), "feature": np.array([f0, -1]),
+                        "threshold": np.array([20, -1]), "offset": np.array([-1, -1]),
+                        "flat": mask, "node": np.array([1, 2]), "child": np.array([0, -1])})
     s2 = K.route(s1, step2)
     want_local = np.where(left1, np.where(B[:, f0] <= 20, 0, 1), -1)
     np.testing.assert_array_equal(s2.local, want_local)

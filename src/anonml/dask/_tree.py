@@ -34,7 +34,8 @@ import numpy as np
 from anonml.encoding import bins_dtype
 from anonml.engine import _kernels as K
 from anonml.engine import _local as L
-from anonml.anonymize._hist_tree import TreeBuilder, children_counts, choose_splits
+from anonml.anonymize._hist_tree import (TreeBuilder, children_counts, choose_splits,
+                                         left_table)
 from anonml.dask._balance import (auto_local_rows, level_order, n_threads, pack_nodes,
                                   rounds, shuffle_method, shuffle_to)
 
@@ -437,8 +438,12 @@ def grow(
         step = {
             "split": split, "feature": feature, "threshold": threshold, "offset": offset,
             "flat": flat if flat.size else np.zeros(1, dtype=bool), "node": frontier,
-            "child": np.where(split, child_left - first, -1), "n_bins": np.asarray(n_bins),
+            "child": np.where(split, child_left - first, -1),
         }
+        # the level's go-left table, built once here rather than by every partition's task
+        table = left_table(feature, threshold, offset, flat, n_bins)
+        if table is not None:
+            step["table"] = table
         step_f = _put(client, step)
         frontier = np.arange(first, len(builder.feature))
         T = T_next

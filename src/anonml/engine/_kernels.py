@@ -38,7 +38,6 @@ import numpy as np
 import pandas as pd
 
 from anonml._errors import InputError
-from anonml.anonymize._hist_tree import left_table
 from anonml.anonymize._medians import group_order, numeric_group_medians
 from anonml.encoding import _midpoints, bins_dtype
 
@@ -375,7 +374,9 @@ def route(state: PartState, step: dict | None) -> PartState:
     ``step`` holds, per position of the last frontier: ``split`` (bool), ``feature``,
     ``threshold``, ``offset`` (tables of :class:`~anonml.anonymize._hist_tree.TreeBuilder`),
     ``flat`` (category masks), ``node`` (node id) and ``child`` (new frontier position of the
-    left child). Rows of nodes that did not split stop there (``leaf`` = that node).
+    left child), and optionally ``table`` (the level's go-left table, which gives the same
+    decisions in fewer passes). Rows of nodes that did not split stop there (``leaf`` = that
+    node).
     """
     return _route(state, step)[0]
 
@@ -384,8 +385,9 @@ def _route(state: PartState, step: dict | None) -> tuple[PartState, np.ndarray |
     """:func:`route`, and the rows still active after it (increasing), or None (no step).
 
     As the in-memory tree routes (:func:`~anonml.anonymize._hist_tree._route_level`): one
-    lookup per row in the level's go-left table when ``step`` holds ``n_bins`` and the table
-    is small, 32-bit positions where they fit, and index arrays taken with ``take`` rather
+    lookup per row in the level's go-left table when ``step`` holds it (``"table"``, from
+    :func:`~anonml.anonymize._hist_tree.left_table`, built once a level by the driver),
+    32-bit positions where they fit, and index arrays taken with ``take`` rather
     than boolean masks (the stopped rows found once)."""
     if step is None:
         return state, None
@@ -415,10 +417,7 @@ def _route(state: PartState, step: dict | None) -> tuple[PartState, np.ndarray |
         at += rows
         b = state.B.ravel(order="F").take(at)
         del at
-        table = None
-        if step.get("n_bins") is not None:
-            table = left_table(step["feature"], step["threshold"], step["offset"],
-                               step["flat"], step["n_bins"])
+        table = step.get("table")
         if table is not None:  # the row's cell: position * W + bin (below 2**22)
             cell = np.multiply(pos, table.shape[1], dtype=it)
             cell += b
