@@ -130,3 +130,89 @@ def test_reuse_freed_memory_nests_and_restores_after_an_error():
         assert _utils._HEAP_DEPTH == 2
         raise ValueError("inside")
     assert _utils._HEAP_DEPTH == 0
+
+
+def _thp_flag():
+    import ctypes
+
+    from anonml._utils import _glibc
+
+    prctl = _glibc("prctl")
+    zero = ctypes.c_ulong(0)
+    return (lambda: prctl(42, zero, zero, zero, zero)) if prctl else None  # PR_GET_THP_DISABLE
+
+
+def test_small_pages_sets_the_flag_for_the_block_only_and_nests():
+    from anonml import _utils
+    from anonml._utils import small_pages
+
+    _glibc_only()
+    flag = _thp_flag()
+    if flag() < 0:
+        pytest.skip("the kernel lacks PR_GET_THP_DISABLE")
+    assert flag() == 0
+    with pytest.raises(ValueError), small_pages():
+        assert flag() == 1
+        with small_pages(10**6):
+            assert flag() == 1
+        assert flag() == 1  # the inner block does not clear it
+        raise ValueError("inside")
+    assert flag() == 0 and _utils._THP_DEPTH == 0
+    with small_pages(10):  # a few rows: nothing is done
+        assert flag() == 0
+
+
+def test_small_pages_leaves_a_flag_the_program_set():
+    import ctypes
+
+    from anonml._utils import _glibc, small_pages
+
+    _glibc_only()
+    flag = _thp_flag()
+    if flag() < 0:
+        pytest.skip("the kernel lacks PR_GET_THP_DISABLE")
+    prctl, zero = _glibc("prctl"), ctypes.c_ulong(0)
+    assert prctl(41, ctypes.c_ulong(1), zero, zero, zero) == 0
+    try:
+        with small_pages():
+            assert flag() == 1
+        assert flag() == 1  # still the program's
+    finally:
+        prctl(41, zero, zero, zero, zero)
+    assert flag() == 0
+
+
+def test_new_frame_and_write_into_run_with_small_pages(monkeypatch):
+    """The output's columns are built inside :func:`small_pages` (for tables of at least
+    RELEASE_MIN_ROWS rows), and the same values come out."""
+    import pandas as pd
+
+    from anonml._utils import RELEASE_MIN_ROWS
+    from anonml.anonymize import _pipeline
+
+    _glibc_only()
+    flag = _thp_flag()
+    if flag() < 0:
+        pytest.skip("the kernel lacks PR_GET_THP_DISABLE")
+    n = RELEASE_MIN_ROWS
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.integers(0, 5, n), "b": pd.Series(
+        rng.choice(["x", "yy", "zzz"], n), dtype="str"), "c": np.arange(n)})
+    groups = np.repeat(np.arange(n // 4), 4)
+    reps = frame.iloc[np.arange(0, n, 4), :2].reset_index(drop=True)
+    seen = []
+    column = _pipeline.Recoding.column
+
+    def spy(self, c):
+        seen.append(flag())
+        return column(self, c)
+
+    monkeypatch.setattr(_pipeline.Recoding, "column", spy)
+    plan = _pipeline.recode_plan(frame, ["a", "b"], groups, reps)
+    out = plan.new_frame(frame)
+    assert seen == [1, 1] and flag() == 0
+    expected = frame.iloc[np.repeat(np.arange(0, n, 4), 4)].set_axis(frame.index)
+    pd.testing.assert_frame_equal(out, expected.assign(c=frame["c"]))
+    plan.write_into(frame)
+    assert seen == [1, 1, 1, 1] and flag() == 0
+    pd.testing.assert_frame_equal(frame, out)

@@ -21,7 +21,7 @@ import threading
 import numpy as np
 
 __all__ = ["check_int", "check_n_jobs", "check_real", "json_safe", "n_rows",
-           "release_free_memory", "reuse_freed_memory"]
+           "release_free_memory", "reuse_freed_memory", "small_pages"]
 
 
 def n_rows(data: Any) -> int:
@@ -239,3 +239,50 @@ def reuse_freed_memory() -> Iterator[None]:
                 mallopt(_M_MMAP_THRESHOLD, _MMAP_MAX_DYNAMIC)
                 mallopt(_M_TRIM_THRESHOLD, 2 * _MMAP_MAX_DYNAMIC)
                 release_free_memory()
+
+
+# prctl(2) options (linux/prctl.h): the process's "no transparent huge pages" flag
+_PR_SET_THP_DISABLE, _PR_GET_THP_DISABLE = 41, 42
+_THP_DEPTH = 0
+_THP_SET = False
+
+
+@contextmanager
+def small_pages(n_rows: int | None = None) -> Iterator[None]:
+    """Within the block, memory the process touches for the first time comes in pages of
+    4 KB, not as transparent huge pages of 2 MB (Linux's ``PR_SET_THP_DISABLE``, set for the
+    block and then cleared, unless it was set before).
+
+    Arrow's memory pool (mimalloc, where pandas' ``str`` columns live) asks for huge pages on
+    its arenas (``MADV_HUGEPAGE``). The output's text columns are new memory, built by
+    Arrow's ``take`` in buffers that grow as it writes; with huge pages, a 20M-row column of
+    0.46 GB was faulted in as about 1,000 pages of 2 MB (2.1 GB zeroed by the kernel, 53-56
+    ns a row of system time), with 4 KB pages as 110,000 pages (0.45 GB, 9-15 ns a row;
+    BENCHMARKS.md, session 15). The flag is the process's, so other threads get small pages
+    too while the block runs: only their speed can differ, never a value. Nested and threaded
+    blocks: the outermost one clears it. With ``n_rows`` below :data:`RELEASE_MIN_ROWS`, or
+    where the C library is not glibc or the kernel lacks the flag (before 3.15), a no-op.
+    """
+    global _THP_DEPTH, _THP_SET
+    prctl = _glibc("prctl") if n_rows is None or n_rows >= RELEASE_MIN_ROWS else False
+    if not prctl:
+        yield
+        return
+    import ctypes
+
+    zero = ctypes.c_ulong(0)
+    with _HEAP_LOCK:
+        _THP_DEPTH += 1
+        if _THP_DEPTH == 1:
+            # 0: huge pages allowed (so set the flag, and clear it at the end); 1: already
+            # disabled by the program (leave it); -1: no such option (nothing to do)
+            _THP_SET = prctl(_PR_GET_THP_DISABLE, zero, zero, zero, zero) == 0 and prctl(
+                _PR_SET_THP_DISABLE, ctypes.c_ulong(1), zero, zero, zero) == 0
+    try:
+        yield
+    finally:
+        with _HEAP_LOCK:
+            _THP_DEPTH -= 1
+            if _THP_DEPTH == 0 and _THP_SET:
+                prctl(_PR_SET_THP_DISABLE, zero, zero, zero, zero)
+                _THP_SET = False

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from anonml._errors import PrivacyViolationError
-from anonml._utils import release_free_memory
+from anonml._utils import release_free_memory, small_pages
 from anonml.encoding import TableEncoder
 from anonml.anonymize._medians import _BLOCK
 from anonml.anonymize._medians import group_order as _group_order
@@ -405,10 +405,11 @@ class Recoding:
         """A copy of ``frame`` with the recoded QI columns (non-QI columns shared where
         copy-on-write makes that safe, see :func:`_shallow_copy`)."""
         out = _shallow_copy(frame)
-        for c in self.per_group:
-            out[c] = self.column(c)
-            # (a column's temporaries, before the next is built)
-            release_free_memory(len(self.groups))
+        with small_pages(len(self.groups)):  # (the new columns' pages: see small_pages)
+            for c in self.per_group:
+                out[c] = self.column(c)
+                # (a column's temporaries, before the next is built)
+                release_free_memory(len(self.groups))
         return out
 
     def write_into(self, frame: pd.DataFrame) -> pd.DataFrame:
@@ -416,10 +417,11 @@ class Recoding:
         old column is released (unless something else holds it) before the next new one is
         built, so the table never holds two copies of its QI columns. Plain column
         assignments: nothing in this loop checks or casts (:func:`recode_plan` did)."""
-        for c in self.per_group:
-            frame[c] = self.column(c)
-            # the old column's pages, before the next one is built
-            release_free_memory(len(self.groups))
+        with small_pages(len(self.groups)):  # (the new columns' pages: see small_pages)
+            for c in self.per_group:
+                frame[c] = self.column(c)
+                # the old column's pages, before the next one is built
+                release_free_memory(len(self.groups))
         return frame
 
 
