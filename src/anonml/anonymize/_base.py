@@ -425,8 +425,12 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
         if model.l is not None or model.t is not None:
             sensitive = (label_values.to_numpy() if label_values is not None
                          else frame[model.sensitive])
-        self.min_class_size_, self.privacy_ = verify_recoding(
-            plan, qi, k, model, hierarchies, sensitive)
+        # the check's temporaries (up to 8 bytes a row each, column after column) reuse the
+        # C heap's freed pages, not fresh ones: above ~4M rows glibc would map and fault
+        # every one anew (system time that grows with the rows); trimmed at the block's end
+        with reuse_freed_memory():
+            self.min_class_size_, self.privacy_ = verify_recoding(
+                plan, qi, k, model, hierarchies, sensitive)
         del sensitive
         # the ground distance of a t claim, resolved ("auto" -> ordered, equal, hierarchical):
         # a released file keeps it so the claim can be re-measured without the hierarchies
@@ -455,16 +459,16 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
 
             warnings.warn(collapsed, AnonmlWarning, stacklevel=3)
         # the routing a released copy keeps: splits on raw values with rounded thresholds
-        release_free_memory()  # (the verification's temporaries)
+        # (its temporaries too reuse freed heap pages; the block's end gives them back
+        # before the output's new columns are made: a table of Arrow text columns cannot
+        # reuse the C heap's free pages)
         try:
-            self.route_ = anonymizer_routing(self, frame, groups, merge_map, factorized)
+            with reuse_freed_memory():
+                self.route_ = anonymizer_routing(self, frame, groups, merge_map, factorized)
         except BaseException:  # not fitted after all (and no older routing tree kept)
             self.__dict__.pop("representatives_", None)
             self.__dict__.pop("route_", None)
             raise
-        # the routing's temporaries, before the output's new columns are made (a table of
-        # Arrow text columns cannot reuse the C heap's free pages)
-        release_free_memory(frame.shape[0])
         t6 = time.perf_counter()
         self.timings_ = {
             "check_and_encode": t1 - t0,

@@ -605,10 +605,9 @@ def verify_recoding(
     """
     from anonml.privacy._k_anonymity import _classes
 
-    # (each recoded column is dropped once coded: its pages go back before the next is built)
-    rows = len(plan.groups)
-    class_of_row, sizes = _classes(plan, list(qi),
-                                   after_column=lambda: release_free_memory(rows))
+    # (each recoded column is dropped once coded; the fit runs this inside
+    # reuse_freed_memory, so the next column's temporaries reuse its pages)
+    class_of_row, sizes = _classes(plan, list(qi))
     smallest = int(sizes.min()) if sizes.size else 0
     if smallest < k:
         raise PrivacyViolationError(

@@ -42,11 +42,10 @@ def equivalence_classes(table: Any, quasi_identifiers: Sequence[Any] | None) -> 
     return _classes(frame, resolve_columns(frame, quasi_identifiers))
 
 
-def _classes(frame: pd.DataFrame, qi: list,
-             after_column: Any = None) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`equivalence_classes`; ``after_column()``, if given, runs once each column's
-    codes are folded in and dropped (the anonymizers' check gives the allocators' free pages
-    back there, before the next column is built)."""
+def _classes(frame: pd.DataFrame, qi: list) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`equivalence_classes`, one column's codes alive at a time (each folded in, then
+    dropped, before the next column is read: the anonymizers' check builds each column only
+    when it is read)."""
     n = frame.shape[0]
     if n == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
@@ -56,8 +55,6 @@ def _classes(frame: pd.DataFrame, qi: list,
         codes, card = _column_codes(frame[col])
         combined, n_combined = fold_codes(combined, n_combined, codes, card)
         del codes
-        if after_column is not None:
-            after_column()
     class_of_row, uniq = pd.factorize(combined)
     del combined
     sizes = np.bincount(class_of_row, minlength=len(uniq))
