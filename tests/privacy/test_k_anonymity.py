@@ -220,3 +220,66 @@ def test_classes_of_integer_columns_coded_by_rank_equal_pandas_groups():
         ref = df.groupby(cols, sort=False, dropna=False).ngroup().to_numpy()
         np.testing.assert_array_equal(got, ref)
         np.testing.assert_array_equal(sizes, np.bincount(ref))
+
+
+_NAN_PAYLOAD = np.frombuffer(np.array([0x7FF8000000000001, 0xFFF8000000000000],
+                                      dtype=np.uint64).tobytes(), dtype=np.float64)
+_FLOAT_EDGES = [0.0, -0.0, np.nan, _NAN_PAYLOAD[0], _NAN_PAYLOAD[1], np.inf, -np.inf,
+                5e-324, -5e-324, np.finfo(np.float64).max, -np.finfo(np.float64).max, 1.0]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_factorize_codes_is_pandas_factorize(data):
+    """Arrow's dictionary encoding (with floats made canonical) gives pandas' codes: the same
+    numbers in the same order of first appearance, NaNs one value, -0.0 equal to 0.0."""
+    import anonml.privacy._k_anonymity as ka
+
+    kind = data.draw(st.sampled_from(["f", "i", "u"]))
+    n = data.draw(st.integers(0, 300))
+    if kind == "f":
+        pool = np.array(_FLOAT_EDGES + data.draw(st.lists(
+            st.floats(allow_nan=True, allow_infinity=True), min_size=1, max_size=20)))
+    elif kind == "i":
+        info = np.iinfo(np.int64)
+        pool = np.array([info.min, info.max, 0, -1] + data.draw(st.lists(
+            st.integers(info.min, info.max), min_size=1, max_size=20)), dtype=np.int64)
+    else:
+        pool = np.array([0, 2**64 - 1, 2**63] + data.draw(st.lists(
+            st.integers(0, 2**64 - 1), min_size=1, max_size=20)), dtype=np.uint64)
+    picks = data.draw(st.lists(st.integers(0, pool.size - 1), min_size=n, max_size=n))
+    values = pool[np.asarray(picks, dtype=np.int64)]
+    old = ka._ARROW_MIN
+    ka._ARROW_MIN = 1  # Arrow's path for every size (the default keeps it for long arrays)
+    try:
+        codes, n_distinct = ka.factorize_codes(values)
+    finally:
+        ka._ARROW_MIN = old
+    expected, uniques = pd.factorize(values, use_na_sentinel=False)
+    np.testing.assert_array_equal(codes, expected)
+    assert n_distinct == len(uniques)
+    assert values.size == 0 or codes.dtype.kind == "i"
+
+
+def test_factorize_codes_uses_arrow_for_long_arrays_and_pandas_without_it(monkeypatch):
+    import builtins
+
+    import anonml.privacy._k_anonymity as ka
+
+    pytest.importorskip("pyarrow")
+    values = np.tile(np.array([3.5, -0.0, np.nan, 0.0, _NAN_PAYLOAD[0]]), ka._ARROW_MIN)
+    codes, n = ka.factorize_codes(values)
+    assert codes.dtype == np.int32  # Arrow's indices
+    np.testing.assert_array_equal(codes[:5], [0, 1, 2, 1, 2])
+    assert n == 3
+    real_import = builtins.__import__
+
+    def no_arrow(name, *args, **kwargs):
+        if name == "pyarrow":
+            raise ImportError("no pyarrow")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_arrow)
+    codes_pd, n_pd = ka.factorize_codes(values)
+    assert codes_pd.dtype == np.intp and n_pd == 3
+    np.testing.assert_array_equal(codes_pd, codes)

@@ -55,10 +55,48 @@ def _classes(frame: pd.DataFrame, qi: list) -> tuple[np.ndarray, np.ndarray]:
         codes, card = _column_codes(frame[col])
         combined, n_combined = fold_codes(combined, n_combined, codes, card)
         del codes
-    class_of_row, uniq = pd.factorize(combined)
+    class_of_row, n_classes = factorize_codes(combined)
     del combined
-    sizes = np.bincount(class_of_row, minlength=len(uniq))
+    sizes = np.bincount(class_of_row, minlength=n_classes)
     return class_of_row.astype(np.int64, copy=False), sizes
+
+
+#: the fewest values for which :func:`factorize_codes` asks Arrow (below, pandas is as fast)
+_ARROW_MIN = 1 << 16
+
+
+def factorize_codes(values: np.ndarray) -> tuple[np.ndarray, int]:
+    """``pd.factorize(values, use_na_sentinel=False)``'s codes and number of distinct values,
+    for a numpy array of integers or floats: the same codes, numbered by first appearance,
+    equal exactly where the values are equal (every NaN equal to every NaN, ``-0.0`` to
+    ``0.0``).
+
+    pandas sizes its hash table by the values, not by the distinct ones: on 20M values of
+    200,000 distinct ones each lookup misses the cache (25-55 ns a value at 1M, 50-74 at
+    20M, measured in session 15). Arrow's ``dictionary_encode`` grows its table with the
+    distinct values (10-20 ns a value at 1M, 21-39 at 20M); it compares floats by their
+    bits, so the values are first made canonical (``+ 0.0`` turns ``-0.0`` into ``0.0``,
+    and every NaN becomes one NaN). Used when pyarrow is installed (it is an optional
+    dependency) and for at least :data:`_ARROW_MIN` values; else pandas.
+    """
+    values = np.asarray(values)
+    kind = values.dtype.kind
+    if values.size >= _ARROW_MIN and kind in "iuf" and values.ndim == 1:
+        try:
+            import pyarrow as pa
+        except ImportError:  # pragma: no cover - pyarrow is optional
+            pa = None
+        if pa is not None:
+            if kind == "f":
+                values = values + 0.0  # (a copy: -0.0 + 0.0 is 0.0)
+                nan = np.isnan(values)
+                if nan.any():
+                    values[nan] = np.nan
+                del nan
+            encoded = pa.array(values).dictionary_encode()
+            return np.asarray(encoded.indices), len(encoded.dictionary)
+    codes, uniques = pd.factorize(values, use_na_sentinel=False)
+    return codes, len(uniques)
 
 
 def fold_codes(combined: np.ndarray, n_combined: int, codes: np.ndarray,
@@ -70,9 +108,8 @@ def fold_codes(combined: np.ndarray, n_combined: int, codes: np.ndarray,
     next column could overflow it. Returns the code and its new bound."""
     card = max(int(card), 1)
     if n_combined * card > _MAX_CODE:  # keep the mixed code from overflowing
-        combined, uniq = pd.factorize(combined)
+        combined, n_combined = factorize_codes(combined)
         combined = combined.astype(np.int64, copy=False)
-        n_combined = len(uniq)
     combined *= card
     combined += codes
     return combined, n_combined * card
@@ -97,6 +134,8 @@ def _column_codes(column: pd.Series) -> tuple[np.ndarray, int]:
             present = np.bincount(offset, minlength=hi - lo + 1) > 0
             rank = np.cumsum(present) - 1
             return rank.take(offset), int(rank[-1]) + 1
+    if values is not None and values.dtype.kind in "iuf":
+        return factorize_codes(values)
     codes, uniques = pd.factorize(column, use_na_sentinel=False)
     return codes, len(uniques)
 
