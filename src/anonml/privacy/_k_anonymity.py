@@ -80,8 +80,13 @@ def factorize_codes(values: np.ndarray) -> tuple[np.ndarray, int]:
     dependency) and for at least :data:`_ARROW_MIN` values; else pandas.
     """
     values = np.asarray(values)
-    kind = values.dtype.kind
-    if values.size >= _ARROW_MIN and kind in "iuf" and values.ndim == 1:
+    if not values.dtype.isnative:  # (byte-swapped: neither pandas' hash table nor Arrow reads it)
+        values = values.astype(values.dtype.newbyteorder("="))
+    dtype = values.dtype
+    # (Arrow's types: integers of 1-8 bytes, floats of 4 or 8; its indices are 32-bit)
+    if (_ARROW_MIN <= values.size < 2**31 and values.ndim == 1
+            and (dtype.kind in "iu" or (dtype.kind == "f" and dtype.itemsize in (4, 8)))):
+        kind = dtype.kind
         try:
             import pyarrow as pa
         except ImportError:  # pragma: no cover - pyarrow is optional
