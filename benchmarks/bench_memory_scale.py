@@ -178,6 +178,20 @@ def export_before(rev: str, dest: Path) -> Path:
     return dest / "src"
 
 
+def run_child(script: str, args: list) -> dict:
+    """Run ``script`` with ``args`` in a fresh Python process and return the JSON dict its last
+    line prints, with the load average before it started (``loadavg``); on failure, exit with
+    the child's last error line."""
+    load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    proc = subprocess.run([sys.executable, script, *map(str, args)], capture_output=True,
+                          text=True)
+    if proc.returncode:
+        sys.exit(proc.stderr.strip().splitlines()[-1])
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    result["loadavg"] = load
+    return result
+
+
 def parse_size(text: str) -> int:
     text = text.strip().lower()
     mult = {"k": 1_000, "m": 1_000_000}.get(text[-1:], 1)

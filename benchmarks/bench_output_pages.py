@@ -18,9 +18,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import os
 import resource
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -61,7 +59,7 @@ def child(n: int, small: bool) -> dict:
 
 
 def main() -> None:
-    from bench_memory_scale import parse_size
+    from bench_memory_scale import parse_size, run_child
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", nargs="+", default=["1M", "20M"])
@@ -80,16 +78,10 @@ def main() -> None:
     for text in args.rows:
         for _ in range(args.reps):
             for small in (False, True):
-                load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
-                proc = subprocess.run(
-                    [sys.executable, __file__, "--child", str(parse_size(text)), "--small",
-                     "true" if small else "false"], capture_output=True, text=True,
-                    env=dict(os.environ))
-                if proc.returncode:
-                    sys.exit(proc.stderr.strip().splitlines()[-1])
-                r = json.loads(proc.stdout.strip().splitlines()[-1])
-                r["loadavg"] = load
+                r = run_child(__file__, ["--child", parse_size(text), "--small",
+                                         "true" if small else "false"])
                 runs.append(r)
+                load = r["loadavg"]
                 print(f"| {r['rows']:,} | {'4 KB (small_pages)' if small else 'huge allowed'} "
                       f"| {r['user_s_per_1M'] + r['system_s_per_1M']:.3f} "
                       f"({r['user_s_per_1M']:.3f} + {r['system_s_per_1M']:.3f}) "

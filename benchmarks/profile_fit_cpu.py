@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import resource
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -62,7 +61,7 @@ def child(n: int, copy: bool) -> dict:
 
 
 def main() -> None:
-    from bench_memory_scale import parse_size
+    from bench_memory_scale import parse_size, run_child
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", nargs="+", default=["1M", "20M"])
@@ -75,14 +74,9 @@ def main() -> None:
         return
     runs = []
     for text in args.rows:
-        load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
-        proc = subprocess.run([sys.executable, __file__, "--child", str(parse_size(text)),
-                               "--copy", args.copy], capture_output=True, text=True)
-        if proc.returncode:
-            sys.exit(proc.stderr.strip().splitlines()[-1])
-        r = json.loads(proc.stdout.strip().splitlines()[-1])
-        r["loadavg"] = load
+        r = run_child(__file__, ["--child", parse_size(text), "--copy", args.copy])
         runs.append(r)
+        load = r["loadavg"]
         print(f"{r['rows']:,} rows (load {load}): user {r['user']:.3f} + system "
               f"{r['system']:.3f} CPU s per 1M rows")
         for name, s in r["steps"].items():
