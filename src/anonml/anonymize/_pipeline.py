@@ -404,25 +404,25 @@ class Recoding:
     def new_frame(self, frame: pd.DataFrame) -> pd.DataFrame:
         """A copy of ``frame`` with the recoded QI columns (non-QI columns shared where
         copy-on-write makes that safe, see :func:`_shallow_copy`)."""
-        out = _shallow_copy(frame)
-        with small_pages(len(self.groups)):  # (the new columns' pages: see small_pages)
-            for c in self.per_group:
-                out[c] = self.column(c)
-                # (a column's temporaries, before the next is built)
-                release_free_memory(len(self.groups))
-        return out
+        return self._assign(_shallow_copy(frame))
 
     def write_into(self, frame: pd.DataFrame) -> pd.DataFrame:
         """Replace ``frame``'s QI columns by the recoded ones, in place, one at a time: each
         old column is released (unless something else holds it) before the next new one is
         built, so the table never holds two copies of its QI columns. Plain column
         assignments: nothing in this loop checks or casts (:func:`recode_plan` did)."""
-        with small_pages(len(self.groups)):  # (the new columns' pages: see small_pages)
+        return self._assign(frame)
+
+    def _assign(self, target: pd.DataFrame) -> pd.DataFrame:
+        """Assign every recoded QI column to ``target``, one at a time, with small pages for
+        the new columns (see :func:`~anonml._utils.small_pages`); after each, the freed pages
+        (the column's temporaries, and the old column where nothing else holds it) go back
+        before the next one is built."""
+        with small_pages(len(self.groups)):
             for c in self.per_group:
-                frame[c] = self.column(c)
-                # the old column's pages, before the next one is built
+                target[c] = self.column(c)
                 release_free_memory(len(self.groups))
-        return frame
+        return target
 
 
 def recode_plan(
