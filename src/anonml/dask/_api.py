@@ -579,6 +579,7 @@ def anonymize_dataset(
             tree, leaves = grow(client, states, is_cat, n_bins, spec.n_classes, k, criterion,
                                 max_depth, progress=count_levels, stage="tree")
             groups, n_groups, sizes = compact(client, leaves, tree.n_nodes_)
+            leaves = None  # (the groups hold them now: not kept through the refinement)
             trees, first = [tree], None  # the grown trees, for a saved mapping
             if refine == "mondrian":  # the AG groups are kept for a saved mapping only
                 trees, first = [tree, None], groups if mapping_path is not None else None

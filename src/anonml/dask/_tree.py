@@ -465,6 +465,13 @@ def grow(
         progress(stage, depth, depth)
     frontier_f = _put(client, frontier)
     leaves = [client.submit(K.finish, s, frontier_f, pure=False) for s in cur]
+    n_parts = len(cur)
+    # the level-wise states are released once their leaves are made: each row's frontier
+    # position, node, active rows and last histograms (24-48 MB a partition of 2M rows, 0.6
+    # GB or more a worker at 100M rows, held through every round of local subtrees before);
+    # the rounds read each row's bins and class from the binned ``states``, the same arrays
+    # (BENCHMARKS.md, "Session 16")
+    del cur, counted
     if aside:
         n_nodes = len(builder.feature)
         ids = np.concatenate([a for a, _ in aside])
@@ -472,12 +479,10 @@ def grow(
         mark[ids] = True
         rows = np.zeros(n_nodes)
         rows[ids] = np.concatenate([c for _, c in aside])
-        launched += _launch_rounds(client, cur, np.arange(n_nodes), mark, rows, is_cat,
+        launched += _launch_rounds(client, states, np.arange(n_nodes), mark, rows, is_cat,
                                    n_bins, k, criterion, threads, pack_cap, leaves)
     if not launched:
         return GrownTree(builder, is_cat), leaves
-    n_parts = len(cur)
-    del cur  # the level-wise states: not needed to graft (the subtrees hold their rows)
     return _graft(client, builder, is_cat, n_bins, n_roots, launched, n_parts, leaves,
                   progress, stage)
 
