@@ -467,10 +467,10 @@ def grow(
     leaves = [client.submit(K.finish, s, frontier_f, pure=False) for s in cur]
     n_parts = len(cur)
     # the level-wise states are released once their leaves are made: each row's frontier
-    # position, node, active rows and last histograms (24-48 MB a partition of 2M rows, 0.6
-    # GB or more a worker at 100M rows, held through every round of local subtrees before);
-    # the rounds read each row's bins and class from the binned ``states``, the same arrays
-    # (BENCHMARKS.md, "Session 16")
+    # position and node (8 bytes a row: 0.4 GB a worker at 100M rows on 2 workers), and the
+    # active rows and last histograms where a state has them, were held through every round
+    # of local subtrees before; the rounds read each row's bins and class from the binned
+    # ``states``, the same arrays (BENCHMARKS.md, "Session 16")
     del cur, counted
     if aside:
         n_nodes = len(builder.feature)
