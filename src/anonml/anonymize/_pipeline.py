@@ -443,10 +443,10 @@ def _distinct_text(values: Any, n_rows: int) -> tuple | None:
     Then :meth:`Recoding.column` gathers the rows' codes from a table of a byte or two per
     group and the strings from a table of a few entries, instead of the strings from one
     entry per group, a table that outgrows a core's L2 cache past ~100,000 groups. Alone, at
-    20M rows and 118,229 groups, 81-104 ns a row became 15-33; the Dask write at 100M rows
-    (576,143 groups) took 28.6-29.7 s instead of 34.3-47.8; within an in-memory fit no change
-    was measurable (BENCHMARKS.md, "Session 16"). The same values and dtype: both gathers are
-    pandas' own ``take``."""
+    20M rows and 118,229 groups, 41-98 ns a row became 12-14 (13 either way with 7,107
+    groups); the Dask write stage at 100M rows took 28-34 s instead of 34-48; within an
+    in-memory fit no change was measurable (BENCHMARKS.md, "Session 16"). The same values and
+    dtype: both gathers are pandas' own ``take``."""
     if n_rows < _TEXT_MIN_ROWS or not isinstance(values, pd.arrays.ArrowStringArray) \
             or not len(values):
         return None
