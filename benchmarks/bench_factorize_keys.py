@@ -15,18 +15,17 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import resource
+import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_memory_scale import _cpu  # noqa: E402
+
 CASES = [(2_000_000, 67_000), (2_000_000, 560_000), (1_120_000, 576_000),
          (20_000_000, 200_000)]
-
-
-def _cpu() -> float:
-    r = resource.getrusage(resource.RUSAGE_SELF)
-    return r.ru_utime + r.ru_stime
 
 
 def main() -> None:

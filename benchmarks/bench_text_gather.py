@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
-import subprocess
 import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 CASES = [(7_107, 1_000_000), (118_229, 20_000_000), (576_143, 2_000_000)]
 WORDS = ["Private", "Self-emp-not-inc", "Local-gov", "State-gov", "Self-emp-inc",
@@ -29,6 +30,7 @@ def child(n_groups: int, n_rows: int, how: str) -> dict:
     import pandas as pd
 
     from anonml.anonymize import _pipeline
+    from bench_memory_scale import _cpu
 
     rng = np.random.default_rng(0)
     per = pd.array(np.array(WORDS, dtype=object)[rng.integers(0, len(WORDS), n_groups)],
@@ -39,15 +41,16 @@ def child(n_groups: int, n_rows: int, how: str) -> dict:
     warm = np.arange(1 << 17) % n_groups  # first calls (imports, pandas' take) not timed
     _pipeline.Recoding(warm, pd.RangeIndex(warm.size), {"c": per}).column("c")
     plan = _pipeline.Recoding(groups, pd.RangeIndex(n_rows), {"c": per})
-    r0 = resource.getrusage(resource.RUSAGE_SELF)
+    t0 = _cpu()
     col = plan.column("c")
-    r1 = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = _cpu() - t0
     assert len(col) == n_rows and (how == "plain") == (plan._text["c"] is None)
-    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
     return {"ns_per_row": cpu / n_rows * 1e9}
 
 
 def main() -> None:
+    from bench_memory_scale import run_child
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=2)
     parser.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
@@ -62,9 +65,7 @@ def main() -> None:
         got: dict = {"plain": [], "distinct": []}
         for _ in range(args.reps):
             for how in ("plain", "distinct"):
-                out = subprocess.run([sys.executable, __file__, "--child", str(g), str(n), how],
-                                     capture_output=True, text=True, check=True).stdout
-                got[how].append(json.loads(out.strip().splitlines()[-1])["ns_per_row"])
+                got[how].append(run_child(__file__, ["--child", g, n, how])["ns_per_row"])
         print(f"| {g:,} | {n:,} | {', '.join(f'{x:.1f}' for x in got['plain'])} | "
               f"{', '.join(f'{x:.1f}' for x in got['distinct'])} |")
 

@@ -304,3 +304,17 @@ def test_factorize_codes_on_every_numeric_layout(dtype):
     frame = pd.DataFrame({"a": values, "b": base % 2})
     classes, sizes = equivalence_classes(frame, ["a", "b"])
     assert sizes.sum() == values.size and classes.max() + 1 == sizes.size
+
+
+def test_first_of_codes_is_each_codes_first_position() -> None:
+    """first_of_codes on codes numbered by first appearance: the first position of every code,
+    in code order (np.unique's return_index), for pandas' and Arrow's codes alike."""
+    from anonml.privacy._k_anonymity import factorize_codes, first_of_codes
+
+    rng = np.random.default_rng(7)
+    for n, d in [(1, 1), (50, 3), (100_000, 900)]:
+        values = rng.integers(0, d, n)
+        for codes in (pd.factorize(values)[0], factorize_codes(values)[0]):
+            _, want = np.unique(codes, return_index=True)
+            np.testing.assert_array_equal(first_of_codes(codes), want)
+    assert first_of_codes(np.zeros(0, dtype=np.int64)).size == 0

@@ -453,6 +453,8 @@ def _distinct_text(values: Any, n_rows: int) -> tuple | None:
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    from anonml.privacy._k_anonymity import first_of_codes
+
     arr = values.__arrow_array__()
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
@@ -461,8 +463,7 @@ def _distinct_text(values: Any, n_rows: int) -> tuple | None:
     if 4 * d > len(values):
         return None
     codes = enc.indices.to_numpy(zero_copy_only=False)
-    # each distinct value's first group: where the running largest code steps up
-    first = np.flatnonzero(np.diff(np.maximum.accumulate(codes), prepend=-1))
+    first = first_of_codes(codes)  # each distinct value's first group
     narrow = np.int8 if d <= 127 else np.int16 if d <= 32767 else np.int32
     return values.take(first), codes.astype(narrow)
 

@@ -37,13 +37,13 @@ def _tuple_keys(codes: list[np.ndarray], widths: list[int]) -> np.ndarray:
 
 def _distinct(codes: list[np.ndarray], widths: list[int], weights: np.ndarray | None,
               values: list) -> dict:
+    from anonml.privacy._k_anonymity import first_of_codes
+
     key = _tuple_keys(codes, widths)
     # by hashing, not sorting: a third of np.unique's time on 2M keys (BENCHMARKS.md,
     # "Session 11"); the tuples come in the order of their first row, which no caller uses
     inv, uniq = pd.factorize(key)
-    # a tuple's first row: where the running largest code steps up (codes are numbered in
-    # the order of first appearance, one more each time)
-    first = np.flatnonzero(np.diff(np.maximum.accumulate(inv), prepend=-1))
+    first = first_of_codes(inv)  # each tuple's first row
     # counts added as float64: exact below 2**53 rows
     counts = np.bincount(inv, weights=weights, minlength=len(uniq))
     return {"values": values, "codes": [c[first].astype(np.int32) for c in codes],

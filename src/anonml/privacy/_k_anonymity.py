@@ -104,6 +104,13 @@ def factorize_codes(values: np.ndarray) -> tuple[np.ndarray, int]:
     return codes, len(uniques)
 
 
+def first_of_codes(codes: np.ndarray) -> np.ndarray:
+    """Position of each code's first occurrence, for codes numbered by first appearance (as
+    :func:`factorize_codes`, ``pd.factorize`` and Arrow's ``dictionary_encode`` number them):
+    where the running largest code steps up, one more each time. Linear, no hash table."""
+    return np.flatnonzero(np.diff(np.maximum.accumulate(codes), prepend=-1))
+
+
 def fold_codes(combined: np.ndarray, n_combined: int, codes: np.ndarray,
                card: int) -> tuple[np.ndarray, int]:
     """Fold one column's ``codes`` (0 .. ``card`` - 1) into the mixed-radix code ``combined``
