@@ -11,7 +11,8 @@ processes x 4 GB, one thread each (this machine has 2 cores). For every size it 
   million rows;
 * peak RSS of each worker and of the client (sampled by a thread every 0.2 s with ``psutil``),
   and the peak bytes each worker held spilled to disk (Dask's spill buffer, every 2 s), with
-  the timeline of each worker's managed memory and spilled bytes and the start of each stage;
+  the timeline of each worker's managed memory, spilled bytes, resident memory, glibc heap
+  (in use, free, mmapped: ``mallinfo2``) and Arrow pool bytes, and the start of each stage;
 * the verified result: rows, groups, smallest class (the engine re-counts the written table).
 
 At 10M rows the in-memory path (``AccuracyGuidedAnonymizer(tree="hist")``, in a subprocess:
@@ -98,24 +99,54 @@ def _spilled(dask_worker) -> int:
         return 0
 
 
-def _held(dask_worker) -> tuple[int, int]:
-    """(bytes of managed data in memory, bytes spilled to disk) on this worker now."""
+def _heap() -> tuple[int, int, int]:
+    """glibc's heap now (``mallinfo2``): (bytes in use from its arenas, free bytes it keeps
+    in them, bytes of its mmapped blocks); zeros without glibc."""
+    import ctypes
+
+    class _Mallinfo2(ctypes.Structure):
+        _fields_ = [(n, ctypes.c_size_t) for n in (
+            "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks",
+            "uordblks", "fordblks", "keepcost")]
+
+    try:
+        f = ctypes.CDLL("libc.so.6").mallinfo2
+    except (OSError, AttributeError):
+        return 0, 0, 0
+    f.restype = _Mallinfo2
+    m = f()
+    return int(m.uordblks), int(m.fordblks), int(m.hblkhd)
+
+
+def _held(dask_worker) -> tuple:
+    """(bytes of managed data in memory, bytes spilled to disk, resident bytes of the
+    process, glibc heap in use, glibc heap free, glibc mmapped, Arrow's pool in use) on this
+    worker now: resident minus managed is what Dask calls unmanaged."""
+    import psutil
+
     try:
         fast = int(dask_worker.data.fast.total_weight)
     except AttributeError:
         fast = 0
-    return fast, _spilled(dask_worker)
+    try:
+        import pyarrow as pa
+
+        arrow = int(pa.total_allocated_bytes())
+    except ImportError:
+        arrow = 0
+    return (fast, _spilled(dask_worker), int(psutil.Process().memory_info().rss), *_heap(),
+            arrow)
 
 
 class SpillSampler(threading.Thread):
-    """Each worker's managed bytes in memory and bytes spilled to disk, asked every ``every``
-    seconds: the samples (``timeline``) and each worker's peak spilled bytes (``peak``)."""
+    """Each worker's managed bytes in memory, bytes spilled to disk and resident bytes, asked
+    every ``every`` seconds: the samples (``timeline``) and each worker's peak spilled bytes (``peak``)."""
 
     def __init__(self, client, every: float = 2.0):
         super().__init__(daemon=True)
         self.client, self.every = client, every
         self.peak: dict[str, int] = {}
-        #: (seconds since start, {worker: (managed bytes in memory, bytes spilled)}) per sample
+        #: (seconds since start, {worker: _held's tuple}) per sample
         self.timeline: list[tuple[float, dict]] = []
         self._halt = threading.Event()
         self._t0 = time.perf_counter()
@@ -125,8 +156,8 @@ class SpillSampler(threading.Thread):
             try:
                 held = self.client.run(_held)
                 self.timeline.append((time.perf_counter() - self._t0, held))
-                for addr, (_, nbytes) in held.items():
-                    self.peak[addr] = max(self.peak.get(addr, 0), nbytes)
+                for addr, h in held.items():
+                    self.peak[addr] = max(self.peak.get(addr, 0), h[1])
             except Exception:  # noqa: BLE001 - a worker restarting: the next sample counts
                 pass
             self._halt.wait(self.every)

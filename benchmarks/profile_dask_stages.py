@@ -58,20 +58,24 @@ STAGE_OF = {
     "propose_reading": "representatives", "pick_reading": "representatives",
     "pick_binned_reading": "representatives", "write_binned_reading": "write",
     "file_classes": "verify", "merge_classes": "verify",
+    "node_rows": "local subtrees", "group_rows_coded": "representatives",
+    "code_reading": "representatives", "state_histograms": "tree levels",
 }
 ORDER = ("binning", "tree levels", "local subtrees", "representatives", "write", "verify",
          "read (files)", "shuffle", "other")
 
 
 def _prefix(key) -> str:
+    from dask.utils import key_split
+
     text = key[0] if isinstance(key, tuple) else str(key)
     text = text.strip("('")
-    head = text.rsplit("-", 1)[0] if "-" in text else text
-    # dask keys: "<func>-<token>" (client.submit) or "<name>-<token>" (collections)
+    # dask keys: "<func>-<token>" (client.submit) or "<name>-<token>" (collections), and
+    # "<func>-<uuid>" (dask.delayed with pure=False: key_split drops the uuid's pieces too)
     for part in text.split("-"):
         if part in STAGE_OF or part == "_read_file":
             return part
-    return head
+    return key_split(text)
 
 
 def _stage(prefix: str, t: float, windows: list) -> str:
