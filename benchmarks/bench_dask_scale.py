@@ -139,8 +139,9 @@ def _held(dask_worker) -> tuple:
 
 
 class SpillSampler(threading.Thread):
-    """Each worker's managed bytes in memory, bytes spilled to disk and resident bytes, asked
-    every ``every`` seconds: the samples (``timeline``) and each worker's peak spilled bytes (``peak``)."""
+    """Each worker's memory (:func:`_held`: managed, spilled, resident, glibc's heap, Arrow's
+    pool), asked every ``every`` seconds: the samples (``timeline``) and each worker's peak
+    spilled bytes (``peak``)."""
 
     def __init__(self, client, every: float = 2.0):
         super().__init__(daemon=True)
