@@ -101,18 +101,20 @@ def _spilled(dask_worker) -> int:
 
 def _heap() -> tuple[int, int, int]:
     """glibc's heap now (``mallinfo2``): (bytes in use from its arenas, free bytes it keeps
-    in them, bytes of its mmapped blocks); zeros without glibc."""
+    in them, bytes of its mmapped blocks); zeros without glibc (or one older than 2.33)."""
     import ctypes
+
+    from anonml._utils import _glibc
+
+    f = _glibc("mallinfo2")
+    if not f:
+        return 0, 0, 0
 
     class _Mallinfo2(ctypes.Structure):
         _fields_ = [(n, ctypes.c_size_t) for n in (
             "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks",
             "uordblks", "fordblks", "keepcost")]
 
-    try:
-        f = ctypes.CDLL("libc.so.6").mallinfo2
-    except (OSError, AttributeError):
-        return 0, 0, 0
     f.restype = _Mallinfo2
     m = f()
     return int(m.uordblks), int(m.fordblks), int(m.hblkhd)
