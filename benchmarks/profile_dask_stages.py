@@ -9,7 +9,10 @@ thread each, and records
   engine stage (binning, tree levels, local subtrees, representatives, write, verify);
 * the engine's own wall seconds per stage (``DaskAnonymization.seconds``) and the wall time of
   every tree level (from the progress events);
-* CPU seconds of the client and the workers (``psutil``) and the load average before/after.
+* CPU seconds of the client and the workers (``psutil``) and the load average before/after;
+* each worker's CPU seconds by thread (``/proc/self/task/<tid>/stat``, named by Python's
+  ``threading``): the task threads against the event loop and the others, so that the CPU
+  spent outside tasks (communication, (de)serialization, spilling, bookkeeping) is measured.
 
 Usage::
 
@@ -96,6 +99,32 @@ def _window(t: float, windows: list) -> str | None:
     return None
 
 
+def _thread_cpu() -> dict:
+    """CPU seconds (user + system) of this process's threads by kind: ``task`` (Dask's
+    executor threads), ``event loop`` (the main thread), ``offload``, ``other`` and
+    ``ended`` (threads gone: the process's total less its threads')."""
+    import threading
+
+    tick = os.sysconf("SC_CLK_TCK")
+    names = {t.native_id: t.name for t in threading.enumerate()}
+    main = threading.main_thread().native_id
+    out: dict = defaultdict(float)
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            fields = Path(f"/proc/self/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        cpu = (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+        name = names.get(int(tid), "")
+        kind = ("event loop" if int(tid) == main else "task" if "Dask-Default" in name
+                else "offload" if "Offload" in name else "other")
+        out[kind] += cpu
+    # threads that ended (their time is in the process's total only)
+    fields = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()
+    out["ended"] = max(0.0, (int(fields[11]) + int(fields[12])) / tick - sum(out.values()))
+    return dict(out)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folder")
@@ -160,6 +189,7 @@ def main() -> None:
     level_wall = [(s, d, round(levels[i + 1][0] - levels[i][0], 3))
                   for i, (t, s, d) in enumerate(levels[:-1])]
     cpu = sum(sampler.cpu.values())
+    threads = client.run(_thread_cpu)
     record = {
         "folder": str(folder), "rows": res.n_rows, "groups": res.n_groups,
         "min_class_size": res.min_class_size, "wall_s": wall, "engine_seconds": res.seconds,
@@ -170,6 +200,7 @@ def main() -> None:
         "by_function": {k: dict(v) for k, v in sorted(
             by_func.items(), key=lambda kv: -kv[1].get("compute", 0))},
         "level_wall_s": level_wall,
+        "worker_thread_cpu_s": threads,
     }
     print(f"rows {res.n_rows:,}, groups {res.n_groups:,}, smallest {res.min_class_size}; "
           f"wall {wall:.1f} s; CPU {cpu:.1f} s ({record['cpu_s_per_1M']:.2f} s per 1M rows); "
@@ -195,6 +226,9 @@ def main() -> None:
               f"{v.get('transfer', 0):.2f} |")
     print(f"\ntree levels: {len(level_wall)}; wall per level: "
           + ", ".join(f"{w:.1f}" for _, _, w in level_wall))
+    print("\nworker CPU s by thread: " + "; ".join(
+        f"{w.rsplit(':', 1)[-1]}: " + ", ".join(f"{k} {v:.1f}" for k, v in sorted(d.items()))
+        for w, d in threads.items()))
     if args.out:
         Path(args.out).write_text(json.dumps(record, indent=1, default=str) + "\n")
     client.close()
