@@ -19,8 +19,8 @@ import pandas as pd
 from anonml._errors import InputError
 from anonml.engine._kernels import PartState, _regression
 
-__all__ = ["active_rows", "node_rows", "local_subtree", "subtree_arrays", "leaf_frame",
-           "parts_in", "assign_leaves"]
+__all__ = ["active_rows", "node_rows", "local_subtree", "subtree_arrays", "refined_counts",
+           "refined_subtree", "leaf_frame", "parts_in", "assign_leaves"]
 
 
 def active_rows(state: PartState, can: np.ndarray, part_index: int = 0,
@@ -72,7 +72,7 @@ def _rows_frame(state: PartState, act: np.ndarray, node: np.ndarray, part_index:
 
 def local_subtree(
     rows: pd.DataFrame, is_cat: np.ndarray, n_bins: np.ndarray, k: int, criterion: str,
-    max_depth: int | None,
+    max_depth: int | None, refine_k: int | None = None,
 ) -> dict:
     """Grow the subtrees of the frontier nodes whose rows are all in ``rows`` with the in-memory
     :class:`~anonml.anonymize._hist_tree.HistTree` (the same splits as level-wise growth: every
@@ -83,7 +83,16 @@ def local_subtree(
     For ``"squared_error"`` the rows are first put in (node, y) order: the engine's shuffle
     delivers them in an order that may change between runs, and float sums depend on the order
     of their terms; in this order every histogram cell sums its targets in increasing order, so
-    a rerun grows the same subtree."""
+    a rerun grows the same subtree.
+
+    With ``refine_k`` (AG's Mondrian refinement, ``min_samples_leaf`` = ``refine_k``), the
+    subtree's leaves are refined here too, by ``HistTree(refine_k, None, "mondrian")`` from one
+    root per leaf: a node's refinement depends on its own rows only, and they are all here,
+    so this is the refinement the engine would grow after gathering the rows again by leaf
+    (:func:`anonml.dask._fused.refined_groups`). The result then holds ``"refined"``: the
+    refinement's node arrays, its ``roots`` (the leaves of this subtree that they refine, by
+    subtree node id), ``counts`` (rows per root) and each row's refined leaf ``leaf``; and no
+    ``"leaf"`` of its own (the rows' leaves in the guided tree are not sent back)."""
     from anonml.anonymize._hist_tree import HistTree
 
     if criterion == "squared_error" and rows.shape[0]:
@@ -100,14 +109,51 @@ def local_subtree(
         leaf = leaf.astype(np.int32)
     out.update(feature=t.feature_, threshold=t.threshold_, left=t.children_left_,
                right=t.children_right_, offset=t.offset_, flat=t.flat_,
-               at=rows["__at"].to_numpy(dtype=np.int64), leaf=leaf)
+               at=rows["__at"].to_numpy(dtype=np.int64))
+    if refine_k is None:
+        out["leaf"] = leaf
+        return out
+    del rows, t
+    r_roots, r_init = np.unique(leaf, return_inverse=True)
+    del leaf
+    r = HistTree(int(refine_k), None, "mondrian")
+    handed = [B]  # HistTree's Mondrian releases bins handed over in a list, once copied
+    del B
+    r_leaf = r.fit_apply(handed, is_cat, n_bins, None, init=r_init, narrow=True)
+    out["refined"] = {"roots": r_roots, "counts": np.bincount(r_init, minlength=r_roots.size),
+                      "feature": r.feature_, "threshold": r.threshold_,
+                      "left": r.children_left_, "right": r.children_right_,
+                      "offset": r.offset_, "flat": r.flat_, "leaf": r_leaf}
     return out
 
 
 def subtree_arrays(sub: dict) -> dict:
     """The node arrays of a :func:`local_subtree` result (what the client grafts), without the
     rows' leaves (which stay on the workers)."""
-    return {key: v for key, v in sub.items() if key not in ("at", "leaf")}
+    return {key: v for key, v in sub.items() if key not in ("at", "leaf", "refined")}
+
+
+def refined_counts(sub: dict) -> tuple[np.ndarray, np.ndarray]:
+    """The refinement roots of a :func:`local_subtree` result grown with ``refine_k`` (by
+    subtree node id) and their row counts: what the client needs to number the groups."""
+    ref = sub.get("refined")
+    if ref is None:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return ref["roots"], ref["counts"]
+
+
+def refined_subtree(sub: dict, roots: np.ndarray) -> dict:
+    """The refinement of a :func:`local_subtree` result grown with ``refine_k``, as a subtree
+    result of its own (what :func:`subtree_arrays` and :func:`leaf_frame` read): its roots
+    given as ``roots`` (their positions in the refinement's frontier: the groups' numbers),
+    its rows' places ``at`` and refined leaves ``leaf``."""
+    ref = sub.get("refined")
+    if ref is None:
+        return {"roots": np.zeros(0, np.int64)}
+    out = {key: v for key, v in ref.items() if key not in ("roots", "counts")}
+    out["roots"] = np.asarray(roots, dtype=np.int64)
+    out["at"] = sub["at"]
+    return out
 
 
 def leaf_frame(sub: dict, gid: np.ndarray | None, dtype: Any) -> pd.DataFrame:
