@@ -169,7 +169,7 @@ def _launch_local(
     client: Any, cur: list, frontier: np.ndarray, loc: np.ndarray, cnt: np.ndarray,
     is_cat: np.ndarray, n_bins: np.ndarray, k: int, criterion: str, depth_left: int | None,
     threads: int = 1, cap: int | None = None, leaves: list | None = None,
-    refine_k: int | None = None,
+    refine_k: int | None = None, leaf_nodes: Any = None,
 ) -> tuple[np.ndarray, list]:
     """Start finishing the frontier nodes ``loc`` locally: Dask's own shuffle gathers each
     node's rows in one partition, where the in-memory HistTree grows its subtree; the nodes
@@ -178,7 +178,8 @@ def _launch_local(
     frontier (to map the subtrees' roots to node ids) and the subtrees' futures. With
     ``leaves`` (each row's node id, per partition, once the level-wise growth ended),
     ``frontier`` is every node id and ``loc`` marks the nodes to finish. ``refine_k``: the
-    subtrees' leaves are refined in the same tasks (:func:`~anonml.engine._local.local_subtree`)."""
+    subtrees' leaves are refined in the same tasks (:func:`~anonml.engine._local.local_subtree`),
+    and the nodes ``leaf_nodes`` (among ``loc``) are leaves there, refined only."""
     import dask
     import dask.dataframe as dd
     import pandas as pd
@@ -206,7 +207,8 @@ def _launch_local(
     method = shuffle_method(client, int(cnt[at].sum()) * _row_bytes(n_bins, criterion))
     shuffled = shuffle_to(rows, "_partitions", n_out, method)
     subs = client.compute([
-        dask.delayed(L.local_subtree)(p, is_cat, n_bins, k, criterion, depth_left, refine_k)
+        dask.delayed(L.local_subtree)(p, is_cat, n_bins, k, criterion, depth_left, refine_k,
+                                      leaf_nodes)
         for p in shuffled.to_delayed()
     ])
     return frontier.copy(), subs
@@ -233,7 +235,7 @@ def _wait(client: Any, futures: list) -> None:
 def _launch_rounds(client: Any, parts: list, frontier: np.ndarray, loc: np.ndarray,
                    cnt: np.ndarray, is_cat: np.ndarray, n_bins: np.ndarray, k: int,
                    criterion: str, threads: int, cap: int | None, leaves: list,
-                   refine_k: int | None = None) -> list:
+                   refine_k: int | None = None, leaf_nodes: Any = None) -> list:
     """:func:`_launch_local` of the nodes ``loc`` (set aside until the level-wise growth
     ended) in :func:`~anonml.dask._balance.rounds`: runs of nodes of about equal rows, each
     gathered by Dask's in-memory shuffle and its subtrees grown before the next round starts,
@@ -245,7 +247,8 @@ def _launch_rounds(client: Any, parts: list, frontier: np.ndarray, loc: np.ndarr
     n_rounds = rounds(client, total * _row_bytes(n_bins, criterion))
     if n_rounds == 1:
         return [(total, *_launch_local(client, parts, frontier, loc, cnt, is_cat, n_bins, k,
-                                       criterion, None, threads, cap, leaves, refine_k))]
+                                       criterion, None, threads, cap, leaves, refine_k,
+                                       leaf_nodes))]
     cuts = np.searchsorted(np.cumsum(rows), total * np.arange(1, n_rounds) / n_rounds)
     out = []
     for sel in np.split(at, cuts):
@@ -254,7 +257,8 @@ def _launch_rounds(client: Any, parts: list, frontier: np.ndarray, loc: np.ndarr
         mark = np.zeros(loc.size, dtype=bool)
         mark[sel] = True
         front, subs = _launch_local(client, parts, frontier, mark, cnt, is_cat, n_bins, k,
-                                    criterion, None, threads, cap, leaves, refine_k)
+                                    criterion, None, threads, cap, leaves, refine_k,
+                                    leaf_nodes)
         _wait(client, subs)  # this round's rows gathered and grown: the next round's may come
         out.append((int(cnt[sel].sum()), front, subs))
     return out
@@ -389,6 +393,9 @@ def grow(
 
     counted: list | None = None  # this level's histogram futures, counted while routing
     Hh = None
+    # with refine_k: the rows of every node, to find the level-wise leaves to refine
+    fuse = refine_k is not None and max_depth is None
+    seen: list = []
     while frontier.size and (max_depth is None or depth < max_depth):
         A = frontier.size
         if reg and counted is not None:  # the routing task counted the node totals too
@@ -401,6 +408,8 @@ def grow(
                          for s in cur],
                 K.sum_arrays, priority=_LEVEL))
         cnt = _count(T, reg)
+        if fuse:
+            seen.append((frontier, cnt))
         can, loc, _ = plan(T, parent_H is None)
         if progress is not None:
             progress(stage, depth, None)
@@ -496,6 +505,18 @@ def grow(
     # of local subtrees before; the rounds read each row's bins and class from the binned
     # ``states``, the same arrays (BENCHMARKS.md, "Session 16")
     del cur, counted
+    leaf_nodes = None
+    if fuse:  # the level-wise leaves that the refinement splits: gathered with the others
+        n_nodes = len(builder.feature)
+        rows = np.zeros(n_nodes)
+        for f, c in seen:
+            rows[f] = c
+        refine = (np.asarray(builder.feature) < 0) & (rows >= 2 * int(refine_k))
+        if aside:
+            refine[np.concatenate([a for a, _ in aside])] = False
+        leaf_nodes = np.flatnonzero(refine)
+        if leaf_nodes.size:
+            aside.append((leaf_nodes, rows[leaf_nodes]))
     if aside:
         n_nodes = len(builder.feature)
         ids = np.concatenate([a for a, _ in aside])
@@ -505,7 +526,8 @@ def grow(
         rows[ids] = np.concatenate([c for _, c in aside])
         launched += _launch_rounds(client, states, np.arange(n_nodes), mark, rows, is_cat,
                                    n_bins, k, criterion, threads, pack_cap, leaves,
-                                   refine_k if max_depth is None else None)
+                                   refine_k if fuse else None,
+                                   None if leaf_nodes is None else _put(client, leaf_nodes))
     if not launched:
         return (GrownTree(builder, is_cat), leaves) if refine_k is None else \
             (GrownTree(builder, is_cat), leaves, [])
