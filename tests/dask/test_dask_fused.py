@@ -1,3 +1,4 @@
+# ruff: noqa: F811 -- the fixtures adult and folder are imported from test_dask_engine
 """AG's refinement grown in the guided tree's own local-subtree tasks
 (:func:`anonml.dask._fused.refined_groups`): the same trees and groups as growing the guided
 tree, then the refinement after gathering the rows again (and as the in-memory HistTree), with
@@ -128,3 +129,72 @@ def test_anonymize_dataset_fused_and_two_pass_write_the_same(client, adult, fold
     a, b = pd.read_parquet(tmp_path / "fused"), pd.read_parquet(tmp_path / "two")
     pd.testing.assert_frame_equal(a, b)
     assert fused.n_groups == two.n_groups and fused.min_class_size == two.min_class_size >= 10
+
+
+def _rows(n_roots=4, per=400, seed=0):
+    """A local-subtree task's rows: ``n_roots`` nodes (ids 10, 13, ...), bins of 3 features,
+    two classes; node 13 pure."""
+    rng = np.random.default_rng(seed)
+    n = n_roots * per
+    node = np.repeat(10 + 3 * np.arange(n_roots), per).astype(np.int32)
+    y = rng.integers(0, 2, n)
+    y[node == 13] = 1
+    frame = {"__node": node, "__y": y.astype(np.int64),
+             "__at": np.arange(n, dtype=np.int64)[::-1].copy()}
+    for j in range(3):
+        frame[f"__b{j}"] = rng.integers(0, 8, n).astype(np.uint8)
+    return pd.DataFrame(frame)
+
+
+IS_CAT, N_BINS = np.array([False, True, False]), np.array([8, 8, 8])
+
+
+def test_local_subtree_fixed_roots_stay_leaves_and_are_refined():
+    """``leaf_nodes``: those roots stay leaves of the guided subtree (whatever its split
+    search says), the others grow as alone, and every root's rows are refined as one root."""
+    from anonml.anonymize._hist_tree import HistTree
+    from anonml.engine._local import local_subtree
+
+    rows = _rows()
+    k = 20
+    got = local_subtree(rows, IS_CAT, N_BINS, k, "gini", None, refine_k=k,
+                        leaf_nodes=np.array([13, 16]))
+    np.testing.assert_array_equal(got["roots"], [10, 13, 16, 19])
+    feature, left = got["feature"], got["left"]
+    assert feature[1] == feature[2] == -1  # the fixed roots (13 impure too: 16) are leaves
+    assert feature[0] >= 0 and feature[3] >= 0  # the others split (impure, 400 rows, k=20)
+    # the grown part is the tree of the other roots' rows alone
+    keep = rows["__node"].isin([10, 19]).to_numpy()
+    B = rows[[f"__b{j}" for j in range(3)]].to_numpy()
+    alone = HistTree(k, None, "gini")
+    alone_leaf = alone.fit_apply(B[keep], IS_CAT, N_BINS, rows["__y"].to_numpy()[keep],
+                                 init=(rows["__node"].to_numpy()[keep] == 19).astype(np.int64))
+    assert feature.size == alone.feature_.size + 2
+    assert (feature >= 0).sum() == (alone.feature_ >= 0).sum()
+    assert np.all((left[feature >= 0] >= 4))  # children after the 4 roots
+    # the refinement: one root per guided leaf, every row refined within its leaf
+    ref = got["refined"]
+    assert ref["counts"].sum() == len(rows) and ref["leaf"].size == len(rows)
+    assert np.isin([1, 2], ref["roots"]).all()  # the fixed roots are refinement roots
+    leaves_of_fixed = {int(x) for x in np.unique(alone_leaf)}
+    assert len(ref["roots"]) == 2 + len(leaves_of_fixed)
+    # each fixed root refined exactly as a Mondrian tree of its rows alone
+    for r, nid in ((1, 13), (2, 16)):
+        mine = rows["__node"].to_numpy() == nid
+        m = HistTree(k, None, "mondrian")
+        m_leaf = m.fit_apply(B[mine], IS_CAT, N_BINS, None)
+        assert len(np.unique(ref["leaf"][mine])) == len(np.unique(m_leaf))
+    # without fixed roots: node 13 (pure) is a leaf anyway, and 16 splits
+    free = local_subtree(rows, IS_CAT, N_BINS, k, "gini", None, refine_k=k)
+    assert free["feature"][1] == -1 and free["feature"][2] >= 0
+
+
+def test_local_subtree_all_roots_fixed():
+    from anonml.engine._local import local_subtree
+
+    rows = _rows(n_roots=2)
+    got = local_subtree(rows, IS_CAT, N_BINS, 20, "gini", None, refine_k=20,
+                        leaf_nodes=np.array([10, 13]))
+    np.testing.assert_array_equal(got["feature"], [-1, -1])
+    assert got["refined"]["counts"].tolist() == [400, 400]
+    assert (got["refined"]["feature"] >= 0).any()  # 400 rows, k=20: the refinement splits
