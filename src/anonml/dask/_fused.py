@@ -10,11 +10,19 @@ shuffles of nearly every row. On 100M rows these moves were what made the 4 GB w
 
 A leaf's refinement depends only on its own rows, and the task that grew the leaf holds them all,
 so here that task refines its leaves too: the guided leaves of those rows are never sent back,
-and their rows are gathered and sent back once. Only the leaves of the level-wise part of the
-guided tree (rows that stopped before the local subtrees) are refined as before. The trees,
-groups and their numbers are those of the two-pass path: the grafted trees are numbered level
-by level (:func:`anonml.dask._balance.level_order`) whatever grew where, and the groups are the
-leaves with rows in node order (:func:`anonml.dask._tree.compact`).
+and their rows are gathered and sent back once. The leaves of the level-wise part of the guided
+tree that the refinement splits (at least ``2k`` rows) are gathered in the same shuffle, as
+roots that stay leaves there (``leaf_nodes``), and refined in the same tasks; the refinement's
+own call then gathers nothing and only sends the refined leaves back. The trees, groups and
+their numbers are those of the two-pass path: the grafted trees are numbered level by level
+(:func:`anonml.dask._balance.level_order`) whatever grew where, and the groups are the leaves
+with rows in node order (:func:`anonml.dask._tree.compact`); the 11 output digests of
+``benchmarks/check_dask_output_identity.py`` are unchanged.
+
+Measured (BENCHMARKS.md, "Session 18"): on the Adult benchmark the guided tree is level-wise
+almost to its leaves at 10M rows, so the shuffles are the same there; at 100M the change
+removes one gather and one send-back of the guided tree's local rows, and CPU per row moved by
+less than the noise between runs (no gain is claimed).
 
 Not used with a saved mapping (which keeps each row's guided group) or ``max_depth`` (whose
 subtrees are launched during the growth): those take the two-pass path.
