@@ -5,8 +5,8 @@ shuffle, one task grows each node's subtree (:func:`anonml.engine._local.local_s
 rows' leaves are sent back by a second shuffle. The refinement (Mondrian from one root per
 leaf, ``HistTree(k, None, "mondrian")``, as ``AccuracyGuidedAnonymizer``) then gathered the same
 rows again, by leaf, grew each leaf's refinement, and sent the refined leaves back: two more
-shuffles of nearly every row. On 100M rows these moves were what made the 4 GB workers spill
-(BENCHMARKS.md, "Session 18").
+shuffles of nearly every row (on 100M rows the 4 GB workers spill during these moves,
+BENCHMARKS.md, "Session 18").
 
 A leaf's refinement depends only on its own rows, and the task that grew the leaf holds them all,
 so here that task refines its leaves too: the guided leaves of those rows are never sent back,
