@@ -41,10 +41,6 @@ def main() -> None:
           "race", "sex", "capital-gain", "capital-loss", "hours-per-week", "native-country"]
     client = local_cluster(n_workers=2, memory_limit="2GB")
     orig_grow = api.grow  # the driver calls grow on the client: a partial sets its budgets
-    try:  # AG's refinement in the guided tree's tasks (session 18) calls it from there
-        import anonml.dask._fused as fused
-    except ImportError:  # an older anonml
-        fused = None
     ag = dict(method="ag", label="income")
     configs = [  # (name, anonymize_dataset options, grow options)
         ("ag_k100", dict(ag, k=100), None),
@@ -70,8 +66,6 @@ def main() -> None:
     res = {}
     for name, kw, gopt in configs:
         api.grow = functools.partial(orig_grow, **gopt) if gopt else orig_grow
-        if fused is not None:
-            fused.grow = api.grow
         target = out_root / name
         r = anonymize_dataset(src, target, quasi_identifiers=QI, client=client, **kw)
         h = hashlib.sha256()

@@ -575,15 +575,7 @@ def anonymize_dataset(
             tick(stage, done, total)
 
         is_cat, n_bins = spec.is_cat, spec.n_bins
-        if method == "ag" and refine == "mondrian" and max_depth is None \
-                and mapping_path is None:  # the refinement in the guided tree's own tasks
-            from anonml.dask._fused import refined_groups
-
-            tree, rtree, groups, n_groups, sizes = refined_groups(
-                client, states, is_cat, n_bins, spec.n_classes, k, criterion,
-                progress=count_levels)
-            trees, first, leaves = [tree, rtree], None, None
-        elif method == "ag":
+        if method == "ag":
             tree, leaves = grow(client, states, is_cat, n_bins, spec.n_classes, k, criterion,
                                 max_depth, progress=count_levels, stage="tree")
             groups, n_groups, sizes = compact(client, leaves, tree.n_nodes_)

@@ -169,7 +169,6 @@ def _launch_local(
     client: Any, cur: list, frontier: np.ndarray, loc: np.ndarray, cnt: np.ndarray,
     is_cat: np.ndarray, n_bins: np.ndarray, k: int, criterion: str, depth_left: int | None,
     threads: int = 1, cap: int | None = None, leaves: list | None = None,
-    refine_k: int | None = None, leaf_nodes: Any = None,
 ) -> tuple[np.ndarray, list]:
     """Start finishing the frontier nodes ``loc`` locally: Dask's own shuffle gathers each
     node's rows in one partition, where the in-memory HistTree grows its subtree; the nodes
@@ -177,9 +176,7 @@ def _launch_local(
     equal rows per partition, a few partitions per worker thread ``threads``). Returns the
     frontier (to map the subtrees' roots to node ids) and the subtrees' futures. With
     ``leaves`` (each row's node id, per partition, once the level-wise growth ended),
-    ``frontier`` is every node id and ``loc`` marks the nodes to finish. ``refine_k``: the
-    subtrees' leaves are refined in the same tasks (:func:`~anonml.engine._local.local_subtree`),
-    and the nodes ``leaf_nodes`` (among ``loc``) are leaves there, refined only."""
+    ``frontier`` is every node id and ``loc`` marks the nodes to finish."""
     import dask
     import dask.dataframe as dd
     import pandas as pd
@@ -207,8 +204,7 @@ def _launch_local(
     method = shuffle_method(client, int(cnt[at].sum()) * _row_bytes(n_bins, criterion))
     shuffled = shuffle_to(rows, "_partitions", n_out, method)
     subs = client.compute([
-        dask.delayed(L.local_subtree)(p, is_cat, n_bins, k, criterion, depth_left, refine_k,
-                                      leaf_nodes)
+        dask.delayed(L.local_subtree)(p, is_cat, n_bins, k, criterion, depth_left)
         for p in shuffled.to_delayed()
     ])
     return frontier.copy(), subs
@@ -234,8 +230,7 @@ def _wait(client: Any, futures: list) -> None:
 
 def _launch_rounds(client: Any, parts: list, frontier: np.ndarray, loc: np.ndarray,
                    cnt: np.ndarray, is_cat: np.ndarray, n_bins: np.ndarray, k: int,
-                   criterion: str, threads: int, cap: int | None, leaves: list,
-                   refine_k: int | None = None, leaf_nodes: Any = None) -> list:
+                   criterion: str, threads: int, cap: int | None, leaves: list) -> list:
     """:func:`_launch_local` of the nodes ``loc`` (set aside until the level-wise growth
     ended) in :func:`~anonml.dask._balance.rounds`: runs of nodes of about equal rows, each
     gathered by Dask's in-memory shuffle and its subtrees grown before the next round starts,
@@ -247,8 +242,7 @@ def _launch_rounds(client: Any, parts: list, frontier: np.ndarray, loc: np.ndarr
     n_rounds = rounds(client, total * _row_bytes(n_bins, criterion))
     if n_rounds == 1:
         return [(total, *_launch_local(client, parts, frontier, loc, cnt, is_cat, n_bins, k,
-                                       criterion, None, threads, cap, leaves, refine_k,
-                                       leaf_nodes))]
+                                       criterion, None, threads, cap, leaves))]
     cuts = np.searchsorted(np.cumsum(rows), total * np.arange(1, n_rounds) / n_rounds)
     out = []
     for sel in np.split(at, cuts):
@@ -257,8 +251,7 @@ def _launch_rounds(client: Any, parts: list, frontier: np.ndarray, loc: np.ndarr
         mark = np.zeros(loc.size, dtype=bool)
         mark[sel] = True
         front, subs = _launch_local(client, parts, frontier, mark, cnt, is_cat, n_bins, k,
-                                    criterion, None, threads, cap, leaves, refine_k,
-                                    leaf_nodes)
+                                    criterion, None, threads, cap, leaves)
         _wait(client, subs)  # this round's rows gathered and grown: the next round's may come
         out.append((int(cnt[sel].sum()), front, subs))
     return out
@@ -280,10 +273,7 @@ def grow(
     local_cells: int | None = 4_000_000,
     local_rows: int | str | None = "auto",
     root_counts: np.ndarray | None = None,
-    refine_k: int | None = None,
-    done: np.ndarray | None = None,
-    premade: list | None = None,
-) -> tuple:
+) -> tuple[GrownTree, list]:
     """Grow a :class:`HistTree`-identical tree over partitions; return it and a future per
     partition holding each row's leaf node id.
 
@@ -307,16 +297,6 @@ def grow(
     (the groups' sizes), so no pass counts them; when every root that may split is finished
     in memory at once (AG's refinement of many leaves), the rows are gathered straight from
     ``states`` and ``init``, with no level-wise state made for them.
-
-    AG's refinement in the guided tree's own local-subtree tasks
-    (:func:`anonml.dask._fused.refined_groups`): with ``refine_k`` (``max_depth`` None), the
-    nodes finished in memory have their leaves refined in the same task, their rows' leaves
-    are not sent back, and the return is ``(tree, leaves, fused)``: in ``leaves`` the rows of
-    those nodes have the node id ``tree.n_nodes_``, and ``fused`` lists (subtree future,
-    final id of each of its nodes). For the refinement's own call (Mondrian, ``init`` and
-    ``root_counts``): ``done`` marks the roots already refined there, whose rows are not
-    gathered (their ``init`` is any such root), and ``premade`` holds their refinements as
-    ``launched`` entries (rows, frontier, subtree futures).
     """
     mondrian = criterion == "mondrian"
     reg = criterion == "squared_error"
@@ -327,28 +307,20 @@ def grow(
     if root_counts is not None and mondrian and init is not None:
         T = np.asarray(root_counts, dtype=np.float64).reshape(n_roots, 1)
     threads = n_threads(client)
-    if (done is not None or premade is not None) and (T is None or max_depth is not None):
-        raise RuntimeError("internal error: premade refinements without root counts; please "
-                           "report")
-    if T is not None and max_depth is None and (premade is not None or (
-            local_rows == "auto" and local_cells is not None
-            and n_roots * int(n_bins.sum()) > local_cells)):
+    if T is not None and max_depth is None and local_rows == "auto" and local_cells is not None \
+            and n_roots * int(n_bins.sum()) > local_cells:
         # every root that may split is finished in memory (plan() below, first level)
         if progress is not None:
             progress(stage, 0, None)
         cnt = T[:, 0]
         loc = cnt >= 2 * k
-        if done is not None:  # refined already (premade)
-            loc &= ~np.asarray(done, dtype=bool)
         if progress is not None:
             progress(stage, 0, 0)
-        launched = list(premade or [])
-        if not loc.any() and not launched:
+        if not loc.any():
             return GrownTree(builder, is_cat), list(init)
         pack_cap = auto_local_rows(int(round(cnt.sum())), threads)
-        if loc.any():
-            launched += _launch_rounds(client, states, frontier, loc, cnt, is_cat, n_bins, k,
-                                       criterion, threads, pack_cap, list(init))
+        launched = _launch_rounds(client, states, frontier, loc, cnt, is_cat, n_bins, k,
+                                  criterion, threads, pack_cap, list(init))
         return _graft(client, builder, is_cat, n_bins, n_roots, launched, len(states),
                       list(init), progress, stage)
     cur = [
@@ -393,9 +365,6 @@ def grow(
 
     counted: list | None = None  # this level's histogram futures, counted while routing
     Hh = None
-    # with refine_k: the rows of every node, to find the level-wise leaves to refine
-    fuse = refine_k is not None and max_depth is None
-    seen: list = []
     while frontier.size and (max_depth is None or depth < max_depth):
         A = frontier.size
         if reg and counted is not None:  # the routing task counted the node totals too
@@ -408,8 +377,6 @@ def grow(
                          for s in cur],
                 K.sum_arrays, priority=_LEVEL))
         cnt = _count(T, reg)
-        if fuse:
-            seen.append((frontier, cnt))
         can, loc, _ = plan(T, parent_H is None)
         if progress is not None:
             progress(stage, depth, None)
@@ -505,18 +472,6 @@ def grow(
     # of local subtrees before; the rounds read each row's bins and class from the binned
     # ``states``, the same arrays (BENCHMARKS.md, "Session 16")
     del cur, counted
-    leaf_nodes = None
-    if fuse:  # the level-wise leaves that the refinement splits: gathered with the others
-        n_nodes = len(builder.feature)
-        rows = np.zeros(n_nodes)
-        for f, c in seen:
-            rows[f] = c
-        refine = (np.asarray(builder.feature) < 0) & (rows >= 2 * int(refine_k))
-        if aside:
-            refine[np.concatenate([a for a, _ in aside])] = False
-        leaf_nodes = np.flatnonzero(refine)
-        if leaf_nodes.size:
-            aside.append((leaf_nodes, rows[leaf_nodes]))
     if aside:
         n_nodes = len(builder.feature)
         ids = np.concatenate([a for a, _ in aside])
@@ -525,23 +480,18 @@ def grow(
         rows = np.zeros(n_nodes)
         rows[ids] = np.concatenate([c for _, c in aside])
         launched += _launch_rounds(client, states, np.arange(n_nodes), mark, rows, is_cat,
-                                   n_bins, k, criterion, threads, pack_cap, leaves,
-                                   refine_k if fuse else None,
-                                   None if leaf_nodes is None else _put(client, leaf_nodes))
+                                   n_bins, k, criterion, threads, pack_cap, leaves)
     if not launched:
-        return (GrownTree(builder, is_cat), leaves) if refine_k is None else \
-            (GrownTree(builder, is_cat), leaves, [])
+        return GrownTree(builder, is_cat), leaves
     return _graft(client, builder, is_cat, n_bins, n_roots, launched, n_parts, leaves,
-                  progress, stage, fused=refine_k is not None and max_depth is None)
+                  progress, stage)
 
 
 def _graft(client: Any, builder: TreeBuilder, is_cat: np.ndarray, n_bins: np.ndarray,
            n_roots: int, launched: list, n_parts: int, leaves: list,
-           progress: Callable | None, stage: str, fused: bool = False) -> tuple:
+           progress: Callable | None, stage: str) -> tuple[GrownTree, list]:
     """The tree with the local subtrees of ``launched`` grafted and numbered level by level,
-    and each row's leaf, per partition (``leaves``: the level-wise leaves). ``fused`` (the
-    subtrees were refined in their tasks, :func:`grow`'s ``refine_k``): no leaf is sent back,
-    the subtrees' rows get the node id ``n_nodes``, and the subtrees are returned too."""
+    and each row's leaf, per partition (``leaves``: the level-wise leaves)."""
     tree = _arrays(builder)
     n_subs = sum(len(subs) for _, _, subs in launched)
     done = 0
@@ -557,15 +507,6 @@ def _graft(client: Any, builder: TreeBuilder, is_cat: np.ndarray, n_bins: np.nda
         tree, gids = _stitch(tree, front, subtrees)
         placed += [(s, g) for s, g in zip(subs, gids) if g is not None]
     del launched
-    if fused:  # the subtrees' rows: node id n_nodes (their leaves are in the subtrees)
-        tree, new_id = level_order(tree, n_roots, n_bins)
-        n_nodes = new_id.size
-        mapping = np.append(new_id, n_nodes)
-        for _, g in placed:
-            mapping[g] = n_nodes  # (every node of a subtree: its roots are in `leaves`)
-        mapping_f = _put(client, mapping)
-        leaves = [client.submit(_map_ids, lf, mapping_f, pure=False) for lf in leaves]
-        return GrownTree(tree, is_cat), leaves, [(s, new_id[g]) for s, g in placed]
     leaves = _send_back(client, n_parts, leaves, placed, int(tree["feature"].size), n_local)
     tree, new_id = level_order(tree, n_roots, n_bins)
     new_id_f = _put(client, new_id)

@@ -19,8 +19,8 @@ import pandas as pd
 from anonml._errors import InputError
 from anonml.engine._kernels import PartState, _regression
 
-__all__ = ["active_rows", "node_rows", "local_subtree", "subtree_arrays", "refined_counts",
-           "refined_subtree", "leaf_frame", "parts_in", "assign_leaves"]
+__all__ = ["active_rows", "node_rows", "local_subtree", "subtree_arrays", "leaf_frame",
+           "parts_in", "assign_leaves"]
 
 
 def active_rows(state: PartState, can: np.ndarray, part_index: int = 0,
@@ -72,7 +72,7 @@ def _rows_frame(state: PartState, act: np.ndarray, node: np.ndarray, part_index:
 
 def local_subtree(
     rows: pd.DataFrame, is_cat: np.ndarray, n_bins: np.ndarray, k: int, criterion: str,
-    max_depth: int | None, refine_k: int | None = None, leaf_nodes: np.ndarray | None = None,
+    max_depth: int | None,
 ) -> dict:
     """Grow the subtrees of the frontier nodes whose rows are all in ``rows`` with the in-memory
     :class:`~anonml.anonymize._hist_tree.HistTree` (the same splits as level-wise growth: every
@@ -83,19 +83,7 @@ def local_subtree(
     For ``"squared_error"`` the rows are first put in (node, y) order: the engine's shuffle
     delivers them in an order that may change between runs, and float sums depend on the order
     of their terms; in this order every histogram cell sums its targets in increasing order, so
-    a rerun grows the same subtree.
-
-    With ``refine_k`` (AG's Mondrian refinement, ``min_samples_leaf`` = ``refine_k``), the
-    subtree's leaves are refined here too, by ``HistTree(refine_k, None, "mondrian")`` from one
-    root per leaf: a node's refinement depends on its own rows only, and they are all here,
-    so this is the refinement the engine would grow after gathering the rows again by leaf
-    (:func:`anonml.dask._fused.refined_groups`). The result then holds ``"refined"``: the
-    refinement's node arrays, its ``roots`` (the leaves of this subtree that they refine, by
-    subtree node id), ``counts`` (rows per root) and each row's refined leaf ``leaf``; and no
-    ``"leaf"`` of its own (the rows' leaves in the guided tree are not sent back).
-    ``leaf_nodes`` (sorted node ids): roots that are leaves of the guided tree already (grown
-    level-wise, where they stopped), here only to be refined: they stay leaves, whatever this
-    task's own split search would say of them."""
+    a rerun grows the same subtree."""
     from anonml.anonymize._hist_tree import HistTree
 
     if criterion == "squared_error" and rows.shape[0]:
@@ -107,98 +95,19 @@ def local_subtree(
     B = np.column_stack([rows[f"__b{j}"].to_numpy() for j in range(len(n_bins))])
     y = None if criterion == "mondrian" else rows["__y"].to_numpy()
     t = HistTree(k, max_depth, criterion)
-    fixed = None if leaf_nodes is None or refine_k is None else np.isin(roots, leaf_nodes)
-    if fixed is None or not fixed.any():
-        leaf = t.fit_apply(B, is_cat, n_bins, y, init=init)
-        arrays = {"feature": t.feature_, "threshold": t.threshold_, "left": t.children_left_,
-                  "right": t.children_right_, "offset": t.offset_, "flat": t.flat_}
-    else:  # the tree grown on the other roots' rows; the fixed roots joined as leaves
-        leaf, arrays = _with_fixed_roots(t, B, is_cat, n_bins, y, init, fixed)
-    if leaf.size and arrays["feature"].size < 2**31:  # held until sent back: 4 bytes a row
+    leaf = t.fit_apply(B, is_cat, n_bins, y, init=init)
+    if t.feature_.size < 2**31:  # held until the leaves are sent back: 4 bytes a row
         leaf = leaf.astype(np.int32)
-    out.update(arrays, at=rows["__at"].to_numpy(dtype=np.int64))
-    if refine_k is None:
-        out["leaf"] = leaf
-        return out
-    del rows, t
-    r_roots, r_init = np.unique(leaf, return_inverse=True)
-    del leaf
-    r = HistTree(int(refine_k), None, "mondrian")
-    handed = [B]  # HistTree's Mondrian releases bins handed over in a list, once copied
-    del B
-    r_leaf = r.fit_apply(handed, is_cat, n_bins, None, init=r_init, narrow=True)
-    out["refined"] = {"roots": r_roots, "counts": np.bincount(r_init, minlength=r_roots.size),
-                      "feature": r.feature_, "threshold": r.threshold_,
-                      "left": r.children_left_, "right": r.children_right_,
-                      "offset": r.offset_, "flat": r.flat_, "leaf": r_leaf}
+    out.update(feature=t.feature_, threshold=t.threshold_, left=t.children_left_,
+               right=t.children_right_, offset=t.offset_, flat=t.flat_,
+               at=rows["__at"].to_numpy(dtype=np.int64), leaf=leaf)
     return out
-
-
-def _with_fixed_roots(t: Any, B: np.ndarray, is_cat: np.ndarray, n_bins: np.ndarray,
-                      y: np.ndarray | None, init: np.ndarray, fixed: np.ndarray) -> tuple:
-    """:func:`local_subtree`'s tree when the roots ``fixed`` (a mask over the roots) stay
-    leaves: ``t`` is grown on the rows of the other roots, and the node arrays laid out as a
-    tree over all the roots (roots 0..R-1 first, then ``t``'s other nodes); each row's leaf."""
-    R = fixed.size
-    grown = np.flatnonzero(~fixed)
-    code = np.full(R, -1, dtype=np.int64)
-    code[grown] = np.arange(grown.size)
-    sel = np.flatnonzero(~fixed[init])
-    leaf = init.astype(np.int64)  # a fixed root's rows stay at their root
-    if sel.size:
-        sub_leaf = t.fit_apply(B[sel], is_cat, n_bins, None if y is None else y[sel],
-                               init=code[init[sel]])
-        n_sub, R_sub = t.feature_.size, grown.size  # (every root holds rows)
-        where = np.concatenate([grown[:R_sub], R + np.arange(n_sub - R_sub)])
-        leaf[sel] = where[sub_leaf]
-        feature, threshold, left, right, offset, flat = (
-            t.feature_, t.threshold_, t.children_left_, t.children_right_, t.offset_, t.flat_)
-    else:  # every root fixed
-        n_sub = R_sub = 0
-        where = np.zeros(0, np.int64)
-        feature = threshold = left = right = offset = np.zeros(0, np.int64)
-        flat = np.zeros(0, dtype=bool)
-    n = R + n_sub - R_sub
-    arrays = {}
-    for key, v in (("feature", feature), ("threshold", threshold), ("offset", offset)):
-        a = np.full(n, -1, dtype=np.int64)
-        a[where] = v
-        arrays[key] = a
-    for key, v in (("left", left), ("right", right)):
-        a = np.full(n, -1, dtype=np.int64)
-        a[where] = np.where(v >= 0, where[np.maximum(v, 0)], -1) if v.size else v
-        arrays[key] = a
-    arrays["flat"] = flat
-    return leaf, arrays
 
 
 def subtree_arrays(sub: dict) -> dict:
     """The node arrays of a :func:`local_subtree` result (what the client grafts), without the
     rows' leaves (which stay on the workers)."""
-    return {key: v for key, v in sub.items() if key not in ("at", "leaf", "refined")}
-
-
-def refined_counts(sub: dict) -> tuple[np.ndarray, np.ndarray]:
-    """The refinement roots of a :func:`local_subtree` result grown with ``refine_k`` (by
-    subtree node id) and their row counts: what the client needs to number the groups."""
-    ref = sub.get("refined")
-    if ref is None:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    return ref["roots"], ref["counts"]
-
-
-def refined_subtree(sub: dict, roots: np.ndarray) -> dict:
-    """The refinement of a :func:`local_subtree` result grown with ``refine_k``, as a subtree
-    result of its own (what :func:`subtree_arrays` and :func:`leaf_frame` read): its roots
-    given as ``roots`` (their positions in the refinement's frontier: the groups' numbers),
-    its rows' places ``at`` and refined leaves ``leaf``."""
-    ref = sub.get("refined")
-    if ref is None:
-        return {"roots": np.zeros(0, np.int64)}
-    out = {key: v for key, v in ref.items() if key not in ("roots", "counts")}
-    out["roots"] = np.asarray(roots, dtype=np.int64)
-    out["at"] = sub["at"]
-    return out
+    return {key: v for key, v in sub.items() if key not in ("at", "leaf")}
 
 
 def leaf_frame(sub: dict, gid: np.ndarray | None, dtype: Any) -> pd.DataFrame:
