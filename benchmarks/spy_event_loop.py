@@ -7,11 +7,12 @@ for the event loop the frames with the most samples of their own and in all are 
 
     py-spy record --pid <worker pid> --rate 25 --duration 420 --format raw --threads \\
         --nonblocking -o spy_w1.txt
-    python benchmarks/spy_event_loop.py spy_w1.txt spy_w2.txt
+    python benchmarks/spy_event_loop.py spy_w1.txt spy_w2.txt   # or their .gz
 """
 
 from __future__ import annotations
 
+import gzip
 import sys
 from collections import Counter
 
@@ -21,7 +22,7 @@ def main(files: list[str]) -> None:
     own: Counter = Counter()
     incl: Counter = Counter()
     for name in files:
-        with open(name) as fh:
+        with (gzip.open(name, "rt") if name.endswith(".gz") else open(name)) as fh:
             for line in fh:
                 stack, _, count = line.rstrip().rpartition(" ")
                 if not stack:
@@ -45,10 +46,10 @@ def main(files: list[str]) -> None:
     total = kinds["event loop"] or 1
     print("samples by thread kind:", dict(kinds))
     print("\nevent loop, samples of their own:")
-    for f, n in own.most_common(20):
+    for f, n in sorted(own.items(), key=lambda kv: (-kv[1], kv[0]))[:20]:
         print(f"{n:7d} {100 * n / total:5.1f} %  {f}")
     print("\nevent loop, samples in all:")
-    for f, n in incl.most_common(40):
+    for f, n in sorted(incl.items(), key=lambda kv: (-kv[1], kv[0]))[:40]:
         print(f"{n:7d} {100 * n / total:5.1f} %  {f}")
 
 
