@@ -1,9 +1,8 @@
 """Line profile of the in-memory guided tree (HistTree.fit, gini) on the inputs that
 benchmarks/bench_guided_tree.py captures: PYTHONPATH=src python benchmarks/results/session18/lp_guided.py 20M
 (session 18; line_profiler adds its own overhead)."""
-import sys, time, resource
+import sys, time
 sys.path.insert(0, "benchmarks")
-import numpy as np
 from bench_guided_tree import _inputs
 from bench_memory_scale import parse_size
 from anonml.anonymize._hist_tree import HistTree
