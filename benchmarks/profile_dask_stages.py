@@ -10,7 +10,7 @@ thread each, and records
 * the engine's own wall seconds per stage (``DaskAnonymization.seconds``) and the wall time of
   every tree level (from the progress events);
 * CPU seconds of the client and the workers (``psutil``) and the load average before/after;
-* each worker's CPU seconds by thread (``/proc/self/task/<tid>/stat``, named by Python's
+* each worker's CPU seconds by thread (``psutil.Process().threads()``, named by Python's
   ``threading``): the task threads against the event loop and the others, so that the CPU
   spent outside tasks (communication, (de)serialization, spilling, bookkeeping) is measured.
 
@@ -105,23 +105,19 @@ def _thread_cpu() -> dict:
     ``ended`` (threads gone: the process's total less its threads')."""
     import threading
 
-    tick = os.sysconf("SC_CLK_TCK")
+    import psutil
+
+    proc = psutil.Process()
     names = {t.native_id: t.name for t in threading.enumerate()}
     main = threading.main_thread().native_id
     out: dict = defaultdict(float)
-    for tid in os.listdir("/proc/self/task"):
-        try:
-            fields = Path(f"/proc/self/task/{tid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        cpu = (int(fields[11]) + int(fields[12])) / tick  # utime, stime
-        name = names.get(int(tid), "")
-        kind = ("event loop" if int(tid) == main else "task" if "Dask-Default" in name
+    for th in proc.threads():
+        name = names.get(th.id, "")
+        kind = ("event loop" if th.id == main else "task" if "Dask-Default" in name
                 else "offload" if "Offload" in name else "other")
-        out[kind] += cpu
-    # threads that ended (their time is in the process's total only)
-    fields = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()
-    out["ended"] = max(0.0, (int(fields[11]) + int(fields[12])) / tick - sum(out.values()))
+        out[kind] += th.user_time + th.system_time
+    total = proc.cpu_times()  # threads that ended count here only
+    out["ended"] = max(0.0, total.user + total.system - sum(out.values()))
     return dict(out)
 
 
