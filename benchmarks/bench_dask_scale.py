@@ -51,7 +51,9 @@ STAGES = ("bins", "tree", "representatives", "recode_write", "verify")
 
 
 class Sampler(threading.Thread):
-    """Peak RSS and CPU seconds of a set of processes, sampled every ``every`` seconds."""
+    """Peak RSS and CPU seconds of a set of processes, sampled every ``every`` seconds; also
+    each process's system CPU seconds and the bytes it read and wrote through system calls
+    (``io_counters``: a worker's spill to disk and back, besides its reading of the files)."""
 
     def __init__(self, pids: dict[str, int], every: float = 0.2):
         super().__init__(daemon=True)
@@ -61,6 +63,10 @@ class Sampler(threading.Thread):
         self.peak = {name: 0 for name in pids}
         self.cpu0 = {name: self._cpu(p) for name, p in self.procs.items()}
         self.cpu = dict.fromkeys(pids, 0.0)
+        self.sys0 = {name: self._sys(p) for name, p in self.procs.items()}
+        self.sys = dict.fromkeys(pids, 0.0)
+        self.io0 = {name: self._io(p) for name, p in self.procs.items()}
+        self.io = {name: (0, 0) for name in pids}
         self.every = every
         self._halt = threading.Event()
 
@@ -72,11 +78,31 @@ class Sampler(threading.Thread):
         except Exception:  # noqa: BLE001 - a process that ended
             return float("nan")
 
+    @staticmethod
+    def _sys(p) -> float:
+        try:
+            return p.cpu_times().system
+        except Exception:  # noqa: BLE001 - a process that ended
+            return float("nan")
+
+    @staticmethod
+    def _io(p) -> tuple[int, int]:
+        """(bytes read, bytes written) through system calls so far; zeros where unknown."""
+        try:
+            c = p.io_counters()
+            return int(c.read_chars), int(c.write_chars)
+        except Exception:  # noqa: BLE001 - no /proc/<pid>/io (not Linux), or ended
+            return 0, 0
+
     def _sample(self) -> None:
         for name, p in self.procs.items():
             try:
                 self.peak[name] = max(self.peak[name], p.memory_info().rss)
                 self.cpu[name] = self._cpu(p) - self.cpu0[name]
+                self.sys[name] = self._sys(p) - self.sys0[name]
+                r, w = self._io(p)
+                if r or w:
+                    self.io[name] = (r - self.io0[name][0], w - self.io0[name][1])
             except Exception:  # noqa: BLE001 - a worker restarted: keep what was seen
                 pass
 
@@ -231,7 +257,8 @@ def run_dask(folder: Path, n_rows: int, workers: int, memory: str, k: int,
             "verified": bool(res.min_class_size >= k and res.n_rows == n_rows),
             "wall_s": wall, "stage_s": {s: float(v) for s, v in dict(res.seconds).items()},
             "cpu_s": cpu, "cpu_s_per_1M": cpu / n_rows * 1e6,
-            "cpu_s_by_process": sampler.cpu, "peak_rss_bytes": sampler.peak,
+            "cpu_s_by_process": sampler.cpu, "system_cpu_s_by_process": sampler.sys,
+            "io_bytes_read_written_by_process": sampler.io, "peak_rss_bytes": sampler.peak,
             "peak_spilled_bytes": spill.peak,
             "held_timeline": [(round(t, 1), list(h.values())) for t, h in spill.timeline],
             "stage_starts": _stage_starts(stages),
@@ -343,6 +370,10 @@ def main() -> None:
             f"{', '.join(f'{w / 1e9:.2f}' for w in r['peak_spilled_bytes'].values()) or '-'} | "
             f"{r['peak_rss_bytes']['client'] / 1e9:.2f} | {r['groups']} | "
             f"{r['min_class_size']} |", flush=True)
+        io = r["io_bytes_read_written_by_process"]
+        print("  per process: system CPU s / GB read / GB written through system calls: " +
+              "; ".join(f"{name} {r['system_cpu_s_by_process'][name]:.1f} / {io[name][0] / 1e9:.1f}"
+                        f" / {io[name][1] / 1e9:.1f}" for name in io), flush=True)
         out.write_text(json.dumps(record, indent=1) + "\n")
     by = {(r["engine"], r["rows"]): r for r in record["runs"] if "error" not in r}
     for (engine, n), r in sorted(by.items()):
