@@ -607,7 +607,8 @@ def test_qi_columns_held_only_when_they_fit():
 
 def test_local_cluster_workers_start_with_raised_malloc_thresholds(monkeypatch):
     """Workers of anonml's local cluster keep freed arrays for reuse (glibc's thresholds set
-    before they start), not Dask's 64 kB trim threshold; Dask's other variables are kept."""
+    before they start), not Dask's 64 kB trim threshold, and Arrow allocates from the same
+    heap; Dask's other variables are kept."""
     import os
 
     import dask
@@ -615,19 +616,26 @@ def test_local_cluster_workers_start_with_raised_malloc_thresholds(monkeypatch):
     from anonml.dask._cluster import worker_malloc_env
 
     assert worker_malloc_env(4 * 10**9) == {"MALLOC_MMAP_THRESHOLD_": 32 * 2**20,
-                                            "MALLOC_TRIM_THRESHOLD_": 64 * 2**20}
+                                            "MALLOC_TRIM_THRESHOLD_": 64 * 2**20,
+                                            "ARROW_DEFAULT_MEMORY_POOL": "system"}
     assert worker_malloc_env(2**28) == {"MALLOC_MMAP_THRESHOLD_": 2**25,
-                                        "MALLOC_TRIM_THRESHOLD_": 2**25}  # an eighth at most
+                                        "MALLOC_TRIM_THRESHOLD_": 2**25,  # an eighth at most
+                                        "ARROW_DEFAULT_MEMORY_POOL": "system"}
     assert worker_malloc_env(10)["MALLOC_TRIM_THRESHOLD_"] == 128 * 1024  # never below default
     assert worker_malloc_env(0) == worker_malloc_env(4 * 10**9)  # no limit known: glibc's own
     before = dict(dask.config.get("distributed.nanny.pre-spawn-environ"))
     # as an earlier Nanny of this process leaves it (the environment wins over Dask's config)
     monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")
+    monkeypatch.delenv("ARROW_DEFAULT_MEMORY_POOL", raising=False)
     client = ad.local_cluster(n_workers=1, memory_limit="1GB")
     try:
         env = client.run(lambda: {k: os.environ.get(k) for k in
                                   ("MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_",
-                                   "OMP_NUM_THREADS")})
+                                   "ARROW_DEFAULT_MEMORY_POOL", "OMP_NUM_THREADS")})
+        # Arrow's reads allocate from glibc's heap on the worker, not from mimalloc
+        (pool,) = client.run(lambda: __import__("pyarrow").default_memory_pool().backend_name
+                             ).values()
+        assert pool == "system"
         # the heap-trimming plugin runs on the worker; with a threshold every worker passes,
         # it trims (at most once per pause)
         (watching,) = client.run(lambda dask_worker: "anonml-heap-trim" in
@@ -646,9 +654,11 @@ def test_local_cluster_workers_start_with_raised_malloc_thresholds(monkeypatch):
     want = worker_malloc_env(dask.utils.parse_bytes("1GB"))
     assert got["MALLOC_TRIM_THRESHOLD_"] == str(want["MALLOC_TRIM_THRESHOLD_"])
     assert got["MALLOC_MMAP_THRESHOLD_"] == str(want["MALLOC_MMAP_THRESHOLD_"])
+    assert got["ARROW_DEFAULT_MEMORY_POOL"] == "system"
     assert got["OMP_NUM_THREADS"] == "1"  # Dask's own pre-spawn variables still set
     assert dask.config.get("distributed.nanny.pre-spawn-environ") == before  # config restored
     assert os.environ["MALLOC_TRIM_THRESHOLD_"] == "65536"  # and this process's environment
+    assert "ARROW_DEFAULT_MEMORY_POOL" not in os.environ
 
 
 def test_heap_trim_is_due_above_its_fraction_and_pause():

@@ -110,7 +110,9 @@ def local_cluster(
 
     The workers start with glibc's own trim and mmap thresholds instead of Dask's 64 kB trim
     threshold (:func:`anonml.dask._cluster.worker_malloc_env`): freed partition-sized arrays
-    are reused instead of handed back to the system and faulted in again; and with the
+    are reused instead of handed back to the system and faulted in again, and Arrow allocates
+    from the same heap (not its own mimalloc pool, whose freed pages no array could reuse and
+    no trim could give back); and with the
     :class:`~anonml.dask._trim.HeapTrim` plugin, which gives the free heap back when a worker's
     memory passes 65 % of its limit. A cluster started otherwise keeps its own settings
     (docs/dask.md).

@@ -174,11 +174,14 @@ def _cancelled(future: Any) -> BaseException:
 #: glibc's own thresholds once its dynamic mmap threshold has grown to its maximum (64-bit):
 #: arrays up to 32 MB come from the heap, and up to 64 MB of free heap top is kept for reuse
 _MMAP_MAX, _TRIM_MAX = 32 * 2**20, 64 * 2**20
+#: Arrow's allocations from glibc's heap too (read by pyarrow when it makes its default pool)
+_ARROW_POOL = {"ARROW_DEFAULT_MEMORY_POOL": "system"}
 
 
 def worker_malloc_env(memory_limit: int) -> dict:
-    """The environment (glibc's ``MALLOC_MMAP_THRESHOLD_`` and ``MALLOC_TRIM_THRESHOLD_``) that
-    :func:`anonml.dask.local_cluster` gives its worker processes before they start.
+    """The environment (glibc's ``MALLOC_MMAP_THRESHOLD_`` and ``MALLOC_TRIM_THRESHOLD_``,
+    Arrow's ``ARROW_DEFAULT_MEMORY_POOL``) that :func:`anonml.dask.local_cluster` gives its
+    worker processes before they start.
 
     Dask's default (``distributed.nanny.pre-spawn-environ``) sets the trim threshold to 64 kB,
     so that a worker hands freed memory back to the system at once. Setting it also stops
@@ -191,9 +194,18 @@ def worker_malloc_env(memory_limit: int) -> dict:
     Dask counted it as unmanaged and paused the 4 GB workers for good (BENCHMARKS.md, "Session
     8, the merged main"). glibc reads both variables when the process starts; other C
     libraries ignore them.
+
+    ``ARROW_DEFAULT_MEMORY_POOL=system`` makes Arrow (the reading of the Parquet files)
+    allocate from the same glibc heap instead of its bundled mimalloc. mimalloc kept the pages
+    of the reads (0.4-0.8 GB per 4 GB worker on 100M rows) for Arrow alone after the reads
+    ended: no numpy array could reuse them, ``malloc_trim`` (:class:`~anonml.dask._trim.HeapTrim`)
+    could not give them back, and Dask counted them as unmanaged memory, so the workers passed
+    its spill threshold in the tree's levels and spilled (and read back) 18-20 GB each. From
+    one heap, the reads' freed blocks serve the tree's arrays (BENCHMARKS.md, "Session 19").
     """
     if int(memory_limit) <= 0:  # no limit known ("auto", 0): glibc's own values
-        return {"MALLOC_MMAP_THRESHOLD_": _MMAP_MAX, "MALLOC_TRIM_THRESHOLD_": _TRIM_MAX}
+        return {"MALLOC_MMAP_THRESHOLD_": _MMAP_MAX, "MALLOC_TRIM_THRESHOLD_": _TRIM_MAX,
+                **_ARROW_POOL}
     cap = max(128 * 1024, int(memory_limit) // 8)  # never below glibc's default
     return {"MALLOC_MMAP_THRESHOLD_": min(_MMAP_MAX, cap),
-            "MALLOC_TRIM_THRESHOLD_": min(_TRIM_MAX, cap)}
+            "MALLOC_TRIM_THRESHOLD_": min(_TRIM_MAX, cap), **_ARROW_POOL}
