@@ -199,9 +199,11 @@ def worker_malloc_env(memory_limit: int) -> dict:
     allocate from the same glibc heap instead of its bundled mimalloc. mimalloc kept the pages
     of the reads (0.4-0.8 GB per 4 GB worker on 100M rows) for Arrow alone after the reads
     ended: no numpy array could reuse them, ``malloc_trim`` (:class:`~anonml.dask._trim.HeapTrim`)
-    could not give them back, and Dask counted them as unmanaged memory, so the workers passed
-    its spill threshold in the tree's levels and spilled (and read back) 18-20 GB each. From
-    one heap, the reads' freed blocks serve the tree's arrays (BENCHMARKS.md, "Session 19").
+    could not give them back, and Dask counted them as unmanaged memory, so the workers often
+    passed its spill threshold in the tree's levels, where every level reads every partition's
+    state, and wrote 6-42 GB each to disk. From one heap, the reads' freed blocks serve the
+    tree's arrays: 1.4-4.1 GB written, the spill only in the refinement (BENCHMARKS.md,
+    "Session 19").
     """
     if int(memory_limit) <= 0:  # no limit known ("auto", 0): glibc's own values
         return {"MALLOC_MMAP_THRESHOLD_": _MMAP_MAX, "MALLOC_TRIM_THRESHOLD_": _TRIM_MAX,
