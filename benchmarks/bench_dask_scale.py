@@ -61,9 +61,8 @@ class Sampler(threading.Thread):
 
         self.procs = {name: psutil.Process(pid) for name, pid in pids.items()}
         self.peak = {name: 0 for name in pids}
-        self.cpu0 = {name: self._cpu(p) for name, p in self.procs.items()}
+        self.cpu0 = {name: self._cpu(p) for name, p in self.procs.items()}  # (total, system)
         self.cpu = dict.fromkeys(pids, 0.0)
-        self.sys0 = {name: self._sys(p) for name, p in self.procs.items()}
         self.sys = dict.fromkeys(pids, 0.0)
         self.io0 = {name: self._io(p) for name, p in self.procs.items()}
         self.io = {name: (0, 0) for name in pids}
@@ -71,19 +70,14 @@ class Sampler(threading.Thread):
         self._halt = threading.Event()
 
     @staticmethod
-    def _cpu(p) -> float:
+    def _cpu(p) -> tuple[float, float]:
+        """(CPU seconds with its children's, its own system CPU seconds), from one
+        ``cpu_times``."""
         try:
             t = p.cpu_times()
-            return t.user + t.system + t.children_user + t.children_system
+            return t.user + t.system + t.children_user + t.children_system, t.system
         except Exception:  # noqa: BLE001 - a process that ended
-            return float("nan")
-
-    @staticmethod
-    def _sys(p) -> float:
-        try:
-            return p.cpu_times().system
-        except Exception:  # noqa: BLE001 - a process that ended
-            return float("nan")
+            return float("nan"), float("nan")
 
     @staticmethod
     def _io(p) -> tuple[int, int]:
@@ -98,8 +92,9 @@ class Sampler(threading.Thread):
         for name, p in self.procs.items():
             try:
                 self.peak[name] = max(self.peak[name], p.memory_info().rss)
-                self.cpu[name] = self._cpu(p) - self.cpu0[name]
-                self.sys[name] = self._sys(p) - self.sys0[name]
+                total, system = self._cpu(p)
+                self.cpu[name] = total - self.cpu0[name][0]
+                self.sys[name] = system - self.cpu0[name][1]
                 r, w = self._io(p)
                 if r or w:
                     self.io[name] = (r - self.io0[name][0], w - self.io0[name][1])
