@@ -9,7 +9,8 @@ import pytest
 
 pytest.importorskip("pyarrow")
 
-from anonml.dask._classes import file_classes, merge_classes  # noqa: E402
+from anonml.dask._classes import (bucket_keys, bucket_sizes, file_classes,  # noqa: E402
+                                  joined_values, merge_classes)
 
 
 def _files(tmp_path, n_files=4, n=3000, seed=0):
@@ -48,6 +49,44 @@ def test_class_sizes_are_those_of_a_groupby(tmp_path, qi):
         np.sort(pd.read_parquet(paths[0]).groupby(qi, dropna=False).size().to_numpy()))
 
 
+
+def _by_buckets(parts, bits):
+    joined = joined_values([p["values"] for p in parts])
+    keyed = [bucket_keys(p, joined, bits) for p in parts]
+    assert all(len(k) == 1 << bits for k in keyed)
+    return np.array([bucket_sizes(*[k[b] for k in keyed]) for b in range(1 << bits)])
+
+
+@pytest.mark.parametrize("bits", [0, 1, 3, 6])
+@pytest.mark.parametrize("qi", [["t", "i", "f", "b"], ["t"], ["i", "f"]])
+def test_bucketed_sizes_are_those_of_a_groupby(tmp_path, qi, bits):
+    """The buckets of class_sizes: every class in exactly one bucket (its rows from every
+    file added there), whatever the number of buckets, some of them empty."""
+    paths, whole = _files(tmp_path)
+    sizes = whole.groupby(qi, dropna=False).size().to_numpy()
+    got = _by_buckets([file_classes(p, qi) for p in paths], bits)
+    held = got[got[:, 2] > 0]
+    assert (got[:, 0].sum(), held[:, 1].min(), got[:, 2].sum()) == \
+        (len(whole), sizes.min(), sizes.size)
+    assert (got[got[:, 2] == 0] == 0).all()  # an empty bucket: nothing, smallest 0
+
+
+def test_bucketed_sizes_with_a_class_of_one_row_split_from_its_look_alikes(tmp_path):
+    """Values equal as values but of different files' dtypes (1 and 1.0), missing values,
+    and a single-row class: the smallest is found in whichever bucket holds it."""
+    a = pd.DataFrame({"x": [1.0, 1.0, np.nan, 2.0], "t": ["a", "a", None, "b"]})
+    b = pd.DataFrame({"x": [1.0, np.nan, 2.0, 3.0], "t": ["a", None, "b", "b"]})
+    paths = []
+    for i, frame in enumerate((a, b)):
+        path = tmp_path / f"part.{i:05d}.parquet"
+        frame.to_parquet(path)
+        paths.append(str(path))
+    expected = pd.concat([a, b]).groupby(["x", "t"], dropna=False).size()
+    for bits in (0, 2):
+        got = _by_buckets([file_classes(p, ["x", "t"]) for p in paths], bits)
+        held = got[got[:, 2] > 0]
+        assert (got[:, 0].sum(), held[:, 1].min(), got[:, 2].sum()) == (8, 1, expected.size)
+
 def test_many_columns_past_the_radix_limit(tmp_path):
     """Enough distinct values per column that the tuple key is renumbered on the way."""
     rng = np.random.default_rng(1)
@@ -79,6 +118,50 @@ def test_verify_counts_the_written_files_and_refuses_a_small_class(client, tmp_p
         verify(dd, client, str(tmp_path), qi, int(sizes.min()) + 1)
     with pytest.raises(PrivacyViolationError, match="rows, not"):
         verify(dd, client, str(tmp_path), qi, 2, n_rows=len(whole) + 1)
+
+
+class _Spy:
+    """A client that records the names of the functions submitted to it."""
+
+    calls: list = []
+
+    def __init__(self, client):
+        self.client = client
+        _Spy.calls = []
+
+    def submit(self, func, *args, **kwargs):
+        _Spy.calls.append(getattr(func, "__name__", ""))
+        return self.client.submit(func, *args, **kwargs)
+
+    def gather(self, *args, **kwargs):
+        return self.client.gather(*args, **kwargs)
+
+
+@pytest.mark.parametrize("per_bucket", [None, 10])
+def test_class_sizes_on_the_cluster_by_buckets_or_by_the_tree(client, tmp_path, monkeypatch,
+                                                           per_bucket):
+    """class_sizes on a cluster: by several buckets (few tuples a bucket), and by the tree of
+    merges when the joined key would overflow an int64 (forced here on the client)."""
+    import anonml.dask._classes as C
+    import anonml.dask._tree as T
+
+    paths, whole = _files(tmp_path)
+    qi = ["t", "i", "f", "b"]
+    sizes = whole.groupby(qi, dropna=False).size().to_numpy()
+    reduced = []
+    saved = T.tree_reduce
+    monkeypatch.setattr(T, "tree_reduce",
+                        lambda *a, **kw: (reduced.append(1), saved(*a, **kw))[1])
+    if per_bucket is None:
+        monkeypatch.setattr(C, "_joined_span", lambda joined: None)  # as if it overflowed
+    else:
+        monkeypatch.setattr(C, "BUCKET_TUPLES", per_bucket)  # 4 files: 4 buckets
+    got = C.class_sizes(_Spy(client), paths, qi)
+    assert got == (len(whole), int(sizes.min()), sizes.size)
+    # 4 files of about 200 tuples, 10 a bucket: as many buckets as files
+    assert _Spy.calls.count("bucket_sizes") == (0 if per_bucket is None else 4)
+    assert bool(reduced) == (per_bucket is None)
+    assert C.class_sizes(client, [], qi) == (0, 0, 0)
 
 
 @pytest.mark.parametrize("damage", ["missing", "damaged"])

@@ -12,6 +12,17 @@ lists of values (the text columns read as Arrow dictionaries, so no string is bu
 with their row counts; the reduction puts the value lists of its parts together (values
 compared as values, a missing value as its own, as ``groupby(dropna=False)`` does), maps every
 part's codes into them, and adds the counts of equal tuples. Exact: no hashing of the values.
+
+A tree of such reductions moves files x classes tuples of codes through about log8(files)
+merges, the last on one worker (at 100M rows 33M tuples, 11 s of task time, 0.11 s per 1M
+rows against 0.00 at 10M; BENCHMARKS.md "Session 19"; at 1B rows its last merge alone would
+hold gigabytes). So :func:`class_sizes` joins only the files' value lists on the client (a few
+values per column), gives every tuple one int64 key in the joined codes (the mixed radix of
+:func:`_tuple_keys`, now the same in every file), and sends each file's (key, count) pairs to
+buckets by the key's Fibonacci hash: one merge per bucket, in parallel, each returning its
+row count, smallest class and class count. When the joined codes would overflow an int64 key,
+the tree of merges is used as before. Still exact: the keys are codes, not hashes of values;
+the hash only picks a tuple's bucket.
 """
 
 from __future__ import annotations
@@ -21,7 +32,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["file_classes", "merge_classes", "class_sizes"]
+__all__ = ["file_classes", "merge_classes", "class_sizes", "joined_values", "bucket_keys",
+           "bucket_sizes"]
+
+#: about how many (key, count) pairs one bucket of :func:`class_sizes` merges
+BUCKET_TUPLES = 4_000_000
 
 def _tuple_keys(codes: list[np.ndarray], widths: list[int]) -> np.ndarray:
     """One int64 per row, equal exactly when all its codes are (the mixed-radix fold of
@@ -131,10 +146,100 @@ def merge_classes(*parts: dict) -> dict:
     return _distinct(codes, [v.size + 1 for v in values], weights, values)
 
 
-def class_sizes(client: Any, files: list, qi: list) -> np.ndarray:
-    """Every class's row count over the written ``files`` (a tree reduction of
-    :func:`merge_classes` over the files' :func:`file_classes`)."""
-    from anonml.dask._tree import tree_reduce
+def _value_lists(part: dict) -> tuple[list, int]:
+    """A :func:`file_classes` result's value lists and its number of tuples (for the client)."""
+    return part["values"], int(part["counts"].size)
 
+
+def joined_values(lists: list) -> list:
+    """Per QI, the distinct values of all the files' value lists (``lists``: per file, its
+    per-QI lists) as an object ``pd.Index``, compared as :func:`merge_classes` compares them."""
+    return [pd.Index(np.concatenate([v[j] for v in lists]), dtype=object).unique()
+            for j in range(len(lists[0]))]
+
+
+def _joined_span(joined: list) -> int | None:
+    """The bound of the joined mixed-radix key (each QI's values and a missing code), or None
+    when it would not fit :data:`anonml.privacy._k_anonymity._MAX_CODE`."""
+    from anonml.privacy._k_anonymity import _MAX_CODE
+
+    span = 1
+    for index in joined:
+        span *= index.size + 1
+        if span > _MAX_CODE:
+            return None
+    return span
+
+
+def _bucket_of(key: np.ndarray, bits: int) -> np.ndarray:
+    """Bucket of each key, 0 .. 2**bits - 1: the top bits of its Fibonacci hash (Knuth, TAOCP
+    vol. 3, 6.4), which spreads consecutive keys over all the buckets."""
+    if bits == 0:
+        return np.zeros(key.size, dtype=np.int64)
+    h = key.astype(np.uint64) * np.uint64(0x9E3779B97F4A7C15)  # wraps modulo 2**64
+    return (h >> np.uint64(64 - bits)).astype(np.int64)
+
+
+def bucket_keys(part: dict, joined: list, bits: int) -> list:
+    """A :func:`file_classes` result's tuples as (key, count) pairs in the codes of ``joined``
+    (every file's keys comparable), split into ``2**bits`` buckets: a list of ``(keys,
+    counts)``, one per bucket."""
+    key = np.zeros(part["counts"].size, dtype=np.int64)
+    for j, index in enumerate(joined):
+        where = index.get_indexer(pd.Index(part["values"][j], dtype=object))
+        if (where < 0).any():  # not from this file's own values: a bug, never a class
+            raise RuntimeError("internal error: a value missing from the joined lists of the "
+                               "verification; please report")
+        where = np.append(where, index.size).astype(np.int64)  # missing stays missing
+        key *= index.size + 1
+        key += where[part["codes"][j]]
+    bucket = _bucket_of(key, bits)
+    order = np.argsort(bucket, kind="stable")
+    ends = np.cumsum(np.bincount(bucket, minlength=1 << bits))
+    key, counts = key[order], part["counts"][order]
+    return [(key[a:b], counts[a:b]) for a, b in zip(np.r_[0, ends[:-1]], ends)]
+
+
+def bucket_sizes(*pieces: tuple) -> np.ndarray:
+    """One bucket's classes from the (keys, counts) of every file: ``[rows, smallest class,
+    classes]`` (int64; the smallest is 0 when the bucket holds none)."""
+    keys = np.concatenate([p[0] for p in pieces])
+    if not keys.size:
+        return np.zeros(3, dtype=np.int64)
+    inv, uniq = pd.factorize(keys)
+    # counts added as float64: exact below 2**53 rows
+    sizes = np.bincount(inv, weights=np.concatenate([p[1] for p in pieces]).astype(np.float64),
+                        minlength=len(uniq))
+    return np.array([sizes.sum(), sizes.min(), len(uniq)], dtype=np.int64)
+
+
+def class_sizes(client: Any, files: list, qi: list) -> tuple[int, int, int]:
+    """``(rows, smallest class, classes)`` over the written ``files``: each file's
+    :func:`file_classes`, their value lists joined on the client, then a merge per bucket of
+    keys (:func:`bucket_keys`, :func:`bucket_sizes`); a tree reduction of
+    :func:`merge_classes` when the joined key would overflow."""
+    import operator
+
+    from anonml.dask._tree import _put, tree_reduce
+
+    if not files:
+        return 0, 0, 0
     parts = [client.submit(file_classes, f, list(qi), pure=False) for f in files]
-    return client.gather(tree_reduce(client, parts, merge_classes))["counts"]
+    listed = client.gather([client.submit(_value_lists, p, pure=False) for p in parts])
+    joined = joined_values([v for v, _ in listed])
+    if _joined_span(joined) is None:  # the tree of merges, whose codes are renumbered
+        counts = client.gather(tree_reduce(client, parts, merge_classes))["counts"]
+        return (int(counts.sum()), int(counts.min()) if counts.size else 0, int(counts.size))
+    tuples = sum(n for _, n in listed)
+    n_buckets = max(1, min(len(files), -(-tuples // BUCKET_TUPLES)))
+    bits = int(n_buckets - 1).bit_length()
+    joined_f = _put(client, joined)
+    keyed = [client.submit(bucket_keys, p, joined_f, bits, pure=False) for p in parts]
+    del parts
+    merged = [client.submit(bucket_sizes, *[client.submit(operator.getitem, f, b, pure=False)
+                                            for f in keyed], pure=False)
+              for b in range(1 << bits)]
+    got = np.array(client.gather(merged), dtype=np.int64).reshape(-1, 3)
+    held = got[got[:, 2] > 0]
+    return (int(got[:, 0].sum()), int(held[:, 1].min()) if held.size else 0,
+            int(got[:, 2].sum()))
