@@ -16,9 +16,10 @@ part's codes into them, and adds the counts of equal tuples. Exact: no hashing o
 A tree of such reductions moves files x classes tuples of codes through about log8(files)
 merges, the last on one worker (at 100M rows 33M tuples, 11 s of task time, 0.11 s per 1M
 rows against 0.00 at 10M; BENCHMARKS.md "Session 19"; at 1B rows its last merge alone would
-hold gigabytes). So :func:`class_sizes` joins only the files' value lists on the client (a few
-values per column), gives every tuple one int64 key in the joined codes (the mixed radix of
-:func:`_tuple_keys`, now the same in every file), and sends each file's (key, count) pairs to
+hold gigabytes). So :func:`class_sizes` joins only the files' value lists (a few values per
+column, by a tree reduction on the workers; the client sees their lengths), gives every
+tuple one int64 key in the joined codes (the mixed radix of :func:`_tuple_keys`, now the
+same in every file), and sends each file's (key, count) pairs to
 buckets by the key's Fibonacci hash: one merge per bucket, in parallel, each returning its
 row count, smallest class and class count. When the joined codes would overflow an int64 key,
 the tree of merges is used as before. Still exact: the keys are codes, not hashes of values;
@@ -32,8 +33,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["file_classes", "merge_classes", "class_sizes", "joined_values", "bucket_keys",
-           "bucket_sizes"]
+__all__ = ["file_classes", "merge_classes", "class_sizes", "join_value_lists", "joined_values",
+           "bucket_keys", "bucket_sizes"]
 
 #: about how many (key, count) pairs one bucket of :func:`class_sizes` merges
 BUCKET_TUPLES = 4_000_000
@@ -146,9 +147,19 @@ def merge_classes(*parts: dict) -> dict:
     return _distinct(codes, [v.size + 1 for v in values], weights, values)
 
 
-def _value_lists(part: dict) -> tuple[list, int]:
-    """A :func:`file_classes` result's value lists and its number of tuples (for the client)."""
-    return part["values"], int(part["counts"].size)
+def _value_lists(part: dict) -> dict:
+    """A :func:`file_classes` result's value lists and its number of tuples, for
+    :func:`join_value_lists` (the codes stay where they are)."""
+    return {"values": part["values"], "tuples": int(part["counts"].size)}
+
+
+def join_value_lists(*items: dict) -> dict:
+    """:func:`_value_lists` of several files (or joins) together: per QI, the distinct values
+    of all of them (values compared as :func:`merge_classes` compares them), and the tuples
+    added up."""
+    return {"values": [np.asarray(v, dtype=object) for v in
+                       joined_values([item["values"] for item in items])],
+            "tuples": sum(item["tuples"] for item in items)}
 
 
 def joined_values(lists: list) -> list:
@@ -158,14 +169,20 @@ def joined_values(lists: list) -> list:
             for j in range(len(lists[0]))]
 
 
-def _joined_span(joined: list) -> int | None:
-    """The bound of the joined mixed-radix key (each QI's values and a missing code), or None
-    when it would not fit :data:`anonml.privacy._k_anonymity._MAX_CODE`."""
+def _widths(joined: dict) -> tuple[list, int]:
+    """The number of joined values of each QI, and the files' tuples (for the client)."""
+    return [len(v) for v in joined["values"]], joined["tuples"]
+
+
+def _joined_span(widths: list) -> int | None:
+    """The bound of the joined mixed-radix key (each QI's joined values and a missing code;
+    ``widths``: the numbers of joined values), or None when it would not fit
+    :data:`anonml.privacy._k_anonymity._MAX_CODE`."""
     from anonml.privacy._k_anonymity import _MAX_CODE
 
     span = 1
-    for index in joined:
-        span *= index.size + 1
+    for width in widths:
+        span *= int(width) + 1
         if span > _MAX_CODE:
             return None
     return span
@@ -180,10 +197,12 @@ def _bucket_of(key: np.ndarray, bits: int) -> np.ndarray:
     return (h >> np.uint64(64 - bits)).astype(np.int64)
 
 
-def bucket_keys(part: dict, joined: list, bits: int) -> list:
+def bucket_keys(part: dict, joined: dict | list, bits: int) -> list:
     """A :func:`file_classes` result's tuples as (key, count) pairs in the codes of ``joined``
-    (every file's keys comparable), split into ``2**bits`` buckets: a list of ``(keys,
-    counts)``, one per bucket."""
+    (:func:`join_value_lists`, or :func:`joined_values`' list; every file's keys comparable),
+    split into ``2**bits`` buckets: a list of ``(keys, counts)``, one per bucket."""
+    if isinstance(joined, dict):
+        joined = [pd.Index(v, dtype=object) for v in joined["values"]]
     key = np.zeros(part["counts"].size, dtype=np.int64)
     for j, index in enumerate(joined):
         where = index.get_indexer(pd.Index(part["values"][j], dtype=object))
@@ -215,27 +234,28 @@ def bucket_sizes(*pieces: tuple) -> np.ndarray:
 
 def class_sizes(client: Any, files: list, qi: list) -> tuple[int, int, int]:
     """``(rows, smallest class, classes)`` over the written ``files``: each file's
-    :func:`file_classes`, their value lists joined on the client, then a merge per bucket of
+    :func:`file_classes`, their value lists joined by a tree reduction on the workers
+    (:func:`join_value_lists`; the client gets only their lengths), then a merge per bucket of
     keys (:func:`bucket_keys`, :func:`bucket_sizes`); a tree reduction of
     :func:`merge_classes` when the joined key would overflow."""
     import operator
 
-    from anonml.dask._tree import _put, tree_reduce
+    from anonml.dask._tree import tree_reduce
 
     if not files:
         return 0, 0, 0
     parts = [client.submit(file_classes, f, list(qi), pure=False) for f in files]
-    listed = client.gather([client.submit(_value_lists, p, pure=False) for p in parts])
-    joined = joined_values([v for v, _ in listed])
-    if _joined_span(joined) is None:  # the tree of merges, whose codes are renumbered
+    joined = tree_reduce(client, [client.submit(_value_lists, p, pure=False) for p in parts],
+                         join_value_lists)
+    widths, tuples = client.gather(client.submit(_widths, joined, pure=False))
+    if _joined_span(widths) is None:  # the tree of merges, whose codes are renumbered
+        del joined
         counts = client.gather(tree_reduce(client, parts, merge_classes))["counts"]
         return (int(counts.sum()), int(counts.min()) if counts.size else 0, int(counts.size))
-    tuples = sum(n for _, n in listed)
-    n_buckets = max(1, min(len(files), -(-tuples // BUCKET_TUPLES)))
+    n_buckets = max(1, min(len(files), -(-int(tuples) // BUCKET_TUPLES)))
     bits = int(n_buckets - 1).bit_length()
-    joined_f = _put(client, joined)
-    keyed = [client.submit(bucket_keys, p, joined_f, bits, pure=False) for p in parts]
-    del parts
+    keyed = [client.submit(bucket_keys, p, joined, bits, pure=False) for p in parts]
+    del parts, joined
     merged = [client.submit(bucket_sizes, *[client.submit(operator.getitem, f, b, pure=False)
                                             for f in keyed], pure=False)
               for b in range(1 << bits)]
