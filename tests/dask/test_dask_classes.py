@@ -51,15 +51,25 @@ def test_class_sizes_are_those_of_a_groupby(tmp_path, qi):
 
 
 def _by_buckets(parts, bits):
-    # the lists joined in two steps, as the tree reduction of class_sizes joins them
+    """class_sizes without a cluster: the value lists joined in two steps (as its tree
+    reduction may join them), each file's pairs keyed, then grouped by bucket as Dask's
+    shuffle groups them; one row per bucket: rows, smallest, classes."""
     lists = [{"values": p["values"], "tuples": p["counts"].size} for p in parts]
     joined = join_value_lists(join_value_lists(*lists[:1]), join_value_lists(*lists[1:]))
     assert joined["tuples"] == sum(p["counts"].size for p in parts)
     assert all(len(v) == len(w) for v, w in
                zip(joined["values"], joined_values([p["values"] for p in parts])))
-    keyed = [bucket_keys(p, joined, bits) for p in parts]
-    assert all(len(k) == 1 << bits for k in keyed)
-    return np.array([bucket_sizes(*[k[b] for k in keyed]) for b in range(1 << bits)])
+    keyed = pd.concat([bucket_keys(p, joined, bits) for p in parts], ignore_index=True)
+    assert keyed["_partitions"].between(0, (1 << bits) - 1).all()
+    return np.array([bucket_sizes(keyed[keyed["_partitions"] == b]).to_numpy()[0]
+                     for b in range(1 << bits)])
+
+
+def test_bucket_counts():
+    import anonml.dask._classes as C
+
+    assert [C.n_buckets(t) for t in (0, 1, C.BUCKET_TUPLES, C.BUCKET_TUPLES + 1,
+                                     29_000_000, 3 * 10**9)] == [1, 1, 1, 2, 8, 1024]
 
 
 @pytest.mark.parametrize("bits", [0, 1, 3, 6])
@@ -126,7 +136,7 @@ def test_verify_counts_the_written_files_and_refuses_a_small_class(client, tmp_p
 
 
 class _Spy:
-    """A client that records the names of the functions submitted to it."""
+    """A client that records the functions submitted to it, with their last argument."""
 
     calls: list = []
 
@@ -135,18 +145,21 @@ class _Spy:
         _Spy.calls = []
 
     def submit(self, func, *args, **kwargs):
-        _Spy.calls.append(getattr(func, "__name__", ""))
+        _Spy.calls.append((getattr(func, "__name__", ""), args[-1] if args else None))
         return self.client.submit(func, *args, **kwargs)
 
     def gather(self, *args, **kwargs):
         return self.client.gather(*args, **kwargs)
 
+    def compute(self, *args, **kwargs):
+        return self.client.compute(*args, **kwargs)
 
-@pytest.mark.parametrize("per_bucket", [None, 10])
+
+@pytest.mark.parametrize("per_bucket", [None, 10, 10**9])
 def test_class_sizes_on_the_cluster_by_buckets_or_by_the_tree(client, tmp_path, monkeypatch,
                                                            per_bucket):
-    """class_sizes on a cluster: by several buckets (few tuples a bucket), and by the tree of
-    merges when the joined key would overflow an int64 (forced here on the client)."""
+    """class_sizes on a cluster: by 1 or several buckets, and by the tree of merges when the
+    joined key would overflow an int64 (forced here on the client)."""
     import anonml.dask._classes as C
 
     paths, whole = _files(tmp_path)
@@ -155,13 +168,18 @@ def test_class_sizes_on_the_cluster_by_buckets_or_by_the_tree(client, tmp_path, 
     if per_bucket is None:
         monkeypatch.setattr(C, "_joined_span", lambda widths: None)  # as if it overflowed
     else:
-        monkeypatch.setattr(C, "BUCKET_TUPLES", per_bucket)  # 4 files: 4 buckets
+        monkeypatch.setattr(C, "BUCKET_TUPLES", per_bucket)
     got = C.class_sizes(_Spy(client), paths, qi)
     assert got == (len(whole), int(sizes.min()), sizes.size)
-    # 4 files of about 200 tuples, 10 a bucket: as many buckets as files
-    assert _Spy.calls.count("bucket_sizes") == (0 if per_bucket is None else 4)
-    assert (_Spy.calls.count("merge_classes") > 0) == (per_bucket is None)
-    assert _Spy.calls.count("join_value_lists") == 1  # 4 files: one join
+    names = [name for name, _ in _Spy.calls]
+    assert names.count("join_value_lists") == 1  # 4 files: one join
+    assert (names.count("merge_classes") > 0) == (per_bucket is None)
+    bits = {last for name, last in _Spy.calls if name == "bucket_keys"}
+    assert names.count("bucket_keys") == (0 if per_bucket is None else 4)
+    if per_bucket is not None:  # the files' tuples, 10 a bucket (about 128 buckets) or all in one
+        tuples = sum(pd.read_parquet(p).groupby(qi, dropna=False).ngroups for p in paths)
+        assert bits == {C.n_buckets(tuples).bit_length() - 1}
+        assert bits == ({0} if per_bucket > tuples else {int(np.ceil(np.log2(tuples / 10)))})
     assert C.class_sizes(client, [], qi) == (0, 0, 0)
 
 

@@ -19,11 +19,11 @@ rows against 0.00 at 10M; BENCHMARKS.md "Session 19"; at 1B rows its last merge 
 hold gigabytes). So :func:`class_sizes` joins only the files' value lists (a few values per
 column, by a tree reduction on the workers; the client sees their lengths), gives every
 tuple one int64 key in the joined codes (the mixed radix of :func:`_tuple_keys`, now the
-same in every file), and sends each file's (key, count) pairs to
-buckets by the key's Fibonacci hash: one merge per bucket, in parallel, each returning its
-row count, smallest class and class count. When the joined codes would overflow an int64 key,
-the tree of merges is used as before. Still exact: the keys are codes, not hashes of values;
-the hash only picks a tuple's bucket.
+same in every file), and sends each file's (key, count) pairs to buckets by the key's
+Fibonacci hash, through Dask's own shuffle: one merge per bucket, in parallel, each
+returning its row count, smallest class and class count. When the joined codes would
+overflow an int64 key, the tree of merges is used as before. Still exact: the keys are
+codes, not hashes of values; the hash only picks a tuple's bucket.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 __all__ = ["file_classes", "merge_classes", "class_sizes", "join_value_lists", "joined_values",
-           "bucket_keys", "bucket_sizes"]
+           "bucket_keys", "bucket_sizes", "n_buckets"]
 
 #: about how many (key, count) pairs one bucket of :func:`class_sizes` merges
 BUCKET_TUPLES = 4_000_000
@@ -197,10 +197,11 @@ def _bucket_of(key: np.ndarray, bits: int) -> np.ndarray:
     return (h >> np.uint64(64 - bits)).astype(np.int64)
 
 
-def bucket_keys(part: dict, joined: dict | list, bits: int) -> list:
+def bucket_keys(part: dict, joined: dict | list, bits: int) -> pd.DataFrame:
     """A :func:`file_classes` result's tuples as (key, count) pairs in the codes of ``joined``
     (:func:`join_value_lists`, or :func:`joined_values`' list; every file's keys comparable),
-    split into ``2**bits`` buckets: a list of ``(keys, counts)``, one per bucket."""
+    with each pair's bucket (0 .. ``2**bits`` - 1) in ``"_partitions"``, the column Dask's
+    shuffle sends it by (:func:`~anonml.dask._balance.shuffle_to`)."""
     if isinstance(joined, dict):
         joined = [pd.Index(v, dtype=object) for v in joined["values"]]
     key = np.zeros(part["counts"].size, dtype=np.int64)
@@ -212,34 +213,49 @@ def bucket_keys(part: dict, joined: dict | list, bits: int) -> list:
         where = np.append(where, index.size).astype(np.int64)  # missing stays missing
         key *= index.size + 1
         key += where[part["codes"][j]]
-    bucket = _bucket_of(key, bits)
-    order = np.argsort(bucket, kind="stable")
-    ends = np.cumsum(np.bincount(bucket, minlength=1 << bits))
-    key, counts = key[order], part["counts"][order]
-    return [(key[a:b], counts[a:b]) for a, b in zip(np.r_[0, ends[:-1]], ends)]
+    return pd.DataFrame({"key": key, "count": np.asarray(part["counts"], dtype=np.int64),
+                         "_partitions": _bucket_of(key, bits)})
 
 
-def bucket_sizes(*pieces: tuple) -> np.ndarray:
-    """One bucket's classes from the (keys, counts) of every file: ``[rows, smallest class,
-    classes]`` (int64; the smallest is 0 when the bucket holds none)."""
-    keys = np.concatenate([p[0] for p in pieces])
+#: the frame of :func:`bucket_keys` and of :func:`bucket_sizes`, no row
+_KEYS_META = pd.DataFrame({"key": np.zeros(0, np.int64), "count": np.zeros(0, np.int64),
+                           "_partitions": np.zeros(0, np.int64)})
+_SIZES_META = pd.DataFrame({"rows": np.zeros(0, np.int64), "smallest": np.zeros(0, np.int64),
+                            "classes": np.zeros(0, np.int64)})
+
+
+def bucket_sizes(frame: pd.DataFrame) -> pd.DataFrame:
+    """One bucket's classes from the (key, count) pairs of every file that Dask's shuffle
+    put together: one row of ``rows``, ``smallest`` (class) and ``classes`` (0, 0, 0 when the
+    bucket holds none)."""
+    keys = frame["key"].to_numpy()
     if not keys.size:
-        return np.zeros(3, dtype=np.int64)
+        return pd.DataFrame({"rows": [0], "smallest": [0], "classes": [0]}, dtype=np.int64)
     inv, uniq = pd.factorize(keys)
     # counts added as float64: exact below 2**53 rows
-    sizes = np.bincount(inv, weights=np.concatenate([p[1] for p in pieces]).astype(np.float64),
+    sizes = np.bincount(inv, weights=frame["count"].to_numpy(dtype=np.float64),
                         minlength=len(uniq))
-    return np.array([sizes.sum(), sizes.min(), len(uniq)], dtype=np.int64)
+    return pd.DataFrame({"rows": [sizes.sum()], "smallest": [sizes.min()],
+                         "classes": [len(uniq)]}).astype(np.int64)
+
+
+def n_buckets(tuples: int) -> int:
+    """How many buckets :func:`class_sizes` sends ``tuples`` (key, count) pairs to: a power
+    of two, about :data:`BUCKET_TUPLES` a bucket, at least one."""
+    return 1 << int(max(1, -(-int(tuples) // BUCKET_TUPLES)) - 1).bit_length()
 
 
 def class_sizes(client: Any, files: list, qi: list) -> tuple[int, int, int]:
     """``(rows, smallest class, classes)`` over the written ``files``: each file's
     :func:`file_classes`, their value lists joined by a tree reduction on the workers
-    (:func:`join_value_lists`; the client gets only their lengths), then a merge per bucket of
-    keys (:func:`bucket_keys`, :func:`bucket_sizes`); a tree reduction of
+    (:func:`join_value_lists`; the client gets only their lengths), then each file's (key,
+    count) pairs (:func:`bucket_keys`) sent to their buckets by Dask's own shuffle (staged
+    past 32 files and buckets, so the tasks grow as files x log(buckets), not files x
+    buckets) and counted there (:func:`bucket_sizes`); a tree reduction of
     :func:`merge_classes` when the joined key would overflow."""
-    import operator
+    import dask.dataframe as dd
 
+    from anonml.dask._balance import shuffle_method, shuffle_to
     from anonml.dask._tree import tree_reduce
 
     if not files:
@@ -252,14 +268,14 @@ def class_sizes(client: Any, files: list, qi: list) -> tuple[int, int, int]:
         del joined
         counts = client.gather(tree_reduce(client, parts, merge_classes))["counts"]
         return (int(counts.sum()), int(counts.min()) if counts.size else 0, int(counts.size))
-    n_buckets = max(1, min(len(files), -(-int(tuples) // BUCKET_TUPLES)))
-    bits = int(n_buckets - 1).bit_length()
-    keyed = [client.submit(bucket_keys, p, joined, bits, pure=False) for p in parts]
+    n_out = n_buckets(tuples)
+    bits = n_out.bit_length() - 1
+    keyed = dd.from_delayed([client.submit(bucket_keys, p, joined, bits, pure=False)
+                             for p in parts], meta=_KEYS_META, verify_meta=False)
     del parts, joined
-    merged = [client.submit(bucket_sizes, *[client.submit(operator.getitem, f, b, pure=False)
-                                            for f in keyed], pure=False)
-              for b in range(1 << bits)]
-    got = np.array(client.gather(merged), dtype=np.int64).reshape(-1, 3)
-    held = got[got[:, 2] > 0]
-    return (int(got[:, 0].sum()), int(held[:, 1].min()) if held.size else 0,
-            int(got[:, 2].sum()))
+    # 24 bytes a pair: key, count and bucket
+    shuffled = shuffle_to(keyed, "_partitions", n_out, shuffle_method(client, 24 * int(tuples)))
+    got = client.gather(client.compute(shuffled.map_partitions(bucket_sizes, meta=_SIZES_META)))
+    held = got[got["classes"] > 0]
+    return (int(got["rows"].sum()), int(held["smallest"].min()) if held.shape[0] else 0,
+            int(got["classes"].sum()))
