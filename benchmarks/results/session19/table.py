@@ -11,4 +11,4 @@ for f in files:
     sp=",".join("%.2f" % (v/1e9) for v in run['peak_spilled_bytes'].values())
     wr=",".join("%.1f" % (io[k][1]/1e9) for k in w) if io else "-"
     sy=",".join("%.0f" % sysc[k] for k in w) if sysc else "-"
-    print(f"{f:22s} cpu {run['cpu_s_per_1M']:.2f} wall {run['wall_s']:.1f} tree {run['stage_s']['tree']:.1f} spill {sp} rss {rss} written {wr} sys {sy}")
+    print(f"{f:22s} cpu {run['cpu_s_per_1M']:.2f} wall {run['wall_s']:.1f} tree {run['stage_s']['tree']:.1f} verify {run['stage_s']['verify']:.1f} spill {sp} rss {rss} written {wr} sys {sy}")
