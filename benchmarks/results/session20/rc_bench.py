@@ -1,5 +1,9 @@
+"""range_candidates alone on ranges of 312,500 / 446,000 / 2M rows from 5 or 50 partitions
+(Adult resampled, groups of about 170 rows, random groups).
+Usage: PYTHONPATH=src python benchmarks/results/session20/rc_bench.py"""
 import sys, time, numpy as np, pandas as pd
-sys.path.insert(0, "/work/main/benchmarks")
+from pathlib import Path
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from bench_accuracy_guided import resample
 from anonml.datasets import load_adult
 from anonml.encoding import TableEncoder
