@@ -39,6 +39,7 @@ __all__ = ["file_classes", "merge_classes", "class_sizes", "join_value_lists", "
 #: about how many (key, count) pairs one bucket of :func:`class_sizes` merges
 BUCKET_TUPLES = 4_000_000
 
+
 def _tuple_keys(codes: list[np.ndarray], widths: list[int]) -> np.ndarray:
     """One int64 per row, equal exactly when all its codes are (the mixed-radix fold of
     :func:`anonml.privacy._k_anonymity.fold_codes`, as the in-memory check's classes)."""
@@ -133,18 +134,22 @@ def file_classes(path: str, qi: list) -> dict:
 def merge_classes(*parts: dict) -> dict:
     """The distinct tuples of several :func:`file_classes` results (or merges), counts
     added: each QI's value lists joined, every part's codes mapped into the joined list."""
-    m = len(parts[0]["values"])
-    values, codes = [], [[] for _ in range(m)]
-    for j in range(m):
-        joined = pd.Index(np.concatenate([p["values"][j] for p in parts]), dtype=object).unique()
-        values.append(np.asarray(joined, dtype=object))
-        for p in parts:
-            where = joined.get_indexer(pd.Index(p["values"][j], dtype=object))
-            where = np.append(where, joined.size)  # missing stays missing
-            codes[j].append(where[p["codes"][j]])
-    codes = [np.concatenate(c).astype(np.int64) for c in codes]
+    joined = joined_values([p["values"] for p in parts])
+    codes = [np.concatenate([_joined_codes(index, p["values"][j], p["codes"][j])
+                             for p in parts]) for j, index in enumerate(joined)]
     weights = np.concatenate([p["counts"] for p in parts]).astype(np.float64)
+    values = [np.asarray(index, dtype=object) for index in joined]
     return _distinct(codes, [v.size + 1 for v in values], weights, values)
+
+
+def _joined_codes(index: pd.Index, values: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """A part's ``codes`` into its own ``values`` (``len(values)``: missing) as codes into the
+    joined ``index`` of :func:`joined_values` (``len(index)``: missing), int64."""
+    where = index.get_indexer(pd.Index(values, dtype=object))
+    if (where < 0).any():  # the joined values hold every part's: a bug, never a class
+        raise RuntimeError("internal error: a value missing from the joined lists of the "
+                           "verification; please report")
+    return np.append(where, index.size).astype(np.int64)[codes]  # missing stays missing
 
 
 def _value_lists(part: dict) -> dict:
@@ -197,22 +202,18 @@ def _bucket_of(key: np.ndarray, bits: int) -> np.ndarray:
     return (h >> np.uint64(64 - bits)).astype(np.int64)
 
 
-def bucket_keys(part: dict, joined: dict | list, bits: int) -> pd.DataFrame:
+def bucket_keys(part: dict, joined: dict, bits: int) -> pd.DataFrame:
     """A :func:`file_classes` result's tuples as (key, count) pairs in the codes of ``joined``
-    (:func:`join_value_lists`, or :func:`joined_values`' list; every file's keys comparable),
-    with each pair's bucket (0 .. ``2**bits`` - 1) in ``"_partitions"``, the column Dask's
-    shuffle sends it by (:func:`~anonml.dask._balance.shuffle_to`)."""
-    if isinstance(joined, dict):
-        joined = [pd.Index(v, dtype=object) for v in joined["values"]]
-    key = np.zeros(part["counts"].size, dtype=np.int64)
-    for j, index in enumerate(joined):
-        where = index.get_indexer(pd.Index(part["values"][j], dtype=object))
-        if (where < 0).any():  # not from this file's own values: a bug, never a class
-            raise RuntimeError("internal error: a value missing from the joined lists of the "
-                               "verification; please report")
-        where = np.append(where, index.size).astype(np.int64)  # missing stays missing
-        key *= index.size + 1
-        key += where[part["codes"][j]]
+    (:func:`join_value_lists`: every file's keys comparable), with each pair's bucket (0 ..
+    ``2**bits`` - 1) in ``"_partitions"``, the column Dask's shuffle sends it by
+    (:func:`~anonml.dask._balance.shuffle_to`)."""
+    index = [pd.Index(v, dtype=object) for v in joined["values"]]
+    widths = [len(i) + 1 for i in index]
+    if _joined_span([len(i) for i in index]) is None:  # _tuple_keys would renumber per file
+        raise RuntimeError("internal error: the joined key of the verification overflows; "
+                           "please report")
+    key = _tuple_keys([_joined_codes(i, part["values"][j], part["codes"][j])
+                       for j, i in enumerate(index)], widths)
     return pd.DataFrame({"key": key, "count": np.asarray(part["counts"], dtype=np.int64),
                          "_partitions": _bucket_of(key, bits)})
 
