@@ -128,9 +128,10 @@ def test_text_thresholds_separate_without_naming_a_category(names):
 
 
 def test_threshold_avoiding_in_runs_equals_one_pass(monkeypatch):
-    # the gaps are taken in runs of sub-gaps (bounded memory on millions of distinct values):
-    # the thresholds are those of one pass over all of them, including infinite ends, empty
-    # gaps and one gap holding more sub-gaps than a run
+    # gaps whose own roundest number is a training value are cut into pieces, taken in runs
+    # of pieces (bounded memory on millions of distinct values): the thresholds are those of
+    # one pass over all of them, including infinite ends, empty gaps and one gap holding
+    # more pieces than a run
     import anonml.anonymize._routing as routing
 
     rng = np.random.default_rng(3)
@@ -139,8 +140,29 @@ def test_threshold_avoiding_in_runs_equals_one_pass(monkeypatch):
     hi = lo + rng.exponential(40, lo.size)
     lo[:3], hi[3:6] = -np.inf, np.inf
     lo[6], hi[6] = values[10], values[4000]  # ~4000 sub-gaps
-    one = _threshold_avoiding(lo, hi, values)
+    one = routing._pieces(lo, hi, values)
     monkeypatch.setattr(routing, "_SUB_GAPS_PER_PASS", 64)
-    runs = _threshold_avoiding(lo, hi, values)
+    runs = routing._pieces(lo, hi, values)
     np.testing.assert_array_equal(runs, one)
     assert not np.isin(runs, values).any()
+    assert ((runs > lo) & (runs < hi)).all()
+
+
+def test_threshold_is_the_gaps_own_roundest_unless_it_is_a_training_value():
+    from anonml.anonymize._routing import _pieces as routing_pieces
+
+    # the rule both engines follow: the gap's roundest number when no training value equals
+    # it (other nodes' values inside the gap do not move it), else the roundest of the pieces
+    values = np.array([0.7, 3.0, 10.0, 15.0, 22.0, 22.9])
+    lo = np.array([0.01, 2.0, 9.0, 22.0])
+    hi = np.array([1.05, 20.0, 16.0, 23.0])
+    got = _threshold_avoiding(lo, hi, values)
+    # (0.01, 1.05): 1, though 0.7 inside cuts off a piece whose roundest is 0.4; (22, 23):
+    # 22.5, not the 22.4 of the piece (22, 22.9); (2, 20): its roundest, 10, is a training
+    # value, so the pieces: (3, 10) gives the only one-digit number, 6; (9, 16): 10 and 15
+    # are training values, so the piece (10, 15) gives 12
+    assert got.tolist() == [1.0, 6.0, 12.0, 22.5]
+    np.testing.assert_array_equal(got[[1, 2]], routing_pieces(lo[[1, 2]], hi[[1, 2]], values))
+    assert not np.isin(got, values).any()
+    np.testing.assert_array_equal(_threshold_avoiding(lo, hi, np.array([np.inf])),
+                                  roundest_in_gap(lo, hi))
