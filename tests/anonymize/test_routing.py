@@ -166,3 +166,23 @@ def test_threshold_is_the_gaps_own_roundest_unless_it_is_a_training_value():
     assert not np.isin(got, values).any()
     np.testing.assert_array_equal(_threshold_avoiding(lo, hi, np.array([np.inf])),
                                   roundest_in_gap(lo, hi))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.floats(-1e4, 1e4, allow_nan=False).map(lambda v: round(v, 1)), min_size=2,
+                max_size=60, unique=True), st.data())
+def test_one_rule_whether_the_training_values_are_known_or_found_in_passes(values, data):
+    # the in-memory engine knows every distinct training value; the Dask engine, on a column of
+    # many, first takes each gap's roundest number, then collects the training values inside
+    # the gaps whose number is one, and chooses those again: the same thresholds
+    v = np.unique(np.asarray(values))
+    n = data.draw(st.integers(1, 8))
+    i = np.array(data.draw(st.lists(st.integers(0, v.size - 2), min_size=n, max_size=n)))
+    j = np.array([data.draw(st.integers(a + 1, v.size - 1)) for a in i])
+    lo, hi = v[i], v[j]
+    known = _threshold_avoiding(lo, hi, v)
+    passes = _threshold_avoiding(lo, hi, np.array([np.inf]))
+    redo = np.flatnonzero(np.isin(passes, v))
+    inside = v[((v[:, None] > lo[redo]) & (v[:, None] < hi[redo])).any(axis=1)]
+    passes[redo] = _threshold_avoiding(lo[redo], hi[redo], inside)
+    np.testing.assert_array_equal(known, passes)
