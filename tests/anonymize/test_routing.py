@@ -186,3 +186,35 @@ def test_one_rule_whether_the_training_values_are_known_or_found_in_passes(value
     inside = v[((v[:, None] > lo[redo]) & (v[:, None] < hi[redo])).any(axis=1)]
     passes[redo] = _threshold_avoiding(lo[redo], hi[redo], inside)
     np.testing.assert_array_equal(known, passes)
+
+
+def _pieces_reference(lo: float, hi: float, values: np.ndarray) -> float:
+    """One gap, cut at the training values inside it: each piece's roundest number, the one of
+    fewest digits, then nearest the gap's middle, then the first piece."""
+    cuts = values[(values > lo) & (values < hi)]
+    ends = np.r_[lo, cuts], np.r_[cuts, hi]
+    c, digits = _roundest(*ends)
+    mid = lo / 2 + hi / 2 if np.isfinite(lo) and np.isfinite(hi) else 0.0
+    dist = [abs(x - mid) if np.isfinite(abs(x - mid)) else np.inf for x in c]
+    best = min(range(c.size), key=lambda i: (digits[i], dist[i], i))
+    return float(c[best])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.integers(-300, 300).map(float),
+                          st.floats(-1e3, 1e3, allow_nan=False).map(lambda v: round(v, 2))),
+                min_size=2, max_size=80, unique=True), st.data())
+def test_pieces_pick_the_roundest_piece(values, data):
+    # the pieces between two training values are searched once per value and shared by the
+    # gaps that hold them: the same winner as searching every gap's pieces on their own
+    from anonml.anonymize._routing import _pieces
+
+    v = np.unique(np.asarray(values))
+    n = data.draw(st.integers(1, 10))
+    i = np.array(data.draw(st.lists(st.integers(-1, v.size - 2), min_size=n, max_size=n)))
+    j = np.array([data.draw(st.integers(a + 1, v.size)) for a in i])
+    lo = np.where(i < 0, -np.inf, v[np.clip(i, 0, None)])
+    hi = np.where(j >= v.size, np.inf, v[np.clip(j, None, v.size - 1)])
+    got = _pieces(lo, hi, v)
+    want = [_pieces_reference(a, b, v) for a, b in zip(lo, hi)]
+    np.testing.assert_array_equal(got, want)

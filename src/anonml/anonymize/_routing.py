@@ -271,24 +271,42 @@ def _pieces(lo: np.ndarray, hi: np.ndarray, values: np.ndarray) -> np.ndarray:
 def _threshold_avoiding_run(lo: np.ndarray, hi: np.ndarray, values: np.ndarray,
                             i0: np.ndarray, n_sub: np.ndarray) -> np.ndarray:
     """:func:`_pieces` for some gaps, given the index ``i0`` of the first training value above
-    each ``lo`` and the number of sub-gaps of each."""
-    count = n_sub - 1
+    each ``lo`` and the number of sub-gaps of each.
+
+    A piece between two training values, ``(values[j - 1], values[j])``, is the same in every
+    gap that holds it: its roundest number is found once per distinct ``j`` (at most one per
+    distinct value), and only the two end pieces of each gap, which reach ``lo`` or ``hi``,
+    are searched on their own. The winner of each gap (fewest digits, then nearest the gap's
+    middle, then the first piece) is picked by minima over each gap's pieces, with no sort."""
+    last = values.size - 1
     owner = np.repeat(np.arange(lo.size), n_sub)
     first = np.cumsum(n_sub) - n_sub
-    rank = np.arange(owner.size) - first[owner]  # 0 .. count within each gap
+    rank = np.arange(owner.size) - first[owner]  # 0 .. n_sub - 1 within each gap
     inside = i0[owner] + rank  # index of the training value closing each sub-gap
-    a = np.where(rank == 0, lo[owner], values[np.clip(inside - 1, 0, values.size - 1)])
-    b = np.where(rank == count[owner], hi[owner], values[np.clip(inside, 0, values.size - 1)])
-    c, digits = _roundest(a, b)
+    end = (rank == 0) | (rank == n_sub[owner] - 1)
+    c = np.empty(owner.size)
+    digits = np.empty(owner.size, dtype=np.int64)
+    mid_j = inside[~end]  # pieces between two training values: one search per distinct j
+    if mid_j.size:
+        js, at = np.unique(mid_j, return_inverse=True)
+        c_j, d_j = _roundest(values[js - 1], values[js])
+        c[~end], digits[~end] = c_j[at], d_j[at]
+    e = np.flatnonzero(end)
+    oe, je = owner[e], inside[e]
+    a = np.where(rank[e] == 0, lo[oe], values[np.clip(je - 1, 0, last)])
+    b = np.where(rank[e] == n_sub[oe] - 1, hi[oe], values[np.clip(je, 0, last)])
+    c[e], digits[e] = _roundest(a, b)
     with np.errstate(invalid="ignore"):
         mid = np.where(np.isfinite(lo) & np.isfinite(hi), lo / 2 + hi / 2, 0.0)
         dist = np.abs(c - mid[owner])
     dist = np.where(np.isfinite(dist), dist, np.inf)
-    order = np.lexsort((dist, digits, owner))
-    best = order[np.r_[0, np.cumsum(n_sub)[:-1]]]  # first of each owner after the sort
+    # fewest digits, then nearest the middle, then the first piece (a stable sort's order)
+    fewest = np.minimum.reduceat(digits, first)
+    dist = np.where(digits == fewest[owner], dist, np.inf)
+    nearest = np.minimum.reduceat(dist, first)
+    win = np.flatnonzero((digits == fewest[owner]) & (dist == nearest[owner]))
+    best = win[np.r_[True, owner[win][1:] != owner[win][:-1]]]  # the first of each gap
     return c[best]
-
-
 
 
 # ----------------------------------------------------------------------------- the tree
