@@ -7,7 +7,6 @@ import math
 from decimal import Decimal
 
 import numpy as np
-import pandas as pd
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
