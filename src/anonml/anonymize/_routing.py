@@ -229,10 +229,10 @@ def _threshold_avoiding(lo: np.ndarray, hi: np.ndarray, values: np.ndarray) -> n
     The gap's own roundest number (:func:`roundest_in_gap`) when it is no training value;
     only where it is one, the gap is cut at the training values inside it and the roundest
     of the pieces wins. The distributed engine follows the same rule (it finds the training
-    values inside a gap only for the thresholds that hit one), so both release the same
-    thresholds. Cutting every gap first cost a piece per training value inside a node's gap:
-    on a column of millions of distinct values that grew faster than the rows (0.035 CPU s
-    per 1M rows at 1M rows, 0.134 at 8M; BENCHMARKS.md, "Session 21").
+    values inside a gap only for the thresholds that hit one): one rule for both engines.
+    Until session 21 every gap was cut first; that moved few thresholds (74 of 97,452 on
+    Adult resampled to 20M rows), each still strictly inside its gap and no training value
+    (BENCHMARKS.md, "Session 21").
 
     The gaps that are cut are independent of one another: they are taken in runs of about
     ``_SUB_GAPS_PER_PASS`` pieces, so that the memory does not grow with the rows."""
@@ -277,7 +277,10 @@ def _threshold_avoiding_run(lo: np.ndarray, hi: np.ndarray, values: np.ndarray,
     gap that holds it: its roundest number is found once per distinct ``j`` (at most one per
     distinct value), and only the two end pieces of each gap, which reach ``lo`` or ``hi``,
     are searched on their own. The winner of each gap (fewest digits, then nearest the gap's
-    middle, then the first piece) is picked by minima over each gap's pieces, with no sort."""
+    middle, then the first piece) is picked by minima over each gap's pieces, with no sort.
+    A piece searched apart per gap grew faster than the rows, as the gaps hold more of other
+    nodes' values (36 pieces a gap at 20M rows, 10 at 1M): 0.031 CPU s per 1M rows at 1M,
+    0.088 at 20M; now 0.017 and 0.019 (BENCHMARKS.md, "Session 21")."""
     last = values.size - 1
     owner = np.repeat(np.arange(lo.size), n_sub)
     first = np.cumsum(n_sub) - n_sub
