@@ -608,7 +608,7 @@ def test_qi_columns_held_only_when_they_fit():
 def test_local_cluster_workers_start_with_raised_malloc_thresholds(monkeypatch):
     """Workers of anonml's local cluster keep freed arrays for reuse (glibc's thresholds set
     before they start), not Dask's 64 kB trim threshold, and Arrow allocates from the same
-    heap; Dask's other variables are kept."""
+    heap; Dask's other variables are kept; they run no statistical profiler."""
     import os
 
     import dask
@@ -641,6 +641,11 @@ def test_local_cluster_workers_start_with_raised_malloc_thresholds(monkeypatch):
         (watching,) = client.run(lambda dask_worker: "anonml-heap-trim" in
                                  dask_worker.periodic_callbacks).values()
         assert watching
+        # no dashboard, so no statistical profiler sampling the worker's threads every 10 ms
+        (profiling,) = client.run(lambda dask_worker: (
+            "profile" in dask_worker.periodic_callbacks,
+            dask.config.get("distributed.worker.profile.enabled"))).values()
+        assert profiling == (False, False)
         client.register_plugin(HeapTrim(fraction=1e-9, every=0.02, pause=0.05))
         time.sleep(0.5)
         (trims,) = client.run(
@@ -657,6 +662,7 @@ def test_local_cluster_workers_start_with_raised_malloc_thresholds(monkeypatch):
     assert got["ARROW_DEFAULT_MEMORY_POOL"] == "system"
     assert got["OMP_NUM_THREADS"] == "1"  # Dask's own pre-spawn variables still set
     assert dask.config.get("distributed.nanny.pre-spawn-environ") == before  # config restored
+    assert dask.config.get("distributed.worker.profile.enabled")  # (this process's own)
     assert os.environ["MALLOC_TRIM_THRESHOLD_"] == "65536"  # and this process's environment
     assert "ARROW_DEFAULT_MEMORY_POOL" not in os.environ
 

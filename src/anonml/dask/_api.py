@@ -114,8 +114,9 @@ def local_cluster(
     from the same heap (not its own mimalloc pool, whose freed pages no array could reuse and
     no trim could give back); and with the
     :class:`~anonml.dask._trim.HeapTrim` plugin, which gives the free heap back when a worker's
-    memory passes 65 % of its limit. A cluster started otherwise keeps its own settings
-    (docs/dask.md).
+    memory passes 65 % of its limit. The cluster has no dashboard, and its workers run no
+    statistical profiler (the dashboard's only reader). A cluster started otherwise keeps its
+    own settings (docs/dask.md).
     """
     _, _, distributed = _require()
     n = int(n_workers or os.cpu_count() or 1)
@@ -143,7 +144,11 @@ def local_cluster(
     saved = {k: os.environ.get(k) for k in ours}
     os.environ.update(ours)
     try:
-        with dask.config.set({"distributed.nanny.pre-spawn-environ": environ}):
+        # no dashboard, so no statistical profiler either: its stack samples every 10 ms
+        # served only the dashboard's Profile page and cost about 6 % of the workers' CPU
+        # (BENCHMARKS.md, "Session 21")
+        with dask.config.set({"distributed.nanny.pre-spawn-environ": environ,
+                              "distributed.worker.profile.enabled": False}):
             cluster = distributed.LocalCluster(
                 n_workers=n, threads_per_worker=int(threads_per_worker), processes=True,
                 memory_limit=memory_limit, dashboard_address=None,
