@@ -145,8 +145,8 @@ def local_cluster(
     os.environ.update(ours)
     try:
         # no dashboard, so no statistical profiler either: its stack samples every 10 ms
-        # served only the dashboard's Profile page and cost about 6 % of the workers' CPU
-        # (BENCHMARKS.md, "Session 21")
+        # serve only the dashboard's Profile page (its cost is within this machine's noise:
+        # BENCHMARKS.md, "Session 21")
         with dask.config.set({"distributed.nanny.pre-spawn-environ": environ,
                               "distributed.worker.profile.enabled": False}):
             cluster = distributed.LocalCluster(
