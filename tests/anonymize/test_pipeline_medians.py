@@ -82,18 +82,73 @@ def _reference_distance(frame, enc, qi, groups, n_groups):
 
 
 @pytest.mark.parametrize("seed", [0, 1])
-def test_distance_to_median_unchanged(seed: int) -> None:
+@pytest.mark.parametrize("direct_cells", [1 << 20, 0, 150])
+def test_distance_to_median_unchanged(seed: int, direct_cells: int, monkeypatch) -> None:
+    """The same distances whether a categorical QI's (group, category) table is counted in row
+    order (it fits the cache) or walking the rows in group order (``direct_cells`` 0: every
+    one; 150: the 2-category column directly, the others in group order)."""
+    import anonml.anonymize._pipeline as pipeline
+
+    monkeypatch.setattr(pipeline, "_DIRECT_CELLS", direct_cells)
     rng = np.random.default_rng(seed)
     n = 3000
     frame = pd.DataFrame({
         "x": rng.normal(size=n), "i": rng.integers(0, 40, n), "s": _column("skewed", n, rng),
         "c": rng.choice(["a", "b", "c"], n), "w": rng.uniform(size=n),
+        "d": rng.choice(list("abcdefgh"), n), "e": rng.choice(["u", "v"], n),
     })
-    qi = ["x", "i", "s", "c", "w"]
-    enc = TableEncoder(qi, ["c"], max_bins=32).fit(frame)
-    groups = rng.integers(0, 60, n)
-    got = _distance_to_median(frame, enc, qi, groups, 60)
-    np.testing.assert_array_equal(got, _reference_distance(frame, enc, qi, groups, 60))
+    qi = ["x", "c", "i", "d", "s", "e", "w"]
+    enc = TableEncoder(qi, ["c", "d", "e"], max_bins=32).fit(frame)
+    groups = rng.integers(0, 50, n)
+    got = _distance_to_median(frame, enc, qi, groups, 50)
+    np.testing.assert_array_equal(got, _reference_distance(frame, enc, qi, groups, 50))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(n=st.integers(0, 300), c=st.integers(1, 20), wide=st.booleans(), seed=st.integers(0, 99))
+def test_in_group_order_takes_every_column(n: int, c: int, wide: bool, seed: int) -> None:
+    """Packed into items of 4, 8 or 16 bytes (or wider: a void type), taken, transposed back:
+    each column equals its own ``take``, for every width and dtype, extreme codes included."""
+    from anonml.anonymize._medians import in_group_order
+
+    rng = np.random.default_rng(seed)
+    dtype = np.uint16 if wide else np.uint8
+    top = np.iinfo(dtype).max
+    cols = [rng.integers(0, top, n, endpoint=True).astype(dtype) for _ in range(c)]
+    if n:
+        cols[0][0] = top  # the largest code and 0 occur
+        cols[-1][-1] = 0
+    order = rng.permutation(n)
+    got = in_group_order(cols, dtype, order)
+    assert got.shape == (c, n) and got.dtype == dtype
+    for j in range(c):
+        np.testing.assert_array_equal(got[j], cols[j].take(order))
+
+
+@pytest.mark.parametrize("kind", ["normal", "few", "skewed"])
+def test_group_medians_from_given_bins(kind: str) -> None:
+    """``bins=(row order, group order)`` given by the caller: the same medians, also past one
+    block of rows and with groups whose middle falls in a bin of several values."""
+    from anonml.anonymize._medians import _BLOCK, group_order, in_group_order
+
+    rng = np.random.default_rng(5)
+    n = _BLOCK + 4321
+    groups = rng.integers(0, 3000, n)
+    df = pd.DataFrame({"a": _column(kind, n, rng)})
+    enc = TableEncoder(["a"], [], max_bins=16).fit(df)
+    z = enc.zscores(df)[:, 0]
+    size = np.bincount(groups, minlength=3000)
+    values = df["a"].to_numpy()
+    thr = enc.thresholds_["a"]
+    order = group_order(groups, 3000)
+    b = np.searchsorted(thr, values, side="left").astype(np.uint8)
+    rows = (z, values, thr, groups)
+    want = numeric_group_medians(size, rows=rows, order=order)
+    got = numeric_group_medians(size, rows=rows, order=order,
+                                bins=(b, in_group_order([b], np.uint8, order)[0]))
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(
+        got, pd.Series(z).groupby(groups, sort=True).median().to_numpy())
 
 
 def test_recode_keeps_dtypes_and_leaves_the_input_alone() -> None:

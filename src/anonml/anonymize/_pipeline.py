@@ -22,8 +22,9 @@ import pandas as pd
 
 from anonml._errors import PrivacyViolationError
 from anonml._utils import release_free_memory, small_pages
-from anonml.encoding import TableEncoder
+from anonml.encoding import TableEncoder, bins_dtype
 from anonml.anonymize._medians import _BLOCK
+from anonml.anonymize._medians import group_block_counts, in_group_order
 from anonml.anonymize._medians import group_order as _group_order
 from anonml.anonymize._medians import numeric_group_medians
 from anonml.privacy import PrivacyModel, k_anonymity, l_diversity, t_closeness
@@ -52,6 +53,11 @@ PER_FEATURE_RULES = ("per_feature", "majority_per_feature", "per_feature_joint")
 JOINT_CATEGORICAL_RULES = ("majority_medoid", "medoid", "per_feature_joint")
 
 
+#: (group x category) cells of a table counted in row order (8 MB of counts, within the
+#: cache); a larger one is counted walking the rows in group order
+_DIRECT_CELLS = 1 << 20
+
+
 def _distance_to_median(
     frame: pd.DataFrame, encoder: TableEncoder, qi: Sequence[Any], groups: np.ndarray, n_groups: int,
     order: np.ndarray | None = None,
@@ -63,7 +69,9 @@ def _distance_to_median(
     built: for a row of category ``c`` its distance to the median vector ``m`` is
     ``sum(m**2) - 2 m[c] + 1``. The medians of the numeric QIs are exact, from the one
     per-group median of both engines, :func:`anonml.anonymize._medians.numeric_group_medians`
-    (linear time, no sort of all rows), one column at a time, so no n x d matrix is held.
+    (linear time, no sort of all rows), one column at a time, so no n x d float matrix is
+    held; the QIs' bins and codes (1-2 bytes each) are taken into group order together, one
+    ``take`` of a packed item a row (:func:`anonml.anonymize._medians.in_group_order`).
     ``order`` (optional): the rows in group order, :func:`anonml.anonymize._medians.group_order`,
     if the caller has it.
 
@@ -75,43 +83,65 @@ def _distance_to_median(
     dist = np.zeros(n, dtype=np.float64)
     cat = set(encoder.categorical)
     num_cols = [c for c in qi if c not in cat]
-    if num_cols:
-        size = np.bincount(groups, minlength=n_groups)
-        # rows in group order (a linear radix sort): the per-group histograms below are then
-        # counted walking memory forwards, not scattered over a groups x bins table
-        if order is None:
-            order = _group_order(groups, n_groups)
-        for c in num_cols:
-            # the column read once, for its z-scores and its bins (one n-row float array
-            # less at a time than two reads and :meth:`TableEncoder.zscores`' matrix)
-            values = frame[c].to_numpy(dtype=np.float64)
-            z = encoder.zscore_values(c, values)
-            med = numeric_group_medians(
-                size, rows=(z, values, encoder.thresholds_[c], groups), order=order)
-            del values
-            for s in range(0, n, _BLOCK):  # (no n-row temporary for med[groups])
-                z[s:s + _BLOCK] -= med.take(groups[s:s + _BLOCK])
-            z *= z
-            dist += z  # the columns summed in order, as ``(Z - M) ** 2).sum(axis=1)`` does
-            del z  # (not held through the categorical terms)
-    if len(num_cols) < len(qi):
-        size = np.bincount(groups, minlength=n_groups).astype(np.float64)
-        for c in qi:
-            if c not in cat:
-                continue
-            m = encoder.cats_[c].n_codes + 1
-            cell = groups * m  # each row's (group, category) cell
-            cell += encoder.codes(frame, c, copy=False)  # (1-2 bytes a row, read only)
+    cat_cols = [c for c in qi if c in cat]
+    size = np.bincount(groups, minlength=n_groups)
+    # rows in group order (a linear radix sort): the per-group histograms below are then
+    # counted walking memory forwards, not scattered over a groups x bins table
+    if order is None:
+        order = _group_order(groups, n_groups)
+    # the numeric QIs' bins, and the codes of the categorical QIs whose (group, category)
+    # table outgrows the cache, taken into group order in one pass for all of them
+    # (:func:`in_group_order`: one cache miss a row, not one per column)
+    thresholds = [encoder.thresholds_[c] for c in num_cols]
+    widths = [encoder.cats_[c].n_codes + 1 for c in cat_cols]
+    dtype = bins_dtype([len(t) + 1 for t in thresholds] + widths)
+    bins = []
+    for c, t in zip(num_cols, thresholds):
+        b = np.empty(n, dtype=dtype)
+        v = frame[c].to_numpy(dtype=np.float64)
+        for s in range(0, n, _BLOCK):
+            b[s:s + _BLOCK] = np.searchsorted(t, v[s:s + _BLOCK], side="left")
+        bins.append(b)
+        del v, b
+    by_rows = [n_groups * m <= _DIRECT_CELLS for m in widths]
+    in_order = in_group_order(
+        bins + [encoder.codes(frame, c, copy=False)
+                for c, direct in zip(cat_cols, by_rows) if not direct], dtype, order)
+    for j, c in enumerate(num_cols):
+        # the column read once, for its z-scores (its bins are above)
+        values = frame[c].to_numpy(dtype=np.float64)
+        z = encoder.zscore_values(c, values)
+        med = numeric_group_medians(
+            size, rows=(z, values, thresholds[j], groups), order=order,
+            bins=(bins[j], in_order[j]))
+        del values
+        bins[j] = None
+        for s in range(0, n, _BLOCK):  # (no n-row temporary for med[groups])
+            z[s:s + _BLOCK] -= med.take(groups[s:s + _BLOCK])
+        z *= z
+        dist += z  # the columns summed in order, as ``(Z - M) ** 2).sum(axis=1)`` does
+        del z  # (not held through the categorical terms)
+    del bins
+    size_f = size.astype(np.float64)
+    taken = len(num_cols)
+    for c, m, direct in zip(cat_cols, widths, by_rows):
+        cell = groups * m  # each row's (group, category) cell
+        cell += encoder.codes(frame, c, copy=False)  # (1-2 bytes a row, read only)
+        if direct:  # a table that fits the cache, counted in row order
             counts = np.bincount(cell, minlength=n_groups * m).reshape(n_groups, m)
-            twice = 2.0 * counts
-            med = np.where(twice > size[:, None], 1.0, np.where(twice == size[:, None], 0.5, 0.0))
-            # sum(m**2) - 2 m[c] + 1, in that order; 2 m[c] from the one-byte table
-            term = (med**2).sum(axis=1)[groups]
-            term -= (2.0 * med).astype(np.uint8).ravel().take(cell)
-            del cell
-            term += 1.0
-            dist += term
-            del term
+        else:  # walking the rows in group order
+            counts = group_block_counts(size, in_order[taken], m)
+            taken += 1
+        twice = 2.0 * counts
+        med = np.where(twice > size_f[:, None], 1.0,
+                       np.where(twice == size_f[:, None], 0.5, 0.0))
+        # sum(m**2) - 2 m[c] + 1, in that order; 2 m[c] from the one-byte table
+        term = (med**2).sum(axis=1)[groups]
+        term -= (2.0 * med).astype(np.uint8).ravel().take(cell)
+        del cell
+        term += 1.0
+        dist += term
+        del term
     return dist
 
 
