@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from anonml.anonymize._medians import group_order
+from anonml.anonymize._medians import group_order, item_dtype
 
 _I32 = 2**31 - 1
 _BLOCK = 1 << 20  # rows a block of the row-major copies
@@ -91,8 +91,7 @@ def fit_mondrian(B, is_cat, n_bins, init, k, max_depth, builder):
     # 8 or 16 bytes where they fit (moved by one scatter a level, as fast as a float's)
     b_dtype = B.dtype
     wb, wr = F * b_dtype.itemsize, np.dtype(it).itemsize
-    carrier = (np.dtype(np.uint64) if wb + wr <= 8 else np.dtype(np.complex128) if wb + wr <= 16
-               else np.dtype((np.void, wb + wr)))
+    carrier = item_dtype(wb + wr)  # (at least 5 bytes: the bins, then a 4 or 8-byte row id)
     pay = np.empty(rows.size, dtype=carrier)
     P8 = pay.view(np.uint8).reshape(rows.size, carrier.itemsize)
     Bv = np.ascontiguousarray(B).view(np.dtype((np.void, wb))).ravel()

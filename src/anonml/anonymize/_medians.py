@@ -16,7 +16,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-__all__ = ["group_block_counts", "group_order", "in_group_order", "numeric_group_medians"]
+__all__ = ["group_block_counts", "group_order", "in_group_order", "item_dtype",
+           "numeric_group_medians"]
 
 #: rows per block of the in-memory passes of :func:`numeric_group_medians`
 _BLOCK = 1 << 20
@@ -36,6 +37,20 @@ def group_order(groups: np.ndarray, n_groups: int) -> np.ndarray:
     return order.take(np.argsort(high, kind="stable"))
 
 
+def item_dtype(nbytes: int) -> np.dtype:
+    """The type that moves ``nbytes`` bytes a row as one item: the narrowest native one that
+    holds them (4, 8 or 16 bytes; a ``take`` or scatter of it is as fast as a number's), else
+    a void type of exactly ``nbytes``. Shared by :func:`in_group_order` and the Mondrian
+    tree's rows (:mod:`anonml.anonymize._hist_mondrian`)."""
+    if nbytes <= 4:
+        return np.dtype(np.uint32)
+    if nbytes <= 8:
+        return np.dtype(np.uint64)
+    if nbytes <= 16:
+        return np.dtype(np.complex128)
+    return np.dtype((np.void, nbytes))
+
+
 def in_group_order(columns: list, dtype: type, order: np.ndarray) -> np.ndarray:
     """Small-integer columns (bins, codes: each ``n`` long, every value fitting ``dtype``)
     taken in ``order``: a (len(columns), n) array of ``dtype``, each row contiguous.
@@ -51,9 +66,7 @@ def in_group_order(columns: list, dtype: type, order: np.ndarray) -> np.ndarray:
     if not c or not n:
         return out
     isz = np.dtype(dtype).itemsize
-    w = c * isz
-    carrier = (np.dtype(np.uint32) if w <= 4 else np.dtype(np.uint64) if w <= 8
-               else np.dtype(np.complex128) if w <= 16 else np.dtype((np.void, w)))
+    carrier = item_dtype(c * isz)
     width = carrier.itemsize // isz
     packed = np.zeros((n, width), dtype=dtype)  # (the padding is zeros, never read)
     for j, col in enumerate(columns):
