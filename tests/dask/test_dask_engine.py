@@ -400,6 +400,62 @@ def test_route_two_levels_by_rows_one_by_one(adult, table):
     assert 0 < left1.sum() < B.shape[0]
 
 
+def test_levels_keep_only_the_growing_rows_and_never_write_their_input(adult):
+    """A level's state holds arrays of the rows still growing (``active``, ``pos``) and one
+    piece of stopped rows a level over the shared roots: no array of every row is copied or
+    written, and the state a level starts from is left as it was (a task's input, which Dask
+    may hand to a rerun). ``finish`` then gives every row the node found row by row, and
+    ``node_class_counts``, ``class_histograms`` and ``active_rows`` read the growing rows."""
+    from anonml.engine._local import active_rows
+
+    X, y, qi = adult
+    cat = [c for c in qi if not pd.api.types.is_numeric_dtype(X[c])]
+    spec = K.BinSpec.from_encoder(TableEncoder(qi, cat, 255).fit(X),
+                                  np.sort(y.unique()).astype(object))
+    n = X.shape[0]
+    roots = (np.arange(n) % 3).astype(np.int64)  # three roots, rows interleaved
+    s0 = K.bin_partition(X, spec, y).start(roots)
+    B = s0.B
+    f0 = int(np.flatnonzero(~spec.is_cat)[0])
+    # level 1: root 0 splits on f0 at bin 20 (children 3, 4 at positions 0, 1); roots 1, 2 stop
+    step1 = {"split": np.array([True, False, False]), "feature": np.array([f0, -1, -1]),
+             "threshold": np.array([20, -1, -1]), "offset": np.array([-1, -1, -1]),
+             "flat": np.zeros(1, dtype=bool), "node": np.array([0, 1, 2]),
+             "child": np.array([0, -1, -1])}
+    before = {k: np.array(getattr(s0, k)) for k in ("base", "pos", "local", "leaf")}
+    s1 = K.route_histograms(s0, step1, spec.n_bins, spec.n_classes, None, 2)
+    for k, v in before.items():  # the input state is unchanged
+        np.testing.assert_array_equal(getattr(s0, k), v)
+    grow1 = np.flatnonzero(roots == 0)
+    np.testing.assert_array_equal(s1.active, grow1)
+    assert s1.pos.size == grow1.size and s1.base is s0.base
+    assert len(s1.stops) == 1 and s1.stops[0][0].size == n - grow1.size
+    left = B[:, f0] <= 20
+    # level 2: node 3 (position 0) stops, node 4 (position 1) splits on f0 at bin 40
+    step2 = {"split": np.array([False, True]), "feature": np.array([-1, f0]),
+             "threshold": np.array([-1, 40]), "offset": np.array([-1, -1]),
+             "flat": np.zeros(1, dtype=bool), "node": np.array([3, 4]),
+             "child": np.array([-1, 0])}
+    s2 = K.route(s1, step2)
+    np.testing.assert_array_equal(s1.active, grow1)  # level 1's state unchanged too
+    want = np.where(roots != 0, roots, np.where(left, 3, np.where(B[:, f0] <= 40, 5, 6)))
+    np.testing.assert_array_equal(K.finish(s2, np.array([5, 6])), want)
+    np.testing.assert_array_equal(s2.leaf, np.where((roots == 0) & ~left, roots, want))
+    grow2 = np.flatnonzero((roots == 0) & ~left)
+    np.testing.assert_array_equal(s2.local, np.where((roots == 0) & ~left,
+                                                     (B[:, f0] > 40).astype(int), -1))
+    counts = K.node_class_counts(s2, 2, spec.n_classes)
+    yc = K.bin_partition(X, spec, y).y
+    for p in (0, 1):
+        rows = grow2[(B[grow2, f0] > 40) == bool(p)]
+        np.testing.assert_array_equal(counts[p], np.bincount(yc[rows], minlength=spec.n_classes))
+    H = K.class_histograms(s2, spec.n_bins, spec.n_classes, None, 2)
+    assert H[0].sum() == grow2.size
+    frame = active_rows(s2, np.array([False, True]))
+    np.testing.assert_array_equal(frame["__at"].to_numpy(), grow2[B[grow2, f0] > 40])
+    assert sys.getsizeof(s2) >= sum(a.nbytes for piece in s2.stops for a in piece)
+
+
 # -- bad input: one line, nothing written -------------------------------------------------------
 def test_missing_folder_and_existing_target(client, folder, tmp_path, adult):
     _, _, qi = adult

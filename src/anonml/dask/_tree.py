@@ -92,8 +92,8 @@ def _put(client: Any, obj: Any) -> Any:
 def _start(state: K.PartState, init: np.ndarray | None, zero_y: bool) -> K.PartState:
     s = state.start(init)
     if zero_y:  # one class (integer codes, also in place of a regression guide's floats)
-        s = K.PartState(s.B, np.zeros(s.y.size, dtype=np.int8), s.local, s.leaf,
-                        shared=("B",))
+        s = K.PartState(s.B, np.zeros(s.y.size, dtype=np.int8), s.base, s.active, s.pos,
+                        s.stops, shared=("B",))
     return s
 
 
@@ -466,9 +466,9 @@ def grow(
     frontier_f = _put(client, frontier)
     leaves = [client.submit(K.finish, s, frontier_f, pure=False) for s in cur]
     n_parts = len(cur)
-    # the level-wise states are released once their leaves are made: each row's frontier
-    # position and node (8 bytes a row: 0.4 GB a worker at 100M rows on 2 workers), and the
-    # active rows and last histograms where a state has them, were held through every round
+    # the level-wise states are released once their leaves are made: each row's root, the
+    # stopped rows' nodes and the growing rows' positions (8-12 bytes a row: about 0.5 GB a
+    # worker at 100M rows on 2 workers) and the last histograms were held through every round
     # of local subtrees before; the rounds read each row's bins and class from the binned
     # ``states``, the same arrays (BENCHMARKS.md, "Session 16")
     del cur, counted

@@ -329,21 +329,62 @@ def bin_partition(part: pd.DataFrame, spec: BinSpec, guide: np.ndarray | pd.Seri
 @dataclass
 class PartState:
     """What a worker keeps of its partition between levels: bins, class codes (float64 targets
-    for a regression guide: every kernel reads the kind from ``y.dtype``), and for each row its
-    position in the current frontier (-1 once its node stopped) and its final node.
-    Narrow integer types: these arrays stay in the workers' memory for the whole tree."""
+    for a regression guide: every kernel reads the kind from ``y.dtype``), and the tree's
+    progress, in narrow integer types (these arrays stay in the workers' memory for the
+    whole tree).
+
+    The progress is kept in arrays of the rows still growing, not of every row: ``active``
+    (those rows, increasing; None: every row) and ``pos`` (each one's position in the current
+    frontier), and, for the rows that stopped, the pieces ``stops`` ((rows, node) pairs, one
+    a level) over ``base`` (each row's root). A level then costs the rows still growing:
+    copying and scattering an array of every row at every level cost a quarter of a level's
+    routing (BENCHMARKS.md, "Session 23"). :attr:`local` and :attr:`leaf` give the arrays of
+    every row, when asked."""
 
     B: np.ndarray
     y: np.ndarray
-    local: np.ndarray | None = None
-    leaf: np.ndarray | None = None
-    hist: list | None = None  # a level's class histograms, set by route_histograms
-    #: the rows with ``local >= 0``, increasing, when known (set by :func:`route`: the next
-    #: level's routing then finds them without a pass over every row)
+    #: each row's root (its node while it has not moved), int32; None before :meth:`start`
+    base: np.ndarray | None = None
+    #: the rows still growing, increasing (None: every row)
     active: np.ndarray | None = None
+    #: the frontier position of each row of ``active`` (int32), None before :meth:`start`
+    pos: np.ndarray | None = None
+    #: (rows, node) of the rows that stopped, a piece a level, in the order they stopped
+    stops: tuple = ()
+    hist: list | None = None  # a level's class histograms, set by route_histograms
     #: ``B`` (and ``y``) are those of the binned state this one was routed from, which the
     #: worker holds too: not counted again by :meth:`__sizeof__`
     shared: tuple = ()
+
+    @property
+    def local(self) -> np.ndarray | None:
+        """Each row's position in the current frontier, -1 once its node stopped."""
+        if self.pos is None:
+            return None
+        if self.active is None:
+            return self.pos.copy()
+        local = np.full(self.y.size, -1, dtype=self.pos.dtype)
+        local[self.active] = self.pos
+        return local
+
+    @property
+    def leaf(self) -> np.ndarray | None:
+        """Each row's node: where it stopped, else the root it started from."""
+        if self.base is None:
+            return None
+        leaf = self.base.copy()
+        for rows, node in self.stops:
+            leaf[rows] = node
+        return leaf
+
+    def growing(self) -> tuple[np.ndarray, np.ndarray]:
+        """(``active``, ``pos``): the rows still growing, as an index array, and their
+        frontier positions."""
+        act = self.active
+        if act is None:
+            n, F = self.B.shape
+            act = np.arange(n, dtype=np.int32 if n * max(F, 1) < 2**31 - 1 else np.int64)
+        return act, self.pos
 
     def __sizeof__(self) -> int:
         """Bytes held, arrays included: what Dask's ``sizeof`` (which falls back to
@@ -352,7 +393,8 @@ class PartState:
         arrays shared with the binned state (:attr:`shared`) count there only (counted in
         every level's state too, a partition's bins counted twice)."""
         arrays = [None if "B" in self.shared else self.B, None if "y" in self.shared else self.y,
-                  self.local, self.leaf, self.active, *(self.hist or [])]
+                  self.base, self.active, self.pos, *(a for piece in self.stops for a in piece),
+                  *(self.hist or [])]
         return object.__sizeof__(self) + sum(int(a.nbytes) for a in arrays if a is not None)
 
     def __setstate__(self, state: dict) -> None:
@@ -363,8 +405,9 @@ class PartState:
     def start(self, init: np.ndarray | None) -> "PartState":
         """A fresh tree over these rows (from root 0, or from roots ``init``)."""
         n = self.y.size
-        local = np.zeros(n, dtype=np.int32) if init is None else np.asarray(init, dtype=np.int32)
-        return PartState(self.B, self.y, local.copy(), local.copy(), shared=("B", "y"))
+        base = np.zeros(n, dtype=np.int32) if init is None else np.array(init, dtype=np.int32)
+        # (every row grows from its root: positions = roots, frontier = the roots in order)
+        return PartState(self.B, self.y, base, None, base, shared=("B", "y"))
 
 
 # -- 3. one tree level -------------------------------------------------------------------------
@@ -388,29 +431,27 @@ def _route(state: PartState, step: dict | None) -> tuple[PartState, np.ndarray |
     lookup per row in the level's go-left table when ``step`` holds it (``"table"``, from
     :func:`~anonml.anonymize._hist_tree.left_table`, built once a level by the driver),
     32-bit positions where they fit, and index arrays taken with ``take`` rather
-    than boolean masks (the stopped rows found once)."""
+    than boolean masks (the stopped rows found once). Only the rows still growing are read
+    and written: nothing of every row is copied (the stopped rows are one more piece of
+    ``stops``)."""
     if step is None:
         return state, None
-    local = state.local.copy()
-    leaf = state.leaf.copy()
     n, F = state.B.shape
     it = np.int32 if n * max(F, 1) < 2**31 - 1 else np.int64
-    act = (state.active if state.active is not None
-           else np.flatnonzero(local >= 0).astype(it, copy=False))
-    pos = local.take(act)
+    act, pos = state.growing()
     sp = step["split"].take(pos)
+    stops = state.stops
     if sp.all():
         rows = act
     else:
         gone = np.flatnonzero(~sp)
-        stop = act.take(gone)
-        leaf[stop] = step["node"].take(pos.take(gone))
-        local[stop] = -1
-        del gone, stop
+        stops = stops + ((act.take(gone), step["node"].take(pos.take(gone)).astype(np.int32)),)
+        del gone
         kept = np.flatnonzero(sp)
         rows, pos = act.take(kept), pos.take(kept)
         del kept
     del act, sp
+    child = np.zeros(0, dtype=np.int32)
     if rows.size:
         at = step["feature"].astype(it).take(pos)  # column f starts at f * n (column-major)
         at *= it(n)
@@ -430,10 +471,10 @@ def _route(state: PartState, step: dict | None) -> tuple[PartState, np.ndarray |
             if cat.any():
                 flat = step["flat"]
                 go_left = np.where(cat, flat[np.where(cat, off + b, 0)], go_left)
-        child = step["child"].astype(local.dtype).take(pos)
+        child = step["child"].astype(np.int32).take(pos)
         child += ~go_left
-        local[rows] = child
-    return PartState(state.B, state.y, local, leaf, shared=state.shared, active=rows), rows
+    return PartState(state.B, state.y, state.base, rows, child, stops,
+                     shared=state.shared), rows
 
 
 def route_histograms(
@@ -449,10 +490,9 @@ def route_histograms(
     new, rows = _route(state, step)
     if not count:
         return new
-    act = rows  # (every routed row is in a child now: no row of `rows` stopped)
-    new.hist = _histograms(new, n_bins, n_classes, small_side, n_nodes, act)
+    new.hist = _histograms(new, n_bins, n_classes, small_side, n_nodes)
     if _regression(new):
-        new.hist.append(_node_totals(new, n_nodes, act))
+        new.hist.append(_node_totals(new, n_nodes))
     return new
 
 
@@ -463,9 +503,9 @@ def state_histograms(state: PartState) -> list[np.ndarray]:
 
 def finish(state: PartState, frontier: np.ndarray) -> np.ndarray:
     """Final node of every row, once the growth stopped with ``frontier`` still open."""
-    leaf = state.leaf.copy()
-    act = state.local >= 0
-    leaf[act] = frontier[state.local[act]]
+    leaf = state.leaf
+    act, pos = state.growing()
+    leaf[act] = frontier[pos]
     return leaf
 
 
@@ -480,17 +520,15 @@ def class_histograms(
     With ``small_side`` (the frontier is sibling pairs 2p, 2p+1): only the rows of the smaller
     child ``2p + small_side[p]`` are counted, at index p. Otherwise every frontier node.
     """
-    return _histograms(state, n_bins, n_classes, small_side, n_nodes, None)
+    return _histograms(state, n_bins, n_classes, small_side, n_nodes)
 
 
 def _histograms(
     state: PartState, n_bins: np.ndarray, n_classes: int, small_side: np.ndarray | None,
-    n_nodes: int, act: np.ndarray | None,
+    n_nodes: int,
 ) -> list[np.ndarray]:
-    """:func:`class_histograms` over the active rows ``act`` (default: found from ``local``)."""
-    if act is None:
-        act = np.flatnonzero(state.local >= 0)
-    node = state.local.take(act)
+    """:func:`class_histograms` over the rows still growing."""
+    act, node = state.growing()
     if small_side is not None:
         small = (np.arange(2 * small_side.size) & 1) == np.repeat(small_side, 2)
         keep = np.flatnonzero(small.take(node))
@@ -532,11 +570,10 @@ def _regression(state: PartState) -> bool:
     return state.y.dtype.kind == "f"
 
 
-def _node_totals(state: PartState, n_nodes: int, act: np.ndarray | None) -> np.ndarray:
+def _node_totals(state: PartState, n_nodes: int) -> np.ndarray:
     """Count, sum and sum of squares of the float targets per frontier node, (n_nodes, 3)."""
-    if act is None:
-        act = np.flatnonzero(state.local >= 0)
-    node = state.local[act].astype(np.int64)
+    act, node = state.growing()
+    node = node.astype(np.int64)
     y = state.y[act]
     return np.column_stack([np.bincount(node, minlength=n_nodes).astype(np.float64),
                             np.bincount(node, weights=y, minlength=n_nodes),
@@ -547,9 +584,9 @@ def node_class_counts(state: PartState, n_nodes: int, n_classes: int) -> np.ndar
     """Class counts per frontier node, shape (n_nodes, n_classes); for a regression guide the
     count, sum and sum of squares of the targets, shape (n_nodes, 3)."""
     if _regression(state):
-        return _node_totals(state, n_nodes, None)
-    act = state.local >= 0
-    T = np.bincount(state.local[act].astype(np.int64) * n_classes + state.y[act],
+        return _node_totals(state, n_nodes)
+    act, node = state.growing()
+    T = np.bincount(node.astype(np.int64) * n_classes + state.y[act],
                     minlength=n_nodes * n_classes)
     return T.reshape(n_nodes, n_classes).astype(np.float64)
 

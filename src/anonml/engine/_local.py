@@ -33,9 +33,9 @@ def active_rows(state: PartState, can: np.ndarray, part_index: int = 0,
     if state.y.size >= 2**31:  # a row's position is sent back as 32 bits
         raise InputError(f"a partition holds {state.y.size} rows, more than 2**31 - 1; split "
                          "its file into smaller files")
-    act = np.flatnonzero(state.local >= 0)
-    act = act[can[state.local[act]]]
-    return _rows_frame(state, act, state.local[act], part_index, out, with_y)
+    act, pos = state.growing()
+    sel = np.flatnonzero(can[pos])
+    return _rows_frame(state, act.take(sel), pos.take(sel), part_index, out, with_y)
 
 
 def node_rows(state: PartState, leaf: np.ndarray, out: np.ndarray, part_index: int = 0,
