@@ -20,6 +20,7 @@ import dask.dataframe as dd  # noqa: E402
 
 from anonml._errors import InputError, OutputError  # noqa: E402
 from anonml.engine import _kernels as K  # noqa: E402
+from anonml.engine import _levels as LV  # noqa: E402
 from anonml.anonymize._accuracy_guided import _compact  # noqa: E402
 from anonml.anonymize._hist_tree import HistTree  # noqa: E402
 from anonml.datasets import load_adult  # noqa: E402
@@ -342,14 +343,14 @@ def test_route_histograms_is_route_then_class_histograms(adult):
             "offset": np.array([-1]), "flat": np.zeros(1, dtype=bool), "node": np.array([0]),
             "child": np.array([0])}
     side = np.array([1])
-    a = K.route(state, step)
-    fused = K.route_histograms(state, step, spec.n_bins, spec.n_classes, side, 2)
+    a = LV.route(state, step)
+    fused = LV.route_histograms(state, step, spec.n_bins, spec.n_classes, side, 2)
     np.testing.assert_array_equal(fused.local, a.local)
     np.testing.assert_array_equal(fused.leaf, a.leaf)
-    for h, ref in zip(K.state_histograms(fused),
-                      K.class_histograms(a, spec.n_bins, spec.n_classes, side, 2)):
+    for h, ref in zip(LV.state_histograms(fused),
+                      LV.class_histograms(a, spec.n_bins, spec.n_classes, side, 2)):
         np.testing.assert_array_equal(h, ref)
-    assert 0 < K.state_histograms(fused)[0].sum() < X.shape[0]
+    assert 0 < LV.state_histograms(fused)[0].sum() < X.shape[0]
 
 
 @pytest.mark.parametrize("table", [True, False])
@@ -382,7 +383,7 @@ def test_route_two_levels_by_rows_one_by_one(adult, table):
     step1 = with_table({"split": np.array([True]), "feature": np.array([fc]),
                         "threshold": np.array([-1]), "offset": np.array([0]), "flat": mask,
                         "node": np.array([0]), "child": np.array([0])})
-    s1 = K.route(state, step1)
+    s1 = LV.route(state, step1)
     left1 = mask[B[:, fc]]
     np.testing.assert_array_equal(s1.local, np.where(left1, 0, 1))
     np.testing.assert_array_equal(s1.active, np.arange(B.shape[0]))
@@ -392,7 +393,7 @@ def test_route_two_levels_by_rows_one_by_one(adult, table):
     step2 = with_table({"split": np.array([True, False]), "feature": np.array([f0, -1]),
                         "threshold": np.array([20, -1]), "offset": np.array([-1, -1]),
                         "flat": mask, "node": np.array([1, 2]), "child": np.array([0, -1])})
-    s2 = K.route(s1, step2)
+    s2 = LV.route(s1, step2)
     want_local = np.where(left1, np.where(B[:, f0] <= 20, 0, 1), -1)
     np.testing.assert_array_equal(s2.local, want_local)
     np.testing.assert_array_equal(s2.leaf[~left1], 2)
@@ -423,7 +424,7 @@ def test_levels_keep_only_the_growing_rows_and_never_write_their_input(adult):
              "flat": np.zeros(1, dtype=bool), "node": np.array([0, 1, 2]),
              "child": np.array([0, -1, -1])}
     before = {k: np.array(getattr(s0, k)) for k in ("base", "pos", "local", "leaf")}
-    s1 = K.route_histograms(s0, step1, spec.n_bins, spec.n_classes, None, 2)
+    s1 = LV.route_histograms(s0, step1, spec.n_bins, spec.n_classes, None, 2)
     for k, v in before.items():  # the input state is unchanged
         np.testing.assert_array_equal(getattr(s0, k), v)
     grow1 = np.flatnonzero(roots == 0)
@@ -436,20 +437,20 @@ def test_levels_keep_only_the_growing_rows_and_never_write_their_input(adult):
              "threshold": np.array([-1, 40]), "offset": np.array([-1, -1]),
              "flat": np.zeros(1, dtype=bool), "node": np.array([3, 4]),
              "child": np.array([-1, 0])}
-    s2 = K.route(s1, step2)
+    s2 = LV.route(s1, step2)
     np.testing.assert_array_equal(s1.active, grow1)  # level 1's state unchanged too
     want = np.where(roots != 0, roots, np.where(left, 3, np.where(B[:, f0] <= 40, 5, 6)))
-    np.testing.assert_array_equal(K.finish(s2, np.array([5, 6])), want)
+    np.testing.assert_array_equal(LV.finish(s2, np.array([5, 6])), want)
     np.testing.assert_array_equal(s2.leaf, np.where((roots == 0) & ~left, roots, want))
     grow2 = np.flatnonzero((roots == 0) & ~left)
     np.testing.assert_array_equal(s2.local, np.where((roots == 0) & ~left,
                                                      (B[:, f0] > 40).astype(int), -1))
-    counts = K.node_class_counts(s2, 2, spec.n_classes)
+    counts = LV.node_class_counts(s2, 2, spec.n_classes)
     yc = K.bin_partition(X, spec, y).y
     for p in (0, 1):
         rows = grow2[(B[grow2, f0] > 40) == bool(p)]
         np.testing.assert_array_equal(counts[p], np.bincount(yc[rows], minlength=spec.n_classes))
-    H = K.class_histograms(s2, spec.n_bins, spec.n_classes, None, 2)
+    H = LV.class_histograms(s2, spec.n_bins, spec.n_classes, None, 2)
     assert H[0].sum() == grow2.size
     frame = active_rows(s2, np.array([False, True]))
     np.testing.assert_array_equal(frame["__at"].to_numpy(), grow2[B[grow2, f0] > 40])

@@ -24,6 +24,7 @@ from anonml.cli import main  # noqa: E402
 from anonml.datasets import load_adult  # noqa: E402
 from anonml.encoding import TableEncoder  # noqa: E402
 from anonml.engine import _kernels as K  # noqa: E402
+from anonml.engine import _levels as LV  # noqa: E402
 from anonml.engine import _local as L  # noqa: E402
 from anonml.privacy import k_anonymity  # noqa: E402
 
@@ -121,7 +122,7 @@ def test_regression_kernels_match_the_in_memory_layout(adult):
     spec.regression = True
     state = K.bin_partition(X, spec, pd.Series(y)).start(None)
     assert state.y.dtype == np.float64
-    H = K.class_histograms(state, spec.n_bins, 2, None, 1)
+    H = LV.class_histograms(state, spec.n_bins, 2, None, 1)
     for f, h in enumerate(H):
         assert h.shape == (1, spec.n_bins[f], 2)
         b = state.B[:, f].astype(np.int64)
@@ -129,7 +130,7 @@ def test_regression_kernels_match_the_in_memory_layout(adult):
         np.testing.assert_allclose(h[0, :, 1],
                                    pd.Series(y).groupby(b).sum().reindex(range(spec.n_bins[f]),
                                                                          fill_value=0))
-    T = K.node_class_counts(state, 1, 2)
+    T = LV.node_class_counts(state, 1, 2)
     np.testing.assert_allclose(T, [[N, y.sum(), (y * y).sum()]])
 
 

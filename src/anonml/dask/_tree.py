@@ -33,6 +33,7 @@ import numpy as np
 
 from anonml.encoding import bins_dtype
 from anonml.engine import _kernels as K
+from anonml.engine import _levels as LV
 from anonml.engine import _local as L
 from anonml.anonymize._hist_tree import (TreeBuilder, children_counts, choose_splits,
                                          left_table)
@@ -89,10 +90,10 @@ def _put(client: Any, obj: Any) -> Any:
     return client.submit(_identity, obj, pure=False)
 
 
-def _start(state: K.PartState, init: np.ndarray | None, zero_y: bool) -> K.PartState:
+def _start(state: LV.PartState, init: np.ndarray | None, zero_y: bool) -> LV.PartState:
     s = state.start(init)
     if zero_y:  # one class (integer codes, also in place of a regression guide's floats)
-        s = K.PartState(s.B, np.zeros(s.y.size, dtype=np.int8), s.base, s.active, s.pos,
+        s = LV.PartState(s.B, np.zeros(s.y.size, dtype=np.int8), s.base, s.active, s.pos,
                         s.stops, shared=("B",))
     return s
 
@@ -331,7 +332,7 @@ def grow(
     if T is None:
         T = client.gather(tree_reduce(
             client,
-            [client.submit(K.node_class_counts, s, n_roots, C, pure=False, priority=_LEVEL)
+            [client.submit(LV.node_class_counts, s, n_roots, C, pure=False, priority=_LEVEL)
              for s in cur],
             K.sum_arrays, priority=_LEVEL,
         ))
@@ -373,7 +374,7 @@ def grow(
         elif reg and np.isnan(T[:, 2]).any() and plan(T, parent_H is None)[0].any():
             # sums of squares still unknown, and a node large enough to split: count them
             T = client.gather(tree_reduce(
-                client, [client.submit(K.node_class_counts, s, A, C, pure=False, priority=_LEVEL)
+                client, [client.submit(LV.node_class_counts, s, A, C, pure=False, priority=_LEVEL)
                          for s in cur],
                 K.sum_arrays, priority=_LEVEL))
         cnt = _count(T, reg)
@@ -405,7 +406,7 @@ def grow(
         if Hh is None:
             if counted is None:
                 side_f = _put(client, small_side) if small_side is not None else None
-                counted = [client.submit(K.class_histograms, s, n_bins, C, side_f, A, pure=False,
+                counted = [client.submit(LV.class_histograms, s, n_bins, C, side_f, A, pure=False,
                                          priority=_LEVEL)
                            for s in cur]
             Hh = client.gather(tree_reduce(client, counted, K.sum_arrays, priority=_LEVEL))
@@ -455,16 +456,16 @@ def grow(
             cnt = _count(T, reg)
             nxt_side = (cnt[1::2] < cnt[0::2]).astype(np.int64)
             side_f = _put(client, nxt_side)
-            cur = [client.submit(K.route_histograms, s, step_f, n_bins, C, side_f, T.shape[0],
+            cur = [client.submit(LV.route_histograms, s, step_f, n_bins, C, side_f, T.shape[0],
                                  pure=False, priority=_LEVEL) for s in cur]
-            counted = [client.submit(K.state_histograms, s, pure=False, priority=_LEVEL)
+            counted = [client.submit(LV.state_histograms, s, pure=False, priority=_LEVEL)
                        for s in cur]
         else:
-            cur = [client.submit(K.route, s, step_f, pure=False, priority=_LEVEL) for s in cur]
+            cur = [client.submit(LV.route, s, step_f, pure=False, priority=_LEVEL) for s in cur]
     if progress is not None:
         progress(stage, depth, depth)
     frontier_f = _put(client, frontier)
-    leaves = [client.submit(K.finish, s, frontier_f, pure=False) for s in cur]
+    leaves = [client.submit(LV.finish, s, frontier_f, pure=False) for s in cur]
     n_parts = len(cur)
     # the level-wise states are released once their leaves are made: each row's root, the
     # stopped rows' nodes and the growing rows' positions (8-12 bytes a row: about 0.5 GB a

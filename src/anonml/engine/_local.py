@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from anonml._errors import InputError
-from anonml.engine._kernels import PartState, _regression
+from anonml.engine._levels import PartState, _regression
 
 __all__ = ["active_rows", "node_rows", "local_subtree", "subtree_arrays", "leaf_frame",
            "parts_in", "assign_leaves"]
