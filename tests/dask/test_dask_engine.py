@@ -423,6 +423,8 @@ def test_levels_keep_only_the_growing_rows_and_never_write_their_input(adult):
              "threshold": np.array([20, -1, -1]), "offset": np.array([-1, -1, -1]),
              "flat": np.zeros(1, dtype=bool), "node": np.array([0, 1, 2]),
              "child": np.array([0, -1, -1])}
+    # a fresh state's positions are its roots (one array, counted once; B and y are shared)
+    assert s0.pos is s0.base and s0.__sizeof__() == object.__sizeof__(s0) + s0.base.nbytes
     before = {k: np.array(getattr(s0, k)) for k in ("base", "pos", "local", "leaf")}
     s1 = LV.route_histograms(s0, step1, spec.n_bins, spec.n_classes, None, 2)
     for k, v in before.items():  # the input state is unchanged

@@ -85,10 +85,11 @@ class PartState:
         ``sys.getsizeof``) counts as this object's managed memory; without it a 2M-row state
         (about 42 MB) counted as 56 bytes and the workers' memory looked unmanaged. The
         arrays shared with the binned state (:attr:`shared`) count there only (counted in
-        every level's state too, a partition's bins counted twice)."""
+        every level's state too, a partition's bins counted twice). A fresh state's positions
+        are its roots, the same array: counted once."""
         arrays = [None if "B" in self.shared else self.B, None if "y" in self.shared else self.y,
-                  self.base, self.active, self.pos, *(a for piece in self.stops for a in piece),
-                  *(self.hist or [])]
+                  self.base, self.active, None if self.pos is self.base else self.pos,
+                  *(a for piece in self.stops for a in piece), *(self.hist or [])]
         return object.__sizeof__(self) + sum(int(a.nbytes) for a in arrays if a is not None)
 
     def __setstate__(self, state: dict) -> None:
