@@ -1,4 +1,4 @@
-"""Line profile of the Dask engine's level task (``route_histograms``: ``_route`` and
+"""Line profile of the Dask engine's level task (``route_histograms``: its routing and
 ``_histograms``) in one process: a LocalCluster with processes=False, 1 worker, 1 thread, AG
 k=100 on Adult's 12 QI with ``income`` as the guide (as bench_dask_scale.py), in ms.
 

@@ -12,7 +12,8 @@ except ImportError:  # before session 23
     import anonml.engine._kernels as M
 
 lp = LineProfiler()
-for f in [M._route, M._histograms]:
+# (the routing is ``_route`` before session 23's last commit, ``route`` after it)
+for f in [getattr(M, "_route", M.route), M._histograms]:
     lp.add_function(f)
 stats = []  # (rows of the partition, rows still growing after the level, frontier nodes, s)
 _orig = M.route_histograms

@@ -76,8 +76,7 @@ class PartState:
         frontier positions."""
         act = self.active
         if act is None:
-            n, F = self.B.shape
-            act = np.arange(n, dtype=np.int32 if n * max(F, 1) < 2**31 - 1 else np.int64)
+            act = np.arange(self.B.shape[0], dtype=_index_type(self.B))
         return act, self.pos
 
     def __sizeof__(self) -> int:
@@ -105,6 +104,13 @@ class PartState:
         return PartState(self.B, self.y, base, None, base, shared=("B", "y"))
 
 
+def _index_type(B: np.ndarray) -> type:
+    """The integer type of row indices and flat positions into the bins ``B`` (n x F):
+    32 bits where every flat position fits."""
+    n, F = B.shape
+    return np.int32 if n * max(F, 1) < 2**31 - 1 else np.int64
+
+
 def route(state: PartState, step: dict | None) -> PartState:
     """Apply the splits decided for the last level.
 
@@ -114,12 +120,6 @@ def route(state: PartState, step: dict | None) -> PartState:
     left child), and optionally ``table`` (the level's go-left table, which gives the same
     decisions in fewer passes). Rows of nodes that did not split stop there (``leaf`` = that
     node).
-    """
-    return _route(state, step)[0]
-
-
-def _route(state: PartState, step: dict | None) -> tuple[PartState, np.ndarray | None]:
-    """:func:`route`, and the rows still active after it (increasing), or None (no step).
 
     As the in-memory tree routes (:func:`~anonml.anonymize._hist_tree._route_level`): one
     lookup per row in the level's go-left table when ``step`` holds it (``"table"``, from
@@ -127,11 +127,12 @@ def _route(state: PartState, step: dict | None) -> tuple[PartState, np.ndarray |
     32-bit positions where they fit, and index arrays taken with ``take`` rather
     than boolean masks (the stopped rows found once). Only the rows still growing are read
     and written: nothing of every row is copied (the stopped rows are one more piece of
-    ``stops``)."""
+    ``stops``).
+    """
     if step is None:
-        return state, None
-    n, F = state.B.shape
-    it = np.int32 if n * max(F, 1) < 2**31 - 1 else np.int64
+        return state
+    n = state.B.shape[0]
+    it = _index_type(state.B)
     act, pos = state.growing()
     sp = step["split"].take(pos)
     stops = state.stops
@@ -167,8 +168,7 @@ def _route(state: PartState, step: dict | None) -> tuple[PartState, np.ndarray |
                 go_left = np.where(cat, flat[np.where(cat, off + b, 0)], go_left)
         child = step["child"].astype(np.int32).take(pos)
         child += ~go_left
-    return PartState(state.B, state.y, state.base, rows, child, stops,
-                     shared=state.shared), rows
+    return PartState(state.B, state.y, state.base, rows, child, stops, shared=state.shared)
 
 
 def route_histograms(
@@ -181,7 +181,7 @@ def route_histograms(
     over the rows' frontier positions instead of two. For a regression guide the list ends
     with the :func:`node_class_counts` of the new frontier (count, sum, sum of squares): the
     sum of squares, for the purity test, is not in the histograms."""
-    new, rows = _route(state, step)
+    new = route(state, step)
     if not count:
         return new
     new.hist = _histograms(new, n_bins, n_classes, small_side, n_nodes)
