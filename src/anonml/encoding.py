@@ -361,57 +361,89 @@ class TableEncoder:
         cat = set(self.categorical)
         return [c for c in self.columns if c not in cat]
 
-    def fit(self, frame: pd.DataFrame) -> "TableEncoder":
+    def fit(self, frame: pd.DataFrame, threads: Any = None) -> "TableEncoder":
+        """Fit every column's view on ``frame``. ``threads``: an executor of
+        :func:`anonml._threads.column_threads` that codes the columns concurrently (each
+        column's work is its own; the results are stored in column order), or None."""
+        from anonml._threads import in_order
+
         memo = self._memo if getattr(self, "_memo_frame", None) is frame else None
-        for c in self.numeric:
-            v = frame[c].to_numpy(dtype=np.float64)
-            # mean and std of the values scaled by a power of two: finite for any finite floats
-            e = pow2_scale(v)
-            z = np.ldexp(v, -e)
-            self.exponent_[c] = e
-            self.mean_[c] = float(z.mean())
-            std = float(z.std())
-            self.scale_[c] = std if std > 0 else 1.0
-            # the distinct values (pd.unique's, by the same hash table) and, for the fit
-            # frame's rows, their ranks among them: what :meth:`ranks` would search for
-            row_codes, uniques = pd.factorize(v, use_na_sentinel=False)
-            order = np.argsort(uniques, kind="stable")
-            self.values_[c] = uniques[order]
-            # (kept in 1-2 bytes a row, as the category codes: not for columns of more
-            # distinct values, whose rows would cost 4-8 bytes each while the partition runs)
-            if memo is not None and order.size <= _RANK_MEMO_MAX and not np.isnan(uniques).any():
-                rank = np.empty(order.size, dtype=np.int64)
-                rank[order] = np.arange(order.size)
-                # each row's value is values_[c][rank]
-                memo[(c, "rank")] = _smallest_codes(rank.take(row_codes), order.size)
-            del row_codes
-            self.thresholds_[c] = _bin_thresholds(v, self.max_bins, self.values_[c])
-        for c in self.categorical:
-            s = frame[c]
-            row_codes, uniques = pd.factorize(s, use_na_sentinel=True)
-            values = np.asarray(uniques, dtype=object)
-            code_of = None  # each unique's code (its position among the sorted categories)
-            try:
-                order = np.argsort(values, kind="stable")
-                values = values[order]
-                code_of = np.empty(order.size, dtype=np.int64)
-                code_of[order] = np.arange(order.size)
-            except TypeError:  # values of one kind that do not order (checked before)
-                values = np.asarray(sorted(values, key=repr), dtype=object)
-            self.cats_[c] = _CatSpec(np.asarray(values, dtype=object), bool((row_codes < 0).any()))
-            if memo is not None:  # the fit frame's codes, from this factorization, for free
-                # kept in the smallest integer dtype (1 byte a row, not 8, for each column
-                # while the partition runs)
-                row_codes = _smallest_codes(row_codes, len(uniques))
-                if code_of is not None:  # known values 0..m-1, missing m (as _codes gives)
-                    codes = np.append(code_of, len(values))[row_codes]
-                else:
-                    codes = self._codes(frame, c, "error", (row_codes, uniques))
-                memo[(c, "error")] = memo[(c, "ignore")] = _smallest_codes(
-                    codes, self.cats_[c].n_codes + 1)
-                del codes
-                self._memo_factorized.setdefault(c, (row_codes, uniques))
+        keep = memo is not None
+        cat = set(self.categorical)
+        cols = self.numeric + list(self.categorical)
+
+        def one(c: Any) -> tuple:
+            if c in cat:
+                return self._fit_categorical(c, frame[c], keep)
+            return self._fit_numeric(frame[c].to_numpy(dtype=np.float64), keep)
+
+        for c, got in zip(cols, in_order(threads, one, cols)):
+            if c in cat:
+                spec, codes, factorized = got
+                self.cats_[c] = spec
+                if keep:
+                    memo[(c, "error")] = memo[(c, "ignore")] = codes
+                    self._memo_factorized.setdefault(c, factorized)
+            else:
+                e, mean, scale, values, rank, thresholds = got
+                self.exponent_[c], self.mean_[c], self.scale_[c] = e, mean, scale
+                self.values_[c] = values
+                if rank is not None:  # each row's value is values_[c][rank]
+                    memo[(c, "rank")] = rank
+                self.thresholds_[c] = thresholds
+            del got
         return self
+
+    def _fit_numeric(self, v: np.ndarray, keep: bool) -> tuple:
+        """One numeric column's fit (``v``: its values as floats): its scale's exponent, mean
+        and std, its distinct values in order, the rows' ranks among them (with ``keep``, for
+        few distinct values; else None) and its bins' thresholds."""
+        # mean and std of the values scaled by a power of two: finite for any finite floats
+        e = pow2_scale(v)
+        z = np.ldexp(v, -e)
+        mean = float(z.mean())
+        std = float(z.std())
+        del z
+        # the distinct values (pd.unique's, by the same hash table) and, for the fit
+        # frame's rows, their ranks among them: what :meth:`ranks` would search for
+        row_codes, uniques = pd.factorize(v, use_na_sentinel=False)
+        order = np.argsort(uniques, kind="stable")
+        values = uniques[order]
+        rank_of_row = None
+        # (kept in 1-2 bytes a row, as the category codes: not for columns of more
+        # distinct values, whose rows would cost 4-8 bytes each while the partition runs)
+        if keep and order.size <= _RANK_MEMO_MAX and not np.isnan(uniques).any():
+            rank = np.empty(order.size, dtype=np.int64)
+            rank[order] = np.arange(order.size)
+            rank_of_row = _smallest_codes(rank.take(row_codes), order.size)
+        del row_codes
+        return (e, mean, std if std > 0 else 1.0, values, rank_of_row,
+                _bin_thresholds(v, self.max_bins, values))
+
+    def _fit_categorical(self, c: Any, s: pd.Series, keep: bool) -> tuple:
+        """One categorical column's fit: its categories, and with ``keep`` the fit frame's
+        codes (from this factorization, for free) and the factorization itself."""
+        row_codes, uniques = pd.factorize(s, use_na_sentinel=True)
+        values = np.asarray(uniques, dtype=object)
+        code_of = None  # each unique's code (its position among the sorted categories)
+        try:
+            order = np.argsort(values, kind="stable")
+            values = values[order]
+            code_of = np.empty(order.size, dtype=np.int64)
+            code_of[order] = np.arange(order.size)
+        except TypeError:  # values of one kind that do not order (checked before)
+            values = np.asarray(sorted(values, key=repr), dtype=object)
+        spec = _CatSpec(np.asarray(values, dtype=object), bool((row_codes < 0).any()))
+        if not keep:
+            return spec, None, None
+        # kept in the smallest integer dtype (1 byte a row, not 8, for each column while
+        # the partition runs)
+        row_codes = _smallest_codes(row_codes, len(uniques))
+        if code_of is not None:  # known values 0..m-1, missing m (as _codes gives)
+            codes = np.append(code_of, len(values))[row_codes]
+        else:
+            codes = self._codes_with(spec, c, s, "error", (row_codes, uniques))
+        return spec, _smallest_codes(codes, spec.n_codes + 1), (row_codes, uniques)
 
     # -- views ---------------------------------------------------------------------------------
     @contextmanager
@@ -461,8 +493,13 @@ class TableEncoder:
     def _codes(
         self, frame: pd.DataFrame, column: Any, handle_unknown: str, factorized: tuple | None = None
     ) -> np.ndarray:
-        spec = self.cats_[column]
-        s = frame[column]
+        return self._codes_with(self.cats_[column], column, frame[column], handle_unknown,
+                                factorized)
+
+    @staticmethod
+    def _codes_with(spec: "_CatSpec", column: Any, s: pd.Series, handle_unknown: str,
+                    factorized: tuple | None = None) -> np.ndarray:
+        """:meth:`_codes` of the column ``s`` (named ``column``) for the categories ``spec``."""
         # factorize first: mapping the few distinct values is far cheaper than every cell
         row_codes, uniques = factorized or pd.factorize(s, use_na_sentinel=True)
         missing = row_codes < 0

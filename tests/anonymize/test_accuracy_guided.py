@@ -890,7 +890,7 @@ def test_failed_verification_returns_nothing_and_leaves_it_unfitted(small, monke
     X, y = small
     ag = AG(k=2, quasi_identifiers=["age", "sex"]).fit(X, y)  # fitted once, successfully
 
-    def failing_check(plan, qi, k, *args):
+    def failing_check(plan, qi, k, *args, **kwargs):
         raise PrivacyViolationError("simulated: a class below k")
 
     # (copy=True checks the output's columns as copy=False does, before the table is built)

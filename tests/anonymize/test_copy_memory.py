@@ -101,9 +101,9 @@ def test_copy_true_builds_the_table_after_the_check_and_the_routing(adult, monke
     seen = []
     original = _pipeline.Recoding.new_frame
 
-    def spy(self, frame):
+    def spy(self, frame, *args, **kwargs):
         seen.append("route_" in ag.__dict__ and "representatives_" in ag.__dict__)
-        return original(self, frame)
+        return original(self, frame, *args, **kwargs)
 
     monkeypatch.setattr(_pipeline.Recoding, "new_frame", spy)
     ag = AG(k=20, quasi_identifiers=qi, random_state=0)

@@ -21,6 +21,7 @@ from sklearn.base import BaseEstimator, TransformerMixin
 
 from anonml._errors import InputError, NotFittedError
 from anonml._state import pop_frames, push_frames
+from anonml._threads import column_threads
 from anonml._utils import (
     check_int,
     check_real,
@@ -197,7 +198,8 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
         else:  # the new table, built once the fit, its check and its routing tree are done
             plan, frame = result
             del result
-            out = from_frame(plan.new_frame(frame), X)
+            with column_threads() as threads:
+                out = from_frame(plan.new_frame(frame, threads), X)
         self.timings_["write"] = time.perf_counter() - t
         return out
 
@@ -307,6 +309,13 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
 
     def _fit(self, X: Any, y: Any, sensitive_values: Any = None, *,
              output: str = "copy") -> tuple | Recoding | None:
+        """:meth:`_fit_columns`, its work column by column on the fit's threads
+        (:mod:`anonml._threads`)."""
+        with column_threads() as threads:
+            return self._fit_columns(X, y, sensitive_values, output, threads)
+
+    def _fit_columns(self, X: Any, y: Any, sensitive_values: Any, output: str,
+                     threads: Any) -> tuple | Recoding | None:
         """The fit. The output's columns are checked one at a time (:func:`verify_recoding`,
         each built from the plan exactly as it will be written and dropped before the next),
         then the routing tree is built; no output table exists until then. ``output="copy"``:
@@ -377,7 +386,7 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
         self.model_ = model
         self.encoder_ = TableEncoder(tree_cols, categorical, max_bins=self._max_bins())
         with self.encoder_.memoize(frame) as factorized, reuse_freed_memory():
-            self.encoder_.fit(frame)
+            self.encoder_.fit(frame, threads)
             t1 = time.perf_counter()
             groups = np.asarray(self._partition(frame, y_fit), dtype=np.int64)
             n_merges, merge_map = 0, None
@@ -430,7 +439,7 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
         # every one anew (system time that grows with the rows); trimmed at the block's end
         with reuse_freed_memory():
             self.min_class_size_, self.privacy_ = verify_recoding(
-                plan, qi, k, model, hierarchies, sensitive)
+                plan, qi, k, model, hierarchies, sensitive, threads=threads)
         del sensitive
         # the ground distance of a t claim, resolved ("auto" -> ordered, equal, hierarchical):
         # a released file keeps it so the claim can be re-measured without the hierarchies

@@ -436,10 +436,11 @@ class Recoding:
 
     __getitem__ = column  # what the verification reads: ``table[c]`` and ``table.shape``
 
-    def new_frame(self, frame: pd.DataFrame) -> pd.DataFrame:
+    def new_frame(self, frame: pd.DataFrame, threads: Any = None) -> pd.DataFrame:
         """A copy of ``frame`` with the recoded QI columns (non-QI columns shared where
-        copy-on-write makes that safe, see :func:`_shallow_copy`)."""
-        return self._assign(_shallow_copy(frame))
+        copy-on-write makes that safe, see :func:`_shallow_copy`). ``threads``: an executor
+        of :func:`anonml._threads.column_threads` that builds the columns ahead, or None."""
+        return self._assign(_shallow_copy(frame), threads)
 
     def write_into(self, frame: pd.DataFrame) -> pd.DataFrame:
         """Replace ``frame``'s QI columns by the recoded ones, in place, one at a time: each
@@ -448,14 +449,19 @@ class Recoding:
         assignments: nothing in this loop checks or casts (:func:`recode_plan` did)."""
         return self._assign(frame)
 
-    def _assign(self, target: pd.DataFrame) -> pd.DataFrame:
+    def _assign(self, target: pd.DataFrame, threads: Any = None) -> pd.DataFrame:
         """Assign every recoded QI column to ``target``, one at a time, with small pages for
         the new columns (see :func:`~anonml._utils.small_pages`); after each, the freed pages
-        (the column's temporaries, and the old column where nothing else holds it) go back
-        before the next one is built."""
+        (the column's temporaries, and the old column where nothing else holds it) go back.
+        With ``threads`` (a new table only: :meth:`write_into` builds one column at a time,
+        after the one it replaces is gone) the next columns are built meanwhile."""
+        from anonml._threads import in_order
+
+        cols = list(self.per_group)
         with small_pages(len(self.groups)):
-            for c in self.per_group:
-                target[c] = self.column(c)
+            for c, column in zip(cols, in_order(threads, self.column, cols)):
+                target[c] = column
+                del column
                 release_free_memory(len(self.groups))
         return target
 
@@ -658,6 +664,8 @@ def verify_recoding(
     model: PrivacyModel,
     hierarchies: dict | None = None,
     sensitive: pd.Series | np.ndarray | None = None,
+    *,
+    threads: Any = None,
 ) -> tuple[int, dict]:
     """:func:`verify_k_anonymity` and :func:`verify_model` on an output that is not built yet.
 
@@ -669,6 +677,8 @@ def verify_recoding(
     stands for the QI columns: the same rows share a class) beside ``sensitive``, the
     sensitive values by row (a column of the input, which recoding does not change, or the
     label). This is what lets ``copy=False`` check everything before its first write.
+    ``threads`` (:func:`anonml._threads.column_threads`): the next columns are built and
+    coded meanwhile, one per thread; they are folded in order.
 
     Returns
     -------
@@ -680,7 +690,7 @@ def verify_recoding(
 
     # (each recoded column is dropped once coded; the fit runs this inside
     # reuse_freed_memory, so the next column's temporaries reuse its pages)
-    class_of_row, sizes = _classes(plan, list(qi))
+    class_of_row, sizes = _classes(plan, list(qi), threads)
     smallest = int(sizes.min()) if sizes.size else 0
     if smallest < k:
         raise PrivacyViolationError(

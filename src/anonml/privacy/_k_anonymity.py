@@ -42,17 +42,20 @@ def equivalence_classes(table: Any, quasi_identifiers: Sequence[Any] | None) -> 
     return _classes(frame, resolve_columns(frame, quasi_identifiers))
 
 
-def _classes(frame: pd.DataFrame, qi: list) -> tuple[np.ndarray, np.ndarray]:
+def _classes(frame: pd.DataFrame, qi: list,
+             threads: Any = None) -> tuple[np.ndarray, np.ndarray]:
     """:func:`equivalence_classes`, one column's codes alive at a time (each folded in, then
     dropped, before the next column is read: the anonymizers' check builds each column only
-    when it is read)."""
+    when it is read). With ``threads`` (:func:`anonml._threads.column_threads`), one column
+    a thread is read and coded ahead of the fold, which stays in column order."""
+    from anonml._threads import in_order
+
     n = frame.shape[0]
     if n == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     combined = np.zeros(n, dtype=np.int64)
     n_combined = 1
-    for col in qi:
-        codes, card = _column_codes(frame[col])
+    for codes, card in in_order(threads, lambda col: _column_codes(frame[col]), qi):
         combined, n_combined = fold_codes(combined, n_combined, codes, card)
         del codes
     class_of_row, n_classes = factorize_codes(combined)

@@ -1,0 +1,99 @@
+"""Threads for the in-memory fit's work column by column.
+
+The fit codes, checks and writes a table one column at a time (:meth:`TableEncoder.fit
+<anonml.encoding.TableEncoder.fit>`, the verification's column codes, the output's columns).
+Most of that time is spent in calls that release the GIL (pandas' and Arrow's factorizations,
+Arrow's and numpy's gathers, sorts), so two columns on two cores take about the time of one.
+As scikit-learn's histogram gradient boosting (OpenMP) and Arrow do, the fit uses the cores the
+process may run on, up to :data:`MAX_THREADS`; the environment variable ``ANONML_NUM_THREADS``
+sets the number (``1``: everything in the calling thread, as before). Results are put together
+in column order by the calling thread, so they do not depend on the threads.
+
+Memory: with ``t`` threads up to ``t`` columns' work is alive at once, ``t - 1`` more than one
+at a time (measured in BENCHMARKS.md, "Session 24"). The Dask engine's tasks do not use these
+threads (its workers have their own).
+"""
+
+from __future__ import annotations
+
+import os
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
+from typing import Any
+
+__all__ = ["ENV", "MAX_THREADS", "column_threads", "fit_threads", "in_order"]
+
+ENV = "ANONML_NUM_THREADS"
+MAX_THREADS = 4  # columns at once: more adds memory (a column's work each) for little time
+
+
+def fit_threads() -> int:
+    """Threads for the fit's column work: ``ANONML_NUM_THREADS`` when set, else the cores this
+    process may run on, at most :data:`MAX_THREADS`."""
+    raw = os.environ.get(ENV, "").strip()
+    if raw:
+        try:
+            n = int(raw)
+        except ValueError:
+            n = 0
+        if n < 1:
+            from anonml._errors import InputError
+
+            raise InputError(f"{ENV}={raw!r} must be a positive integer, e.g. {ENV}=1 (the fit "
+                             "in one thread) or unset (the cores available)")
+        return n
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, MAX_THREADS))
+
+
+@contextmanager
+def column_threads(n: int | None = None) -> Iterator[ThreadPoolExecutor | None]:
+    """An executor of ``n`` threads (default :func:`fit_threads`) for :func:`in_order`, shut
+    down at the end of the block; None for one thread (the work then runs in the caller)."""
+    n = fit_threads() if n is None else int(n)
+    if n <= 1:
+        yield None
+        return
+    with ThreadPoolExecutor(max_workers=n, thread_name_prefix="anonml-column") as pool:
+        yield pool
+
+
+def in_order(pool: ThreadPoolExecutor | None, fn: Callable[[Any], Any],
+             items: Iterable[Any]) -> Iterator[Any]:
+    """``fn(item)`` for each item, yielded in the items' order. With a pool, as many items as
+    it has threads are computed ahead of the one the caller holds (so at most that many
+    results wait); without, each is computed when asked for. An exception is raised where its
+    item's result is yielded; the items not started are then cancelled."""
+    if pool is None:
+        for item in items:
+            yield fn(item)
+        return
+    ahead = max(1, getattr(pool, "_max_workers", 1))
+    pending: deque[Future] = deque()
+    source = iter(items)
+    try:
+        for item in source:
+            pending.append(pool.submit(fn, item))
+            if len(pending) >= ahead:
+                break
+        while pending:
+            result = pending.popleft().result()
+            for item in source:
+                pending.append(pool.submit(fn, item))
+                break
+            yield result
+            del result
+    finally:
+        for f in pending:
+            f.cancel()
+        for f in pending:  # (those running: finished before the caller goes on)
+            if not f.cancelled():
+                try:
+                    f.result()
+                except BaseException:  # noqa: BLE001 - the first error is the one raised
+                    pass
