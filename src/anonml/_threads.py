@@ -10,20 +10,29 @@ sets the number (``1``: everything in the calling thread, as before). Results ar
 in column order by the calling thread, so they do not depend on the threads.
 
 Memory: with ``t`` threads up to ``t`` columns' work is alive at once, ``t - 1`` more than one
-at a time (measured in BENCHMARKS.md, "Session 24"). The Dask engine's tasks do not use these
+at a time (measured in BENCHMARKS.md, "Session 24"). And glibc gives each new thread an arena
+of its own, whose heaps hold at most 64 MB: a column's arrays of 20M rows would each be mapped
+anew and faulted in (system time that grows with the rows), and the pages freed there are not
+reused by the fit's other steps. So before its first threads start, the process's threads are
+asked to share glibc's main arena (``mallopt(M_ARENA_MAX, 1)``, the remedy often given for
+Python's memory growth under threads; unless ``MALLOC_ARENA_MAX`` is set, which glibc reads
+itself): every large array then comes from the one heap that :func:`anonml._utils.
+reuse_freed_memory` keeps for reuse. It holds for the process from then on, as the variable
+would; threads that already have an arena keep it. The Dask engine's tasks do not use these
 threads (its workers have their own).
 """
 
 from __future__ import annotations
 
 import os
+import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["ENV", "MAX_THREADS", "column_threads", "fit_threads", "in_order"]
+__all__ = ["ENV", "MAX_THREADS", "column_threads", "current", "fit_threads", "in_order"]
 
 ENV = "ANONML_NUM_THREADS"
 MAX_THREADS = 4  # columns at once: more adds memory (a column's work each) for little time
@@ -59,8 +68,44 @@ def column_threads(n: int | None = None) -> Iterator[ThreadPoolExecutor | None]:
     if n <= 1:
         yield None
         return
+    _share_main_arena()
     with ThreadPoolExecutor(max_workers=n, thread_name_prefix="anonml-column") as pool:
-        yield pool
+        outer = getattr(_LOCAL, "pool", None)
+        _LOCAL.pool = pool
+        try:
+            yield pool
+        finally:
+            _LOCAL.pool = outer
+
+
+_LOCAL = threading.local()
+
+
+def current() -> ThreadPoolExecutor | None:
+    """The executor of the :func:`column_threads` block the calling thread is in, else None:
+    what code deep in a fit (the histogram tree's per-feature counts) uses without every
+    caller passing it on. Other threads (a Dask worker's, the pool's own) get None."""
+    return getattr(_LOCAL, "pool", None)
+
+
+_M_ARENA_MAX = -8  # glibc's mallopt parameter (malloc.h)
+_ARENA_SHARED = False
+
+
+def _share_main_arena() -> None:
+    """New threads of this process share glibc's main arena (see the module docstring); once,
+    and not where ``MALLOC_ARENA_MAX`` is set or the C library is not glibc."""
+    global _ARENA_SHARED
+    if _ARENA_SHARED:
+        return
+    _ARENA_SHARED = True
+    if "MALLOC_ARENA_MAX" in os.environ:
+        return
+    from anonml._utils import _glibc
+
+    mallopt = _glibc("mallopt")
+    if mallopt:
+        mallopt(_M_ARENA_MAX, 1)
 
 
 def in_order(pool: ThreadPoolExecutor | None, fn: Callable[[Any], Any],
