@@ -21,9 +21,9 @@ def test_thread_count_from_the_environment(monkeypatch):
     assert fit_threads() == 1
     monkeypatch.delenv(ENV)
     assert 1 <= fit_threads() <= MAX_THREADS
-    for bad in ("0", "-2", "two", "1.5"):
+    for bad in ("0", "-2", "two", "1.5", "1_000", "\u0663", "99999"):
         monkeypatch.setenv(ENV, bad)
-        with pytest.raises(InputError, match=rf"^{ENV}='{bad}' must be a positive integer"):
+        with pytest.raises(InputError, match=rf"^{ENV}=.{bad}. must be a whole number from 1 to 9999"):
             fit_threads()
 
 

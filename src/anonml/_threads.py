@@ -9,30 +9,37 @@ process may run on, up to :data:`MAX_THREADS`; the environment variable ``ANONML
 sets the number (``1``: everything in the calling thread, as before). Results are put together
 in column order by the calling thread, so they do not depend on the threads.
 
-Memory: with ``t`` threads up to ``t`` columns' work is alive at once, ``t - 1`` more than one
-at a time (measured in BENCHMARKS.md, "Session 24"). And glibc gives each new thread an arena
-of its own, whose heaps hold at most 64 MB: a column's arrays of 20M rows would each be mapped
-anew and faulted in (system time that grows with the rows), and the pages freed there are not
-reused by the fit's other steps. So before its first threads start, the process's threads are
-asked to share glibc's main arena (``mallopt(M_ARENA_MAX, 1)``, the remedy often given for
-Python's memory growth under threads; unless ``MALLOC_ARENA_MAX`` is set, which glibc reads
-itself): every large array then comes from the one heap that :func:`anonml._utils.
-reuse_freed_memory` keeps for reuse. It holds for the process from then on, as the variable
-would; threads that already have an arena keep it. The Dask engine's tasks do not use these
-threads (its workers have their own).
+Memory: with ``t`` threads, ``t`` columns are worked on while the caller holds the result of
+one more: ``t`` columns' work more than one at a time (measured in BENCHMARKS.md, "Session 24").
+``ANONML_NUM_THREADS`` above the cores only adds memory. Each process of an outer parallel loop
+(scikit-learn's ``n_jobs``, several fits at once) starts its own threads, as scikit-learn's
+histogram gradient boosting does; set ``ANONML_NUM_THREADS=1`` there.
+
+glibc gives each new thread an arena of its own, whose heaps hold at most 64 MB: a column's
+arrays of 20M rows would each be mapped anew and faulted in (system time that grows with the
+rows), and the pages freed there are not reused by the fit's other steps. So before its first
+threads start, the process's threads are asked to share glibc's main arena
+(``mallopt(M_ARENA_MAX, 1)``, the remedy often given for Python's memory growth under threads;
+not when ``MALLOC_ARENA_MAX`` is set, which glibc reads itself): every large array then comes
+from the one heap that :func:`anonml._utils.reuse_freed_memory` keeps for reuse. It holds for
+the process from then on, as the variable would (glibc fixes the limit when a thread next needs
+an arena), and it is best effort: threads that already have an arena keep it, and where other
+threads made arenas before (a Jupyter kernel's), glibc hands those out in turn.
+
+The Dask engine's tasks do not use these threads (its workers have their own).
 """
 
 from __future__ import annotations
 
 import os
-import threading
+import re
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["ENV", "MAX_THREADS", "column_threads", "current", "fit_threads", "in_order"]
+__all__ = ["ENV", "MAX_THREADS", "column_threads", "fit_threads", "in_order"]
 
 ENV = "ANONML_NUM_THREADS"
 MAX_THREADS = 4  # columns at once: more adds memory (a column's work each) for little time
@@ -43,15 +50,12 @@ def fit_threads() -> int:
     process may run on, at most :data:`MAX_THREADS`."""
     raw = os.environ.get(ENV, "").strip()
     if raw:
-        try:
-            n = int(raw)
-        except ValueError:
-            n = 0
+        n = int(raw) if re.fullmatch(r"[0-9]{1,4}", raw) else 0
         if n < 1:
             from anonml._errors import InputError
 
-            raise InputError(f"{ENV}={raw!r} must be a positive integer, e.g. {ENV}=1 (the fit "
-                             "in one thread) or unset (the cores available)")
+            raise InputError(f"{ENV}={raw!r} must be a whole number from 1 to 9999, e.g. "
+                             f"{ENV}=1 (the fit in one thread), or unset (the cores available)")
         return n
     try:
         cpus = len(os.sched_getaffinity(0))
@@ -70,22 +74,7 @@ def column_threads(n: int | None = None) -> Iterator[ThreadPoolExecutor | None]:
         return
     _share_main_arena()
     with ThreadPoolExecutor(max_workers=n, thread_name_prefix="anonml-column") as pool:
-        outer = getattr(_LOCAL, "pool", None)
-        _LOCAL.pool = pool
-        try:
-            yield pool
-        finally:
-            _LOCAL.pool = outer
-
-
-_LOCAL = threading.local()
-
-
-def current() -> ThreadPoolExecutor | None:
-    """The executor of the :func:`column_threads` block the calling thread is in, else None:
-    what code deep in a fit (the histogram tree's per-feature counts) uses without every
-    caller passing it on. Other threads (a Dask worker's, the pool's own) get None."""
-    return getattr(_LOCAL, "pool", None)
+        yield pool
 
 
 _M_ARENA_MAX = -8  # glibc's mallopt parameter (malloc.h)
@@ -136,9 +125,6 @@ def in_order(pool: ThreadPoolExecutor | None, fn: Callable[[Any], Any],
     finally:
         for f in pending:
             f.cancel()
-        for f in pending:  # (those running: finished before the caller goes on)
-            if not f.cancelled():
-                try:
-                    f.result()
-                except BaseException:  # noqa: BLE001 - the first error is the one raised
-                    pass
+        # those already running finish before the caller goes on (their errors are dropped:
+        # the error raised is the first item's, or the caller's own)
+        wait(pending)

@@ -42,7 +42,6 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import xlogy
 
-from anonml._threads import current, in_order
 from anonml.anonymize._hist_mondrian import fit_mondrian
 
 __all__ = ["HistTree"]
@@ -166,6 +165,7 @@ class HistTree:
                 n_h = n_pairs
                 del sel
             width = 2 if regression else n_classes
+            cur_H: list[np.ndarray] = []
             if not regression:
                 # (bin, node, class) codes: bin * (n_h * C) + node * C + class; the node-and-class
                 # part is shared by every feature
@@ -174,9 +174,7 @@ class HistTree:
                 if n_classes > 1:
                     hc = hc * n_classes
                     hc += h_y
-
-            def feature_histogram(f, h_rows=h_rows, h_node=h_node, h_y=h_y, n_h=n_h, A=A,
-                                  parent_H=parent_H):
+            for f in range(n_feat):
                 nb = int(n_bins[f])
                 b = B[:, f].take(h_rows)
                 if regression:
@@ -193,17 +191,13 @@ class HistTree:
                     Hh[...] = Hb.transpose(1, 0, 2)  # counts, exact in float64
                 del b, idx
                 if parent_H is None:
-                    return Hh
-                H = np.empty((A, nb, width))
-                H[small_ids] = Hh
-                H[large_ids] = parent_H[f] - Hh
-                return H
-
-            # one feature a thread of the fit's (anonml._threads: the gathers release the
-            # GIL, numpy's bincount holds it), the histograms kept in feature order
-            cur_H: list[np.ndarray] = list(in_order(current(), feature_histogram,
-                                                    range(n_feat)))
-            del h_rows, h_node, h_y, feature_histogram  # (its defaults hold the rows)
+                    H = Hh
+                else:
+                    H = np.empty((A, nb, width))
+                    H[small_ids] = Hh
+                    H[large_ids] = parent_H[f] - Hh
+                cur_H.append(H)
+            del h_rows, h_node, h_y
             best_gain, best_f, best_pos, best_order = choose_splits(
                 cur_H, cnt, tot if regression else T, is_cat, k, self.criterion, can
             )
