@@ -128,3 +128,30 @@ def test_the_same_fit_on_one_thread_and_on_several(monkeypatch, copy):
                                                                   vb.has_missing)
             assert np.array_equal(va, vb) if isinstance(va, np.ndarray) else va == vb
     assert a.transform(X.head(500)).equals(b.transform(X.head(500)))
+
+
+def test_copy_false_fits_in_the_calling_thread(monkeypatch):
+    """``copy=False`` (the mode that holds one column's work at a time) starts no threads;
+    ``copy=True`` and ``fit`` do, when more than one is asked for."""
+    import anonml._threads as T
+    from anonml import AccuracyGuidedAnonymizer
+
+    made = []
+    real = T.ThreadPoolExecutor
+
+    class Spy(real):
+        def __init__(self, *args, **kwargs):
+            made.append(kwargs.get("max_workers"))
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(T, "ThreadPoolExecutor", Spy)
+    monkeypatch.setenv(ENV, "2")
+    X, y = _table(2_000)
+    qi = ["age", "work", "sex"]
+    AccuracyGuidedAnonymizer(k=20, quasi_identifiers=qi, copy=False).fit_transform(X.copy(), y)
+    assert made == []
+    AccuracyGuidedAnonymizer(k=20, quasi_identifiers=qi).fit_transform(X, y)
+    assert made and set(made) == {2}  # the fit's, then the new table's
+    made.clear()
+    AccuracyGuidedAnonymizer(k=20, quasi_identifiers=qi).fit(X, y)
+    assert made == [2]

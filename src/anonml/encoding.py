@@ -374,10 +374,11 @@ class TableEncoder:
 
         def one(c: Any) -> tuple:
             if c in cat:
-                return self._fit_categorical(c, frame[c], keep)
-            return self._fit_numeric(frame[c].to_numpy(dtype=np.float64), keep)
+                return c, self._fit_categorical(c, frame[c], keep)
+            return c, self._fit_numeric(frame[c].to_numpy(dtype=np.float64), keep)
 
-        for c, got in zip(cols, in_order(threads, one, cols)):
+        # (no zip: its reused result tuple would hold each result until the next is made)
+        for c, got in in_order(threads, one, cols):
             if c in cat:
                 spec, codes, factorized = got
                 self.cats_[c] = spec

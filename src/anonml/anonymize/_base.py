@@ -310,8 +310,11 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
     def _fit(self, X: Any, y: Any, sensitive_values: Any = None, *,
              output: str = "copy") -> tuple | Recoding | None:
         """:meth:`_fit_columns`, its work column by column on the fit's threads
-        (:mod:`anonml._threads`)."""
-        with column_threads() as threads:
+        (:mod:`anonml._threads`); with ``copy=False`` (``output="in_place"``, the mode that
+        holds one column's work at a time) in the calling thread only: the threads' columns
+        in flight raised its peak at 20M rows from 1.83 to 1.92-1.98 frames (BENCHMARKS.md,
+        "Session 24")."""
+        with column_threads(1 if output == "in_place" else None) as threads:
             return self._fit_columns(X, y, sensitive_values, output, threads)
 
     def _fit_columns(self, X: Any, y: Any, sensitive_values: Any, output: str,

@@ -457,9 +457,10 @@ class Recoding:
         after the one it replaces is gone) the next columns are built meanwhile."""
         from anonml._threads import in_order
 
-        cols = list(self.per_group)
         with small_pages(len(self.groups)):
-            for c, column in zip(cols, in_order(threads, self.column, cols)):
+            # (no zip: its reused result tuple would hold each built column until the next
+            # one is built)
+            for c, column in in_order(threads, lambda c: (c, self.column(c)), self.per_group):
                 target[c] = column
                 del column
                 release_free_memory(len(self.groups))
