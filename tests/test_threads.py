@@ -96,8 +96,9 @@ def _table(n, seed=0):
     }), pd.Series(rng.integers(0, 2, n))
 
 
-@pytest.mark.parametrize("copy", [True, False])
-def test_the_same_fit_on_one_thread_and_on_several(monkeypatch, copy):
+@pytest.mark.parametrize("copy, rule", [(True, "majority_medoid"), (True, "medoid"),
+                                         (False, "majority_medoid")])
+def test_the_same_fit_on_one_thread_and_on_several(monkeypatch, copy, rule):
     """Above 65,536 rows (text columns gathered through their distinct values), the fitted
     encoder (its dicts in column order), the groups, the check's result and the output are
     the same whatever the number of threads."""
@@ -109,13 +110,14 @@ def test_the_same_fit_on_one_thread_and_on_several(monkeypatch, copy):
     for threads in ("1", "3"):
         monkeypatch.setenv(ENV, threads)
         ag = AccuracyGuidedAnonymizer(k=50, quasi_identifiers=qi, tree="hist", copy=copy,
-                                      random_state=0)
+                                      representative=rule, random_state=0)
         Xc = X.copy()
         out = ag.fit_transform(Xc, y)
         fits.append((ag, out))
     (a, out_a), (b, out_b) = fits
     pd.testing.assert_frame_equal(out_a, out_b)
     assert np.array_equal(a.groups_, b.groups_)
+    assert np.array_equal(a.representative_rows_, b.representative_rows_)
     assert a.min_class_size_ == b.min_class_size_ >= 50
     ea, eb = a.encoder_, b.encoder_
     for name in ("mean_", "scale_", "exponent_", "thresholds_", "values_", "cats_"):
@@ -155,3 +157,28 @@ def test_copy_false_fits_in_the_calling_thread(monkeypatch):
     made.clear()
     AccuracyGuidedAnonymizer(k=20, quasi_identifiers=qi).fit(X, y)
     assert made == [2]
+
+
+@pytest.mark.parametrize("direct_cells", [0, 1 << 20])
+def test_distances_to_the_median_equal_bit_for_bit(monkeypatch, direct_cells):
+    """The record rules' distances, a column a thread and summed in column order, equal the
+    one-thread sum to the bit, the categorical counts taken in row order (a small table) or
+    in group order (``_DIRECT_CELLS`` 0: every table counted walking the groups)."""
+    from anonml.anonymize import _pipeline
+    from anonml.encoding import TableEncoder
+
+    monkeypatch.setattr(_pipeline, "_DIRECT_CELLS", direct_cells)
+    X, _ = _table(5_000, seed=3)
+    qi = ["age", "hours", "work", "edu", "sex", "other"]
+    cat = ["work", "edu", "sex"]
+    groups = np.random.default_rng(1).integers(0, 40, len(X))
+    groups = np.unique(groups, return_inverse=True)[1]
+    enc = TableEncoder(qi, cat)
+    with enc.memoize(X):
+        enc.fit(X)
+        one = _pipeline._distance_to_median(X, enc, qi, groups, int(groups.max()) + 1)
+        with column_threads(3) as pool:
+            many = _pipeline._distance_to_median(X, enc, qi, groups, int(groups.max()) + 1,
+                                                 threads=pool)
+    assert one.dtype == many.dtype == np.float64
+    assert np.array_equal(one.view(np.int64), many.view(np.int64))

@@ -402,8 +402,8 @@ class BaseAnonymizer(TransformerMixin, BaseEstimator):
             t2 = time.perf_counter()
             if recoding == "representative":
                 rep_rows = select_representatives(
-                    frame, self.encoder_, qi, groups, n_groups, y_codes, self.representative
-                )
+                    frame, self.encoder_, qi, groups, n_groups, y_codes, self.representative,
+                    threads=threads)
                 representatives = representative_values(frame, qi, rep_rows)
             else:
                 rep_rows = None

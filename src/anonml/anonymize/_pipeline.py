@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from anonml._errors import PrivacyViolationError
+from anonml._threads import in_order as _ordered
 from anonml._utils import release_free_memory, small_pages
 from anonml.encoding import TableEncoder, bins_dtype
 from anonml.anonymize._medians import _BLOCK
@@ -60,7 +61,7 @@ _DIRECT_CELLS = 1 << 20
 
 def _distance_to_median(
     frame: pd.DataFrame, encoder: TableEncoder, qi: Sequence[Any], groups: np.ndarray, n_groups: int,
-    order: np.ndarray | None = None,
+    order: np.ndarray | None = None, threads: Any = None,
 ) -> np.ndarray:
     """Squared Euclidean distance of each row to its group's median, on encoded QIs.
 
@@ -73,7 +74,8 @@ def _distance_to_median(
     held; the QIs' bins and codes (1-2 bytes each) are taken into group order together, one
     ``take`` of a packed item a row (:func:`anonml.anonymize._medians.in_group_order`).
     ``order`` (optional): the rows in group order, :func:`anonml.anonymize._medians.group_order`,
-    if the caller has it.
+    if the caller has it. ``threads`` (:func:`anonml._threads.column_threads`): the columns'
+    bins and terms computed one per thread, summed in column order (the same distances).
 
     A categorical QI's per-row term reads ``2 * median`` (0, 1 or 2, exact) from a one-byte
     (group, category) table at the cell index its counts were made with: on 20M rows that
@@ -95,19 +97,22 @@ def _distance_to_median(
     thresholds = [encoder.thresholds_[c] for c in num_cols]
     widths = [encoder.cats_[c].n_codes + 1 for c in cat_cols]
     dtype = bins_dtype([len(t) + 1 for t in thresholds] + widths)
-    bins = []
-    for c, t in zip(num_cols, thresholds):
+
+    def bins_of(j: int) -> np.ndarray:
         b = np.empty(n, dtype=dtype)
-        v = frame[c].to_numpy(dtype=np.float64)
+        v = frame[num_cols[j]].to_numpy(dtype=np.float64)
         for s in range(0, n, _BLOCK):
-            b[s:s + _BLOCK] = np.searchsorted(t, v[s:s + _BLOCK], side="left")
-        bins.append(b)
-        del v, b
+            b[s:s + _BLOCK] = np.searchsorted(thresholds[j], v[s:s + _BLOCK], side="left")
+        return b
+
+    bins = list(_ordered(threads, bins_of, range(len(num_cols))))
     by_rows = [n_groups * m <= _DIRECT_CELLS for m in widths]
     in_order = in_group_order(
         bins + [encoder.codes(frame, c, copy=False)
                 for c, direct in zip(cat_cols, by_rows) if not direct], dtype, order)
-    for j, c in enumerate(num_cols):
+
+    def numeric_term(j: int) -> np.ndarray:
+        c = num_cols[j]
         # the column read once, for its z-scores (its bins are above)
         values = frame[c].to_numpy(dtype=np.float64)
         z = encoder.zscore_values(c, values)
@@ -119,19 +124,27 @@ def _distance_to_median(
         for s in range(0, n, _BLOCK):  # (no n-row temporary for med[groups])
             z[s:s + _BLOCK] -= med.take(groups[s:s + _BLOCK])
         z *= z
-        dist += z  # the columns summed in order, as ``(Z - M) ** 2).sum(axis=1)`` does
+        return z
+
+    # the columns summed in order, as ``(Z - M) ** 2).sum(axis=1)`` does
+    for z in _ordered(threads, numeric_term, range(len(num_cols))):
+        dist += z
         del z  # (not held through the categorical terms)
-    del bins
+    bins.clear()
     size_f = size.astype(np.float64)
-    taken = len(num_cols)
-    for c, m, direct in zip(cat_cols, widths, by_rows):
+    packed = {}  # each categorical QI counted in group order: its row of ``in_order``
+    for c, direct in zip(cat_cols, by_rows):
+        if not direct:
+            packed[c] = len(num_cols) + len(packed)
+
+    def categorical_term(j: int) -> np.ndarray:
+        c, m = cat_cols[j], widths[j]
         cell = groups * m  # each row's (group, category) cell
         cell += encoder.codes(frame, c, copy=False)  # (1-2 bytes a row, read only)
-        if direct:  # a table that fits the cache, counted in row order
+        if c not in packed:  # a table that fits the cache, counted in row order
             counts = np.bincount(cell, minlength=n_groups * m).reshape(n_groups, m)
         else:  # walking the rows in group order
-            counts = group_block_counts(size, in_order[taken], m)
-            taken += 1
+            counts = group_block_counts(size, in_order[packed[c]], m)
         twice = 2.0 * counts
         med = np.where(twice > size_f[:, None], 1.0,
                        np.where(twice == size_f[:, None], 0.5, 0.0))
@@ -140,6 +153,9 @@ def _distance_to_median(
         term -= (2.0 * med).astype(np.uint8).ravel().take(cell)
         del cell
         term += 1.0
+        return term
+
+    for term in _ordered(threads, categorical_term, range(len(cat_cols))):
         dist += term
         del term
     return dist
@@ -153,6 +169,7 @@ def select_representatives(
     n_groups: int,
     y_codes: np.ndarray | None,
     rule: str = "majority_medoid",
+    threads: Any = None,
 ) -> np.ndarray:
     """Row positions of each group's representative values.
 
@@ -207,6 +224,9 @@ def select_representatives(
           QI it equals ``"per_feature"``, with no numeric QI it is one whole real record.
 
         With ``y_codes=None`` (regression) the majority rules equal their plain twins.
+    threads : executor or None
+        :func:`anonml._threads.column_threads`: the record rules' distances to the median
+        computed a column a thread (summed in column order: the same distances).
 
     Returns
     -------
@@ -237,7 +257,8 @@ def select_representatives(
     # argsort of the group ids was a comparison sort: 3.4 s on 20M rows, against 1.8), once for
     # the medians and the choice below
     by_group = _group_order(groups, n_groups)
-    dist = _distance_to_median(frame, encoder, qi, groups, n_groups, order=by_group)
+    dist = _distance_to_median(frame, encoder, qi, groups, n_groups, order=by_group,
+                               threads=threads)
     if majority_mask is not None:
         dist[~majority_mask] = np.inf
     # first row of smallest distance in each group, without a lexsort over all rows
@@ -455,12 +476,10 @@ class Recoding:
         (the column's temporaries, and the old column where nothing else holds it) go back.
         With ``threads`` (a new table only: :meth:`write_into` builds one column at a time,
         after the one it replaces is gone) the next columns are built meanwhile."""
-        from anonml._threads import in_order
-
         with small_pages(len(self.groups)):
             # (no zip: its reused result tuple would hold each built column until the next
             # one is built)
-            for c, column in in_order(threads, lambda c: (c, self.column(c)), self.per_group):
+            for c, column in _ordered(threads, lambda c: (c, self.column(c)), self.per_group):
                 target[c] = column
                 del column
                 release_free_memory(len(self.groups))
