@@ -1,7 +1,8 @@
 """Threads for the in-memory fit's work column by column.
 
 The fit codes, checks and writes a table one column at a time (:meth:`TableEncoder.fit
-<anonml.encoding.TableEncoder.fit>`, the verification's column codes, the output's columns).
+<anonml.encoding.TableEncoder.fit>`, the record rules' distances to the median, the
+verification's column codes, the output's columns).
 Most of that time is spent in calls that release the GIL (pandas' and Arrow's factorizations,
 Arrow's and numpy's gathers, sorts), so two columns on two cores take about the time of one.
 As scikit-learn's histogram gradient boosting (OpenMP) and Arrow do, the fit uses the cores the
