@@ -8,7 +8,9 @@ WHAT is the functions profiled:
 * ``reps``: the representatives step of session 22's code (``in_group_order``,
   ``group_block_counts``);
 * ``part``: the partition step (``HistTree.fit``, ``fit_mondrian``, ``_route_level``,
-  ``choose_splits``).
+  ``choose_splits``);
+* ``mond`` (session 24): the Mondrian refinement (``fit_mondrian``, ``_spreads``, ``_values``,
+  ``_cuts``, ``group_order``).
 
 Usage: PYTHONPATH=src python benchmarks/results/session22/lp_fit.py ROWS WHAT > out.txt
 Compare two outputs line by line: python benchmarks/results/session22/cmp.py A.txt B.txt [ms]
@@ -36,6 +38,7 @@ funcs = {
     "reps": lambda: [P.select_representatives, P._distance_to_median, M.numeric_group_medians,
                      M.in_group_order, M.group_block_counts],
     "part": lambda: [H.HistTree.fit, HM.fit_mondrian, H._route_level, H.choose_splits],
+    "mond": lambda: [HM.fit_mondrian, HM._spreads, HM._values, HM._cuts, M.group_order],
 }[what]()
 X, y, qi = build_table(n)
 settle()
