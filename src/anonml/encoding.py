@@ -42,6 +42,7 @@ import pandas as pd
 from scipy.sparse import issparse
 
 from anonml._errors import InputError
+from anonml._threads import in_order
 
 __all__ = [
     "as_frame",
@@ -365,8 +366,6 @@ class TableEncoder:
         """Fit every column's view on ``frame``. ``threads``: an executor of
         :func:`anonml._threads.column_threads` that codes the columns concurrently (each
         column's work is its own; the results are stored in column order), or None."""
-        from anonml._threads import in_order
-
         memo = self._memo if getattr(self, "_memo_frame", None) is frame else None
         keep = memo is not None
         cat = set(self.categorical)
@@ -374,11 +373,10 @@ class TableEncoder:
 
         def one(c: Any) -> tuple:
             if c in cat:
-                return c, self._fit_categorical(c, frame[c], keep)
-            return c, self._fit_numeric(frame[c].to_numpy(dtype=np.float64), keep)
+                return self._fit_categorical(c, frame[c], keep)
+            return self._fit_numeric(frame[c].to_numpy(dtype=np.float64), keep)
 
-        # (no zip: its reused result tuple would hold each result until the next is made)
-        for c, got in in_order(threads, one, cols):
+        for c, got in zip(cols, in_order(threads, one, cols)):
             if c in cat:
                 spec, codes, factorized = got
                 self.cats_[c] = spec

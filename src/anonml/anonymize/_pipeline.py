@@ -476,10 +476,9 @@ class Recoding:
         (the column's temporaries, and the old column where nothing else holds it) go back.
         With ``threads`` (a new table only: :meth:`write_into` builds one column at a time,
         after the one it replaces is gone) the next columns are built meanwhile."""
+        cols = list(self.per_group)
         with small_pages(len(self.groups)):
-            # (no zip: its reused result tuple would hold each built column until the next
-            # one is built)
-            for c, column in _ordered(threads, lambda c: (c, self.column(c)), self.per_group):
+            for c, column in zip(cols, _ordered(threads, self.column, cols)):
                 target[c] = column
                 del column
                 release_free_memory(len(self.groups))

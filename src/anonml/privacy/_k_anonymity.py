@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from anonml._errors import InputError
+from anonml._threads import in_order
 from anonml.encoding import as_frame, resolve_columns
 
 __all__ = ["equivalence_classes", "k_anonymity"]
@@ -48,8 +49,6 @@ def _classes(frame: pd.DataFrame, qi: list,
     dropped, before the next column is read: the anonymizers' check builds each column only
     when it is read). With ``threads`` (:func:`anonml._threads.column_threads`), one column
     a thread is read and coded ahead of the fold, which stays in column order."""
-    from anonml._threads import in_order
-
     n = frame.shape[0]
     if n == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
