@@ -182,3 +182,18 @@ def test_distances_to_the_median_equal_bit_for_bit(monkeypatch, direct_cells):
                                                  threads=pool)
     assert one.dtype == many.dtype == np.float64
     assert np.array_equal(one.view(np.int64), many.view(np.int64))
+
+
+def test_a_bad_thread_count_is_refused_in_every_mode(monkeypatch):
+    """``copy=False`` fits in one thread, yet a bad ``ANONML_NUM_THREADS`` is still refused
+    before the work, and the table is left as it was."""
+    from anonml import AccuracyGuidedAnonymizer
+
+    X, y = _table(500)
+    before = X.copy()
+    monkeypatch.setenv(ENV, "0")
+    for copy in (True, False):
+        with pytest.raises(InputError, match=rf"^{ENV}='0' must be a whole number"):
+            AccuracyGuidedAnonymizer(k=20, quasi_identifiers=["age", "work"],
+                                     copy=copy).fit_transform(X, y)
+    pd.testing.assert_frame_equal(X, before)

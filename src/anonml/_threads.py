@@ -68,8 +68,11 @@ def fit_threads() -> int:
 @contextmanager
 def column_threads(n: int | None = None) -> Iterator[ThreadPoolExecutor | None]:
     """An executor of ``n`` threads (default :func:`fit_threads`) for :func:`in_order`, shut
-    down at the end of the block; None for one thread (the work then runs in the caller)."""
-    n = fit_threads() if n is None else int(n)
+    down at the end of the block; None for one thread (the work then runs in the caller).
+    ``ANONML_NUM_THREADS`` is checked even when ``n`` is given: a bad value is an error, not
+    ignored."""
+    count = fit_threads()
+    n = count if n is None else int(n)
     if n <= 1:
         yield None
         return
